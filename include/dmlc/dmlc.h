@@ -1,0 +1,142 @@
+/* dmlc: a graph compiler and runtime for DirectML-style operators.
+ *
+ * Every fallible call returns a dmlc_status; on failure the context keeps a
+ * human-readable message, returned by dmlc_context_error(). No call aborts
+ * on bad input. A context is not thread-safe: use one per thread, or lock.
+ * Graphs and executables belong to the context that created them and must
+ * be destroyed before it. */
+#ifndef DMLC_DMLC_H
+#define DMLC_DMLC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dmlc/directml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(DMLC_BUILDING_LIBRARY)
+#define DMLC_API __attribute__((visibility("default")))
+#else
+#define DMLC_API
+#endif
+
+typedef enum dmlc_status {
+  DMLC_OK = 0,
+  DMLC_ERROR_INVALID_ARGUMENT = 1, /* bad descriptor, IR text, buffer, ... */
+  DMLC_ERROR_UNSUPPORTED = 2,      /* valid, but not built (yet) */
+  DMLC_ERROR_OUT_OF_MEMORY = 3,
+  DMLC_ERROR_DEVICE = 4,   /* the device failed or is not present */
+  DMLC_ERROR_INTERNAL = 5, /* a bug in dmlc: please report it */
+  DMLC_ERROR_IO = 6,       /* a file could not be read or written */
+} dmlc_status;
+
+typedef enum dmlc_device {
+  DMLC_DEVICE_DEFAULT = 0, /* the fastest device built in */
+  DMLC_DEVICE_REFERENCE = 1,
+  DMLC_DEVICE_CPU = 2,
+  DMLC_DEVICE_VULKAN = 3,
+} dmlc_device;
+
+typedef struct dmlc_context dmlc_context;
+typedef struct dmlc_graph dmlc_graph;
+typedef struct dmlc_executable dmlc_executable;
+
+/* A host buffer bound to a graph input or output. */
+typedef struct dmlc_buffer {
+  void *data;
+  uint64_t size_bytes;
+} dmlc_buffer;
+
+/* A value of a graph under construction (a graph input or an operator
+ * result). */
+typedef uint32_t dmlc_value;
+
+#define DMLC_MAX_RANK 8
+
+/* What an executable expects bound to one of its inputs or outputs. */
+typedef struct dmlc_tensor_info {
+  const char *name; /* valid while the executable lives */
+  DML_TENSOR_DATA_TYPE data_type;
+  uint32_t dimension_count;
+  uint32_t sizes[DMLC_MAX_RANK];
+  uint64_t strides[DMLC_MAX_RANK]; /* in elements */
+  uint64_t total_size_bytes;       /* the smallest buffer accepted */
+  uint32_t alignment;              /* GuaranteedBaseOffsetAlignment, or 0 */
+} dmlc_tensor_info;
+
+/* ---- status and context ---- */
+DMLC_API const char *dmlc_status_string(dmlc_status status);
+DMLC_API dmlc_status dmlc_context_create(dmlc_context **out);
+DMLC_API void dmlc_context_destroy(dmlc_context *ctx);
+/* The message of the last failed call on ctx (or on a graph or executable of
+ * ctx); "" if none failed. Valid until the next call on ctx. */
+DMLC_API const char *dmlc_context_error(const dmlc_context *ctx);
+DMLC_API const char *dmlc_device_name(dmlc_device device);
+
+/* ---- one operator ---- */
+/* Validates desc, builds a graph of that one operator (inputs named "input",
+ * outputs "output") and compiles it for device. */
+DMLC_API dmlc_status dmlc_operator_compile(dmlc_context *ctx, const DML_OPERATOR_DESC *desc,
+                                           dmlc_device device, dmlc_executable **out);
+
+/* ---- graphs ---- */
+DMLC_API dmlc_status dmlc_graph_create(dmlc_context *ctx, const char *name, dmlc_graph **out);
+DMLC_API void dmlc_graph_destroy(dmlc_graph *graph);
+/* Adds a graph input with the layout of desc (a DML_TENSOR_DESC of type
+ * DML_TENSOR_TYPE_BUFFER). name: [A-Za-z_][A-Za-z0-9_.]*, unique. */
+DMLC_API dmlc_status dmlc_graph_add_input(dmlc_graph *graph, const char *name,
+                                          const DML_TENSOR_DESC *desc, dmlc_value *out);
+/* Adds an operator. inputs[i] is bound to the operator's i-th input tensor
+ * (its InputTensor); the descriptor's tensor must have the value's data type
+ * and sizes, and the value's strides (graph input) or none / packed ones
+ * (operator result). outputs[i] receives the value of its i-th output. */
+DMLC_API dmlc_status dmlc_graph_add_operator(dmlc_graph *graph, const DML_OPERATOR_DESC *desc,
+                                             const dmlc_value *inputs, size_t input_count,
+                                             dmlc_value *outputs, size_t output_count);
+/* Makes value a graph output, laid out as the OutputTensor descriptor of the
+ * operator that produced it (or as the input, for a graph input). */
+DMLC_API dmlc_status dmlc_graph_add_output(dmlc_graph *graph, const char *name, dmlc_value value);
+/* Parses IR text. filename is used in messages (file:line:col: message). */
+DMLC_API dmlc_status dmlc_graph_parse(dmlc_context *ctx, const char *text, size_t length,
+                                      const char *filename, dmlc_graph **out);
+DMLC_API dmlc_status dmlc_graph_verify(dmlc_graph *graph);
+/* Prints graph as IR text into a malloc'ed string; free it with dmlc_free. */
+DMLC_API dmlc_status dmlc_graph_print(dmlc_graph *graph, char **out_text);
+DMLC_API void dmlc_free(void *p);
+/* Compiles a copy of graph (the graph stays usable). */
+DMLC_API dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device,
+                                        dmlc_executable **out);
+
+/* ---- executables ---- */
+/* Buffers are bound in order: the graph's inputs, then its outputs. Each must
+ * be at least its tensor's total_size_bytes, and aligned to its alignment;
+ * otherwise nothing runs. Inputs are never written. */
+DMLC_API dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs,
+                                  size_t input_count, const dmlc_buffer *outputs,
+                                  size_t output_count);
+DMLC_API void dmlc_executable_destroy(dmlc_executable *exe);
+DMLC_API dmlc_device dmlc_executable_device(const dmlc_executable *exe);
+DMLC_API size_t dmlc_executable_input_count(const dmlc_executable *exe);
+DMLC_API size_t dmlc_executable_output_count(const dmlc_executable *exe);
+DMLC_API dmlc_status dmlc_executable_input_info(const dmlc_executable *exe, size_t index,
+                                                dmlc_tensor_info *out);
+DMLC_API dmlc_status dmlc_executable_output_info(const dmlc_executable *exe, size_t index,
+                                                 dmlc_tensor_info *out);
+
+/* ---- data types ---- */
+/* Bytes per element of a DML data type; 0 for one dmlc does not know. */
+DMLC_API uint32_t dmlc_data_type_size(DML_TENSOR_DATA_TYPE type);
+/* "f32", "u8", ...; NULL for one dmlc does not know. */
+DMLC_API const char *dmlc_data_type_name(DML_TENSOR_DATA_TYPE type);
+/* IEEE binary16 <-> binary32: exact widening, round-to-nearest-even narrowing. */
+DMLC_API float dmlc_half_to_float(uint16_t h);
+DMLC_API uint16_t dmlc_float_to_half(float f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DMLC_DMLC_H */

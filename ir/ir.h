@@ -1,0 +1,191 @@
+/* dmlc's IR: data types, tensor types, layouts, values, nodes and graphs.
+ * A graph is a list of nodes in topological order; each node has one result.
+ * Values are numbered densely; graph inputs and outputs carry a layout,
+ * intermediate values are dense row-major. */
+#ifndef DMLC_IR_IR_H
+#define DMLC_IR_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dmlc/directml.h"
+#include "dmlc/dmlc.h"
+#include "ir/diag.h"
+
+/* ---- data types ---- */
+typedef enum dmlc_kind {
+  DMLC_KIND_FLOAT,
+  DMLC_KIND_SIGNED,
+  DMLC_KIND_UNSIGNED,
+  DMLC_KIND_BOOL,
+} dmlc_kind;
+
+typedef enum dmlc_dtype {
+#define X(id, name, size, kind, dml) DMLC_DTYPE_##id,
+#include "ir/dtypes.def"
+#undef X
+  DMLC_DTYPE_COUNT
+} dmlc_dtype;
+
+typedef struct dmlc_dtype_info {
+  const char *name;
+  uint32_t size;
+  dmlc_kind kind;
+  DML_TENSOR_DATA_TYPE dml;
+} dmlc_dtype_info;
+
+const dmlc_dtype_info *dmlc_dtype_get(dmlc_dtype dtype);
+const char *dmlc_dtype_name(dmlc_dtype dtype);
+uint32_t dmlc_dtype_size(dmlc_dtype dtype);
+bool dmlc_dtype_is_float(dmlc_dtype dtype);
+bool dmlc_dtype_is_integer(dmlc_dtype dtype); /* signed or unsigned, not bool */
+/* Largest value of an integer dtype, as uint64 (UINT64_MAX for u64). */
+uint64_t dmlc_dtype_max_index(dmlc_dtype dtype);
+/* Name -> dtype; false if unknown. len is the name's length. */
+bool dmlc_dtype_from_name(const char *name, size_t len, dmlc_dtype *out);
+/* DML enum <-> dtype; false if DirectML has no such type or dmlc lacks it. */
+bool dmlc_dtype_from_dml(DML_TENSOR_DATA_TYPE dml, dmlc_dtype *out);
+
+/* IEEE binary16 conversions (exact widening; round-to-nearest-even). */
+float dmlc_f16_to_f32(uint16_t h);
+uint16_t dmlc_f32_to_f16(float f);
+
+/* ---- ops ---- */
+enum {
+  DMLC_ATTR_AXES = 1u << 0,
+  DMLC_ATTR_DIRECTION = 1u << 1,
+  DMLC_ATTR_VALUE = 1u << 2,
+};
+
+typedef enum dmlc_opkind {
+  DMLC_OPKIND_REDUCTION,
+  DMLC_OPKIND_COMPOSITE,
+  DMLC_OPKIND_SHAPE,
+  DMLC_OPKIND_ELEMENTWISE,
+  DMLC_OPKIND_SOURCE,
+} dmlc_opkind;
+
+typedef enum dmlc_op {
+#define X(id, name, nopnd, attrs, kind) DMLC_OP_##id,
+#include "ir/ops.def"
+#undef X
+  DMLC_OP_COUNT
+} dmlc_op;
+
+typedef struct dmlc_op_info {
+  const char *name;
+  uint32_t num_operands;
+  uint32_t attrs; /* DMLC_ATTR_* mask */
+  dmlc_opkind kind;
+} dmlc_op_info;
+
+const dmlc_op_info *dmlc_op_get(dmlc_op op);
+bool dmlc_op_from_name(const char *name, size_t len, dmlc_op *out);
+
+typedef enum dmlc_direction {
+  DMLC_DIRECTION_INCREASING = 0, /* ties: the lowest index wins */
+  DMLC_DIRECTION_DECREASING = 1, /* ties: the highest index wins */
+} dmlc_direction;
+
+const char *dmlc_direction_name(dmlc_direction d);
+
+/* ---- types and layouts ---- */
+#define DMLC_MAX_OPERANDS 2
+#define DMLC_NAME_MAX 64
+
+typedef struct dmlc_type {
+  dmlc_dtype dtype;
+  uint32_t rank; /* 1 to DMLC_MAX_RANK */
+  uint32_t dims[DMLC_MAX_RANK];
+} dmlc_type;
+
+/* Where the elements of a graph input or output live in its buffer. */
+typedef struct dmlc_layout {
+  uint64_t strides[DMLC_MAX_RANK]; /* in elements; 0 broadcasts (inputs only) */
+  uint64_t size_bytes;             /* the declared TotalTensorSizeInBytes */
+  uint32_t alignment;              /* GuaranteedBaseOffsetAlignment, or 0 */
+} dmlc_layout;
+
+uint64_t dmlc_type_num_elements(const dmlc_type *t);
+bool dmlc_type_equal(const dmlc_type *a, const dmlc_type *b);
+/* Row-major packed strides of t. */
+void dmlc_packed_strides(const dmlc_type *t, uint64_t *strides);
+/* The smallest TotalTensorSizeInBytes of t laid out with strides:
+ * roundup4((sum((dims[i]-1) * strides[i]) + 1) * elementSize). */
+uint64_t dmlc_min_size_bytes(const dmlc_type *t, const uint64_t *strides);
+/* The packed layout of t with the minimum size and no alignment. */
+dmlc_layout dmlc_layout_packed(const dmlc_type *t);
+bool dmlc_layout_is_packed(const dmlc_type *t, const dmlc_layout *l);
+/* True when no two coordinates of t map to one offset, by dmlc's rule: with
+ * the dims of size > 1 sorted by stride, each stride is at least one more
+ * than the span of the smaller ones (and none is 0). */
+bool dmlc_strides_disjoint(const dmlc_type *t, const uint64_t *strides);
+
+/* ---- graphs ---- */
+typedef struct dmlc_node {
+  dmlc_op op;
+  uint32_t num_operands;
+  uint32_t operands[DMLC_MAX_OPERANDS]; /* value ids */
+  uint32_t result;                      /* value id */
+  uint32_t num_axes;                    /* DMLC_ATTR_AXES */
+  uint32_t axes[DMLC_MAX_RANK];
+  dmlc_direction direction; /* DMLC_ATTR_DIRECTION */
+  int64_t value;            /* DMLC_ATTR_VALUE */
+} dmlc_node;
+
+typedef struct dmlc_value_def {
+  dmlc_type type;
+  int32_t producer; /* node index, or -1 for a graph input */
+} dmlc_value_def;
+
+typedef struct dmlc_graph_io {
+  uint32_t value;
+  char name[DMLC_NAME_MAX];
+  dmlc_layout layout;
+} dmlc_graph_io;
+
+typedef struct dmlc_ir_graph {
+  char name[DMLC_NAME_MAX];
+  dmlc_value_def *values;
+  uint32_t num_values, cap_values;
+  dmlc_node *nodes;
+  uint32_t num_nodes, cap_nodes;
+  dmlc_graph_io *inputs;
+  uint32_t num_inputs, cap_inputs;
+  dmlc_graph_io *outputs;
+  uint32_t num_outputs, cap_outputs;
+} dmlc_ir_graph;
+
+/* Returns NULL when out of memory. */
+dmlc_ir_graph *dmlc_ir_graph_create(const char *name);
+void dmlc_ir_graph_destroy(dmlc_ir_graph *g);
+dmlc_ir_graph *dmlc_ir_graph_clone(const dmlc_ir_graph *g);
+
+/* Builder. Each returns DMLC_OK or DMLC_ERROR_OUT_OF_MEMORY (and sets diag);
+ * none checks semantics: that is the verifier's job. */
+dmlc_status dmlc_ir_add_input(dmlc_ir_graph *g, const char *name, const dmlc_type *type,
+                              const dmlc_layout *layout, uint32_t *out_value, dmlc_diag *diag);
+/* Appends node (its result field is ignored) with a new result of type
+ * result_type; *out_value receives the result's id (may be NULL). */
+dmlc_status dmlc_ir_add_node(dmlc_ir_graph *g, const dmlc_node *node, const dmlc_type *result_type,
+                             uint32_t *out_value, dmlc_diag *diag);
+dmlc_status dmlc_ir_add_output(dmlc_ir_graph *g, const char *name, uint32_t value,
+                               const dmlc_layout *layout, dmlc_diag *diag);
+/* A node with op and no operands or attributes set. */
+dmlc_node dmlc_node_make(dmlc_op op);
+
+/* The default name of output i ("out0", "out1", ...). */
+void dmlc_default_output_name(uint32_t index, char *buf, size_t size);
+bool dmlc_name_is_valid(const char *name);
+
+/* Checks every invariant; on failure diag names the node and the rule. */
+dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag);
+/* The text form; returns a malloc'ed string or NULL when out of memory. */
+char *dmlc_ir_print(const dmlc_ir_graph *g);
+/* Parses the text form; errors are "filename:line:col: message". The result
+ * is parsed, not verified. */
+dmlc_status dmlc_ir_parse(const char *text, size_t length, const char *filename,
+                          dmlc_ir_graph **out, dmlc_diag *diag);
+
+#endif

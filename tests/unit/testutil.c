@@ -1,0 +1,40 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int dmlc_test_run_suites(Suite **suites, int count) {
+  SRunner *runner = srunner_create(suites[0]);
+  for (int i = 1; i < count; i++)
+    srunner_add_suite(runner, suites[i]);
+  srunner_run_all(runner, CK_NORMAL);
+  const int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+char *dmlc_test_read_file(const char *path, size_t *length) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap + 1);
+  size_t n;
+  while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+    len += n;
+    if (len == cap) {
+      cap *= 2;
+      char *grown = realloc(buf, cap + 1);
+      if (!grown)
+        free(buf);
+      buf = grown;
+    }
+  }
+  fclose(f);
+  if (!buf)
+    return NULL;
+  buf[len] = '\0';
+  if (length)
+    *length = len;
+  return buf;
+}
