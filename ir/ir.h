@@ -183,6 +183,10 @@ bool dmlc_name_is_valid(const char *name);
 dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag);
 /* The text form; returns a malloc'ed string or NULL when out of memory. */
 char *dmlc_ir_print(const dmlc_ir_graph *g);
+/* Writes t as the text form spells it ("f32[2,3]") into buf and returns buf;
+ * DMLC_TYPE_STR_MAX bytes always suffice. */
+#define DMLC_TYPE_STR_MAX 128
+const char *dmlc_type_str(const dmlc_type *t, char *buf, size_t size);
 /* Parses the text form; errors are "filename:line:col: message". The result
  * is parsed, not verified. */
 dmlc_status dmlc_ir_parse(const char *text, size_t length, const char *filename,
