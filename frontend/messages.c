@@ -13,8 +13,8 @@ static const char *const data_type_names[] = {
 
 /* Indexed by DML_REDUCE_FUNCTION. */
 static const char *const reduce_function_names[] = {
-    "ARGMAX", "ARGMIN", "AVERAGE", "L1",  "L2",  "LOG_SUM",
-    "LOG_SUM_EXP", "MAX", "MIN",   "MULTIPLY", "SUM", "SUM_SQUARE",
+    "ARGMAX",      "ARGMIN", "AVERAGE", "L1",       "L2",  "LOG_SUM",
+    "LOG_SUM_EXP", "MAX",    "MIN",     "MULTIPLY", "SUM", "SUM_SQUARE",
 };
 
 static const struct {
@@ -43,7 +43,7 @@ const char *dmlc_dml_data_type_name(DML_TENSOR_DATA_TYPE type) {
 
 const char *dmlc_dml_reduce_function_name(DML_REDUCE_FUNCTION function) {
   return (uint32_t)function < ARRAY_COUNT(reduce_function_names) ? reduce_function_names[function]
-                                                                  : NULL;
+                                                                 : NULL;
 }
 
 const char *dmlc_dml_operator_type_name(DML_OPERATOR_TYPE type) {
@@ -102,8 +102,8 @@ void dmlc_format_type(const dmlc_type *type, char *buf, size_t size) {
   append_str(buf, size, &len, "]");
 }
 
-void dmlc_format_data_types(const DML_TENSOR_DATA_TYPE *types, uint32_t count,
-                            const char *last_sep, char *buf, size_t size) {
+void dmlc_format_data_types(const DML_TENSOR_DATA_TYPE *types, uint32_t count, const char *last_sep,
+                            char *buf, size_t size) {
   size_t len = 0;
   if (size == 0)
     return;

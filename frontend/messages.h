@@ -21,7 +21,7 @@ void dmlc_format_u64_list(const uint64_t *items, uint32_t count, char *buf, size
 void dmlc_format_type(const dmlc_type *type, char *buf, size_t size);
 /* The DirectML names of types joined by ", ", the last one by last_sep
  * (", " or " or "): "INT32, INT64, UINT32 or UINT64". */
-void dmlc_format_data_types(const DML_TENSOR_DATA_TYPE *types, uint32_t count,
-                            const char *last_sep, char *buf, size_t size);
+void dmlc_format_data_types(const DML_TENSOR_DATA_TYPE *types, uint32_t count, const char *last_sep,
+                            char *buf, size_t size);
 
 #endif

@@ -66,8 +66,8 @@ void npy_array_strides(const npy_array *a, uint64_t *strides);
 /* Parses a whole .npy file held in memory. name is used in messages. On
  * failure *out is left empty (nothing to free) and err holds
  * "NAME: problem". */
-dmlc_status npy_parse(const void *bytes, size_t length, const char *name, npy_array *out,
-                      char *err, size_t err_size);
+dmlc_status npy_parse(const void *bytes, size_t length, const char *name, npy_array *out, char *err,
+                      size_t err_size);
 dmlc_status npy_read_file(const char *path, npy_array *out, char *err, size_t err_size);
 
 /* ---- writing ---- */

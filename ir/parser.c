@@ -1,0 +1,718 @@
+/* The IR's text form, read back: a hand-written lexer and a recursive-descent
+ * parser (grammar in docs/ir.md). It checks syntax, names and that `return`
+ * agrees with the signature; every other rule is the verifier's. It never
+ * reads past `length`, reports the first error as "file:line:col: message",
+ * and frees everything it built when it fails. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+/* ---- tokens ---- */
+typedef enum tok_kind {
+  TOK_EOF,
+  TOK_IDENT,  /* graph, return, op, data type and attribute names */
+  TOK_LOCAL,  /* %name */
+  TOK_GLOBAL, /* @name */
+  TOK_NUMBER, /* -?[0-9]+ */
+  TOK_LPAREN,
+  TOK_RPAREN,
+  TOK_LBRACKET,
+  TOK_RBRACKET,
+  TOK_LBRACE,
+  TOK_RBRACE,
+  TOK_COMMA,
+  TOK_COLON,
+  TOK_EQUAL,
+  TOK_ARROW,
+} tok_kind;
+
+typedef struct token {
+  tok_kind kind;
+  const char *text; /* a name without its sigil; a number with its sign */
+  size_t len;
+  size_t line, col; /* 1-based, of the token's first byte */
+} token;
+
+/* Names quoted in messages are cut to this many bytes. */
+#define QUOTE_MAX 64
+#define QUOTE(t) (int)((t)->len < QUOTE_MAX ? (t)->len : QUOTE_MAX), (t)->text
+
+/* ---- value names in scope: an open-addressing hash table of text slices ---- */
+typedef struct symbol {
+  const char *name; /* NULL: an empty slot */
+  size_t len;
+  uint32_t value;
+} symbol;
+
+typedef struct symtab {
+  symbol *slots;
+  size_t cap, count; /* cap is 0 or a power of two */
+} symtab;
+
+static size_t hash_name(const char *name, size_t len) {
+  uint64_t h = 14695981039346656037u; /* FNV-1a */
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)name[i]) * 1099511628211u;
+  return (size_t)h;
+}
+
+static symbol *symtab_slot(const symtab *s, const char *name, size_t len) {
+  for (size_t i = hash_name(name, len) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    symbol *slot = &s->slots[i];
+    if (!slot->name || (slot->len == len && memcmp(slot->name, name, len) == 0))
+      return slot;
+  }
+}
+
+static const symbol *symtab_find(const symtab *s, const char *name, size_t len) {
+  if (s->cap == 0)
+    return NULL;
+  const symbol *slot = symtab_slot(s, name, len);
+  return slot->name ? slot : NULL;
+}
+
+/* name must not be in the table yet. */
+static bool symtab_insert(symtab *s, const char *name, size_t len, uint32_t value) {
+  if ((s->count + 1) * 2 > s->cap) {
+    symtab grown = {calloc(s->cap ? s->cap * 2 : 16, sizeof(symbol)), s->cap ? s->cap * 2 : 16, 0};
+    if (!grown.slots)
+      return false;
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slots[i].name)
+        *symtab_slot(&grown, s->slots[i].name, s->slots[i].len) = s->slots[i];
+    grown.count = s->count;
+    free(s->slots);
+    *s = grown;
+  }
+  *symtab_slot(s, name, len) = (symbol){name, len, value};
+  s->count++;
+  return true;
+}
+
+/* ---- the parser's state ---- */
+typedef struct output_sig {
+  char name[DMLC_NAME_MAX];
+  dmlc_type type;
+  dmlc_layout layout;
+} output_sig;
+
+typedef struct returned {
+  uint32_t value;
+  token tok;
+} returned;
+
+typedef struct parser {
+  const char *text;
+  size_t length, pos, line, col;
+  const char *filename;
+  dmlc_diag *diag;
+  token tok; /* the current token, not yet consumed */
+  dmlc_ir_graph *g;
+  symtab values;
+  output_sig *outs;
+  size_t num_outs, cap_outs;
+  returned *rets;
+  size_t num_rets, cap_rets;
+} parser;
+
+static dmlc_status error_at(const parser *p, const token *t, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static dmlc_status error_at(const parser *p, const token *t, const char *fmt, ...) {
+  char msg[DMLC_DIAG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return dmlc_diag_set(p->diag, DMLC_ERROR_INVALID_ARGUMENT, "%s:%zu:%zu: %s", p->filename, t->line,
+                       t->col, msg);
+}
+
+static dmlc_status out_of_memory(const parser *p) {
+  return dmlc_diag_set(p->diag, DMLC_ERROR_OUT_OF_MEMORY, "%s: out of memory", p->filename);
+}
+
+static bool grow(void **items, size_t *cap, size_t count, size_t item_size) {
+  if (count < *cap)
+    return true;
+  const size_t new_cap = *cap ? *cap * 2 : 8;
+  void *grown = realloc(*items, new_cap * item_size);
+  if (!grown)
+    return false;
+  *items = grown;
+  *cap = new_cap;
+  return true;
+}
+
+/* ---- the lexer ---- */
+static int peek(const parser *p, size_t ahead) {
+  return ahead < p->length - p->pos ? (unsigned char)p->text[p->pos + ahead] : -1;
+}
+
+static void advance(parser *p) {
+  if (p->text[p->pos++] == '\n') {
+    p->line++;
+    p->col = 1;
+  } else {
+    p->col++;
+  }
+}
+
+static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool is_name_char(int c) { return is_alpha(c) || is_digit(c) || c == '.'; }
+
+static void skip_space_and_comments(parser *p) {
+  for (;;) {
+    const int c = peek(p, 0);
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      advance(p);
+    } else if (c == '/' && peek(p, 1) == '/') {
+      while (peek(p, 0) >= 0 && peek(p, 0) != '\n')
+        advance(p);
+    } else {
+      return;
+    }
+  }
+}
+
+static tok_kind punctuation(int c) {
+  switch (c) {
+  case '(':
+    return TOK_LPAREN;
+  case ')':
+    return TOK_RPAREN;
+  case '[':
+    return TOK_LBRACKET;
+  case ']':
+    return TOK_RBRACKET;
+  case '{':
+    return TOK_LBRACE;
+  case '}':
+    return TOK_RBRACE;
+  case ',':
+    return TOK_COMMA;
+  case ':':
+    return TOK_COLON;
+  case '=':
+    return TOK_EQUAL;
+  default:
+    return TOK_EOF; /* not punctuation */
+  }
+}
+
+/* Reads the next token into p->tok. */
+static dmlc_status lex(parser *p) {
+  skip_space_and_comments(p);
+  token *t = &p->tok;
+  *t = (token){TOK_EOF, p->text + p->pos, 0, p->line, p->col};
+  const size_t start = p->pos;
+  const int c = peek(p, 0);
+  if (c < 0)
+    return DMLC_OK;
+  if (c == '%' || c == '@') {
+    advance(p);
+    while (is_name_char(peek(p, 0)))
+      advance(p);
+    if (p->pos == start + 1)
+      return error_at(p, t, "expected a name after '%c'", c);
+    *t = (token){c == '%' ? TOK_LOCAL : TOK_GLOBAL, p->text + start + 1, p->pos - start - 1,
+                 t->line, t->col};
+    return DMLC_OK;
+  }
+  if (is_digit(c) || (c == '-' && is_digit(peek(p, 1)))) {
+    advance(p);
+    while (is_digit(peek(p, 0)))
+      advance(p);
+    t->kind = TOK_NUMBER;
+  } else if (c == '-' && peek(p, 1) == '>') {
+    advance(p);
+    advance(p);
+    t->kind = TOK_ARROW;
+  } else if (is_alpha(c)) {
+    while (is_alpha(peek(p, 0)) || is_digit(peek(p, 0)))
+      advance(p);
+    t->kind = TOK_IDENT;
+  } else if (punctuation(c) != TOK_EOF) {
+    advance(p);
+    t->kind = punctuation(c);
+  } else if (c > ' ' && c < 0x7f) {
+    return error_at(p, t, "unexpected character '%c'", c);
+  } else {
+    return error_at(p, t, "unexpected character '\\x%02x'", (unsigned)c);
+  }
+  t->len = p->pos - start;
+  return DMLC_OK;
+}
+
+/* ---- helpers over tokens ---- */
+static dmlc_status expected(const parser *p, const char *what) {
+  if (p->tok.kind == TOK_EOF)
+    return error_at(p, &p->tok, "unexpected end of input");
+  return error_at(p, &p->tok, "expected %s", what);
+}
+
+static dmlc_status expect(parser *p, tok_kind kind, const char *what) {
+  if (p->tok.kind != kind)
+    return expected(p, what);
+  return lex(p);
+}
+
+static bool at_keyword(const parser *p, const char *word) {
+  return p->tok.kind == TOK_IDENT && p->tok.len == strlen(word) &&
+         memcmp(p->tok.text, word, p->tok.len) == 0;
+}
+
+/* The number in the current token as an unsigned value (not consumed). */
+static dmlc_status number_u64(const parser *p, uint64_t *out) {
+  const token *t = &p->tok;
+  if (t->kind != TOK_NUMBER)
+    return expected(p, "a number");
+  if (t->text[0] == '-')
+    return error_at(p, t, "number out of range");
+  uint64_t v = 0;
+  for (size_t i = 0; i < t->len; i++) {
+    const unsigned digit = (unsigned)(t->text[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10)
+      return error_at(p, t, "number out of range");
+    v = v * 10 + digit;
+  }
+  *out = v;
+  return DMLC_OK;
+}
+
+/* The number in the current token as a signed value (not consumed). */
+static dmlc_status number_i64(const parser *p, int64_t *out) {
+  const token *t = &p->tok;
+  if (t->kind != TOK_NUMBER)
+    return expected(p, "a number");
+  const bool negative = t->text[0] == '-';
+  uint64_t magnitude = 0;
+  for (size_t i = negative; i < t->len; i++) {
+    const unsigned digit = (unsigned)(t->text[i] - '0');
+    if (magnitude > (UINT64_MAX - digit) / 10)
+      return error_at(p, t, "number out of range");
+    magnitude = magnitude * 10 + digit;
+  }
+  const uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  if (magnitude > limit)
+    return error_at(p, t, "number out of range");
+  *out = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
+  return DMLC_OK;
+}
+
+/* Copies the current token's text into buf as a C string; false when it does
+ * not fit a dmlc name, or is not one. */
+static bool token_to_name(const token *t, char buf[DMLC_NAME_MAX]) {
+  if (t->len >= DMLC_NAME_MAX)
+    return false;
+  memcpy(buf, t->text, t->len);
+  buf[t->len] = '\0';
+  return dmlc_name_is_valid(buf);
+}
+
+static dmlc_status lookup_value(const parser *p, uint32_t *value) {
+  const symbol *s = symtab_find(&p->values, p->tok.text, p->tok.len);
+  if (!s)
+    return error_at(p, &p->tok, "use of undefined value '%%%.*s'", QUOTE(&p->tok));
+  *value = s->value;
+  return DMLC_OK;
+}
+
+/* Defines the name of token t, checked by check_new_value, as value. */
+static dmlc_status define_value(parser *p, const token *t, uint32_t value) {
+  if (!symtab_insert(&p->values, t->text, t->len, value))
+    return out_of_memory(p);
+  return DMLC_OK;
+}
+
+static dmlc_status check_new_value(const parser *p) {
+  if (symtab_find(&p->values, p->tok.text, p->tok.len))
+    return error_at(p, &p->tok, "redefinition of value '%%%.*s'", QUOTE(&p->tok));
+  return DMLC_OK;
+}
+
+/* ---- lists, types and layouts ---- */
+typedef enum list_kind { LIST_DIMS, LIST_STRIDES, LIST_AXES } list_kind;
+
+/* "[n, n, ...]" with at most max_count items. */
+static dmlc_status parse_list(parser *p, list_kind kind, uint32_t max_count, uint64_t *items,
+                              uint32_t *count) {
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LBRACKET, "'['"));
+  *count = 0;
+  if (p->tok.kind != TOK_RBRACKET) {
+    for (;;) {
+      uint64_t v;
+      DMLC_RETURN_IF_ERROR(number_u64(p, &v));
+      if (*count == max_count) {
+        if (kind == LIST_DIMS)
+          return error_at(p, &p->tok, "rank %u exceeds the maximum of %u", max_count + 1,
+                          DMLC_MAX_RANK);
+        if (kind == LIST_AXES)
+          return error_at(p, &p->tok, "more than %u axes", max_count);
+        return error_at(p, &p->tok, "more strides than the rank %u", max_count);
+      }
+      if (kind == LIST_DIMS && v > UINT32_MAX)
+        return error_at(p, &p->tok, "number out of range");
+      if (kind == LIST_AXES && v >= DMLC_MAX_RANK)
+        return error_at(p, &p->tok, "axis %llu exceeds the maximum of %u", (unsigned long long)v,
+                        DMLC_MAX_RANK - 1);
+      items[(*count)++] = v;
+      DMLC_RETURN_IF_ERROR(lex(p));
+      if (p->tok.kind != TOK_COMMA)
+        break;
+      DMLC_RETURN_IF_ERROR(lex(p));
+    }
+  }
+  return expect(p, TOK_RBRACKET, "']'");
+}
+
+/* DTYPE[D0,D1,...] */
+static dmlc_status parse_type(parser *p, dmlc_type *type) {
+  memset(type, 0, sizeof *type);
+  if (p->tok.kind != TOK_IDENT)
+    return expected(p, "a data type");
+  if (!dmlc_dtype_from_name(p->tok.text, p->tok.len, &type->dtype))
+    return error_at(p, &p->tok, "unknown data type '%.*s'", QUOTE(&p->tok));
+  DMLC_RETURN_IF_ERROR(lex(p));
+  uint64_t dims[DMLC_MAX_RANK];
+  DMLC_RETURN_IF_ERROR(parse_list(p, LIST_DIMS, DMLC_MAX_RANK, dims, &type->rank));
+  for (uint32_t i = 0; i < type->rank; i++)
+    type->dims[i] = (uint32_t)dims[i];
+  return DMLC_OK;
+}
+
+enum { LAYOUT_STRIDES = 1, LAYOUT_SIZE = 2, LAYOUT_ALIGN = 4 };
+
+static const struct {
+  unsigned bit;
+  const char *name;
+} layout_keys[] = {{LAYOUT_STRIDES, "strides"}, {LAYOUT_SIZE, "size"}, {LAYOUT_ALIGN, "align"}};
+
+static dmlc_status parse_layout_entry(parser *p, const dmlc_type *type, dmlc_layout *layout,
+                                      unsigned *seen) {
+  if (p->tok.kind != TOK_IDENT)
+    return expected(p, "a layout attribute");
+  unsigned key = 0;
+  for (size_t i = 0; i < sizeof layout_keys / sizeof layout_keys[0]; i++)
+    if (at_keyword(p, layout_keys[i].name))
+      key = layout_keys[i].bit;
+  if (!key)
+    return error_at(p, &p->tok, "unknown layout attribute '%.*s'", QUOTE(&p->tok));
+  if (*seen & key)
+    return error_at(p, &p->tok, "duplicate layout attribute '%.*s'", QUOTE(&p->tok));
+  *seen |= key;
+  const token key_tok = p->tok;
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_EQUAL, "'='"));
+  if (key == LAYOUT_STRIDES) {
+    uint32_t count;
+    DMLC_RETURN_IF_ERROR(parse_list(p, LIST_STRIDES, type->rank, layout->strides, &count));
+    if (count != type->rank)
+      return error_at(p, &key_tok, "expected %u strides for rank %u, got %u", type->rank,
+                      type->rank, count);
+    return DMLC_OK;
+  }
+  uint64_t v;
+  DMLC_RETURN_IF_ERROR(number_u64(p, &v));
+  if (key == LAYOUT_ALIGN && v > UINT32_MAX)
+    return error_at(p, &p->tok, "number out of range");
+  if (key == LAYOUT_SIZE)
+    layout->size_bytes = v;
+  else
+    layout->alignment = (uint32_t)v;
+  return lex(p);
+}
+
+/* An optional "{strides = [...], size = N, align = N}"; what it leaves out
+ * takes the default: packed strides, the minimum size for the strides, no
+ * alignment. */
+static dmlc_status parse_layout(parser *p, const dmlc_type *type, dmlc_layout *layout) {
+  memset(layout, 0, sizeof *layout);
+  unsigned seen = 0;
+  if (p->tok.kind == TOK_LBRACE) {
+    DMLC_RETURN_IF_ERROR(lex(p));
+    while (p->tok.kind != TOK_RBRACE) {
+      DMLC_RETURN_IF_ERROR(parse_layout_entry(p, type, layout, &seen));
+      if (p->tok.kind != TOK_COMMA)
+        break;
+      DMLC_RETURN_IF_ERROR(lex(p));
+    }
+    DMLC_RETURN_IF_ERROR(expect(p, TOK_RBRACE, "'}'"));
+  }
+  if (!(seen & LAYOUT_STRIDES))
+    dmlc_packed_strides(type, layout->strides);
+  if (!(seen & LAYOUT_SIZE))
+    layout->size_bytes = dmlc_min_size_bytes(type, layout->strides);
+  return DMLC_OK;
+}
+
+/* ---- the signature ---- */
+/* %NAME: TYPE LAYOUT? */
+static dmlc_status parse_input(parser *p) {
+  if (p->tok.kind != TOK_LOCAL)
+    return expected(p, "an input ('%name: type')");
+  const token name_tok = p->tok;
+  char name[DMLC_NAME_MAX];
+  if (!token_to_name(&name_tok, name))
+    return error_at(p, &name_tok, "invalid input name '%.*s'", QUOTE(&name_tok));
+  DMLC_RETURN_IF_ERROR(check_new_value(p));
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_COLON, "':'"));
+  dmlc_type type;
+  dmlc_layout layout;
+  DMLC_RETURN_IF_ERROR(parse_type(p, &type));
+  DMLC_RETURN_IF_ERROR(parse_layout(p, &type, &layout));
+  uint32_t value;
+  DMLC_RETURN_IF_ERROR(dmlc_ir_add_input(p->g, name, &type, &layout, &value, p->diag));
+  return define_value(p, &name_tok, value);
+}
+
+/* (%NAME:)? TYPE LAYOUT? */
+static dmlc_status parse_output_sig(parser *p) {
+  if (!grow((void **)&p->outs, &p->cap_outs, p->num_outs, sizeof *p->outs))
+    return out_of_memory(p);
+  output_sig *out = &p->outs[p->num_outs];
+  memset(out, 0, sizeof *out);
+  if (p->tok.kind == TOK_LOCAL) {
+    if (!token_to_name(&p->tok, out->name))
+      return error_at(p, &p->tok, "invalid output name '%.*s'", QUOTE(&p->tok));
+    DMLC_RETURN_IF_ERROR(lex(p));
+    DMLC_RETURN_IF_ERROR(expect(p, TOK_COLON, "':'"));
+  } else {
+    dmlc_default_output_name((uint32_t)p->num_outs, out->name, sizeof out->name);
+  }
+  DMLC_RETURN_IF_ERROR(parse_type(p, &out->type));
+  DMLC_RETURN_IF_ERROR(parse_layout(p, &out->type, &out->layout));
+  p->num_outs++;
+  return DMLC_OK;
+}
+
+/* ---- nodes ---- */
+static const struct {
+  uint32_t bit;
+  const char *name;
+} attr_keys[] = {
+    {DMLC_ATTR_AXES, "axes"}, {DMLC_ATTR_DIRECTION, "direction"}, {DMLC_ATTR_VALUE, "value"}};
+
+static dmlc_status parse_direction(parser *p, dmlc_direction *out) {
+  if (p->tok.kind != TOK_IDENT)
+    return expected(p, "'increasing' or 'decreasing'");
+  if (at_keyword(p, dmlc_direction_name(DMLC_DIRECTION_INCREASING)))
+    *out = DMLC_DIRECTION_INCREASING;
+  else if (at_keyword(p, dmlc_direction_name(DMLC_DIRECTION_DECREASING)))
+    *out = DMLC_DIRECTION_DECREASING;
+  else
+    return error_at(p, &p->tok, "unknown direction '%.*s'", QUOTE(&p->tok));
+  return lex(p);
+}
+
+static dmlc_status parse_attr(parser *p, dmlc_node *node, uint32_t *seen) {
+  const dmlc_op_info *info = dmlc_op_get(node->op);
+  if (p->tok.kind != TOK_IDENT)
+    return expected(p, "an attribute name");
+  uint32_t key = 0;
+  for (size_t i = 0; i < sizeof attr_keys / sizeof attr_keys[0]; i++)
+    if (at_keyword(p, attr_keys[i].name))
+      key = attr_keys[i].bit;
+  if (!(key & info->attrs))
+    return error_at(p, &p->tok, "unknown attribute '%.*s' for '%s'", QUOTE(&p->tok), info->name);
+  if (*seen & key)
+    return error_at(p, &p->tok, "duplicate attribute '%.*s'", QUOTE(&p->tok));
+  *seen |= key;
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_EQUAL, "'='"));
+  if (key == DMLC_ATTR_DIRECTION)
+    return parse_direction(p, &node->direction);
+  if (key == DMLC_ATTR_VALUE) {
+    DMLC_RETURN_IF_ERROR(number_i64(p, &node->value));
+    return lex(p);
+  }
+  uint64_t axes[DMLC_MAX_RANK];
+  DMLC_RETURN_IF_ERROR(parse_list(p, LIST_AXES, DMLC_MAX_RANK, axes, &node->num_axes));
+  for (uint32_t i = 0; i < node->num_axes; i++)
+    node->axes[i] = (uint32_t)axes[i];
+  return DMLC_OK;
+}
+
+/* An optional "{key = value, ...}"; axes and value are required where the op
+ * has them, direction defaults to increasing. */
+static dmlc_status parse_attrs(parser *p, dmlc_node *node, const token *op_tok) {
+  uint32_t seen = 0;
+  if (p->tok.kind == TOK_LBRACE) {
+    DMLC_RETURN_IF_ERROR(lex(p));
+    while (p->tok.kind != TOK_RBRACE) {
+      DMLC_RETURN_IF_ERROR(parse_attr(p, node, &seen));
+      if (p->tok.kind != TOK_COMMA)
+        break;
+      DMLC_RETURN_IF_ERROR(lex(p));
+    }
+    DMLC_RETURN_IF_ERROR(expect(p, TOK_RBRACE, "'}'"));
+  }
+  const dmlc_op_info *info = dmlc_op_get(node->op);
+  const uint32_t missing = info->attrs & (DMLC_ATTR_AXES | DMLC_ATTR_VALUE) & ~seen;
+  for (size_t i = 0; i < sizeof attr_keys / sizeof attr_keys[0]; i++)
+    if (missing & attr_keys[i].bit)
+      return error_at(p, op_tok, "missing attribute '%s' for '%s'", attr_keys[i].name, info->name);
+  return DMLC_OK;
+}
+
+static dmlc_status parse_operands(parser *p, dmlc_node *node, const token *op_tok) {
+  const dmlc_op_info *info = dmlc_op_get(node->op);
+  size_t count = 0;
+  while (p->tok.kind == TOK_LOCAL) {
+    uint32_t value;
+    DMLC_RETURN_IF_ERROR(lookup_value(p, &value));
+    if (count < DMLC_MAX_OPERANDS)
+      node->operands[count] = value;
+    count++;
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_LOCAL)
+      return expected(p, "a value name");
+  }
+  if (count != info->num_operands)
+    return error_at(p, op_tok, "expected %u operand%s for '%s', got %zu", info->num_operands,
+                    info->num_operands == 1 ? "" : "s", info->name, count);
+  node->num_operands = (uint32_t)count;
+  return DMLC_OK;
+}
+
+/* %R = OP OPERANDS? ATTRS? : TYPE */
+static dmlc_status parse_node(parser *p) {
+  const token result_tok = p->tok;
+  DMLC_RETURN_IF_ERROR(check_new_value(p));
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_EQUAL, "'='"));
+  if (p->tok.kind != TOK_IDENT)
+    return expected(p, "an op name");
+  dmlc_op op;
+  if (!dmlc_op_from_name(p->tok.text, p->tok.len, &op))
+    return error_at(p, &p->tok, "unknown op '%.*s'", QUOTE(&p->tok));
+  const token op_tok = p->tok;
+  DMLC_RETURN_IF_ERROR(lex(p));
+  dmlc_node node = dmlc_node_make(op);
+  DMLC_RETURN_IF_ERROR(parse_operands(p, &node, &op_tok));
+  DMLC_RETURN_IF_ERROR(parse_attrs(p, &node, &op_tok));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_COLON, "':'"));
+  dmlc_type type;
+  DMLC_RETURN_IF_ERROR(parse_type(p, &type));
+  uint32_t value;
+  DMLC_RETURN_IF_ERROR(dmlc_ir_add_node(p->g, &node, &type, &value, p->diag));
+  return define_value(p, &result_tok, value);
+}
+
+/* return %V, %W -- then the graph's outputs are the returned values, typed
+ * and laid out as the signature says. */
+static dmlc_status parse_return(parser *p) {
+  const token return_tok = p->tok;
+  DMLC_RETURN_IF_ERROR(lex(p));
+  while (p->tok.kind == TOK_LOCAL) {
+    if (!grow((void **)&p->rets, &p->cap_rets, p->num_rets, sizeof *p->rets))
+      return out_of_memory(p);
+    returned *r = &p->rets[p->num_rets++];
+    r->tok = p->tok;
+    DMLC_RETURN_IF_ERROR(lookup_value(p, &r->value));
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_LOCAL)
+      return expected(p, "a value name");
+  }
+  if (p->num_rets != p->num_outs)
+    return error_at(p, &return_tok, "return has %zu values but the signature declares %zu outputs",
+                    p->num_rets, p->num_outs);
+  for (size_t i = 0; i < p->num_rets; i++) {
+    const returned *r = &p->rets[i];
+    const dmlc_type *type = &p->g->values[r->value].type;
+    if (!dmlc_type_equal(type, &p->outs[i].type)) {
+      char got[DMLC_TYPE_STR_MAX], want[DMLC_TYPE_STR_MAX];
+      return error_at(p, &r->tok, "type of returned value %%%.*s is %s, the signature declares %s",
+                      QUOTE(&r->tok), dmlc_type_str(type, got, sizeof got),
+                      dmlc_type_str(&p->outs[i].type, want, sizeof want));
+    }
+  }
+  for (size_t i = 0; i < p->num_rets; i++)
+    DMLC_RETURN_IF_ERROR(
+        dmlc_ir_add_output(p->g, p->outs[i].name, p->rets[i].value, &p->outs[i].layout, p->diag));
+  return DMLC_OK;
+}
+
+/* ---- the graph ---- */
+static dmlc_status parse_signature(parser *p) {
+  if (!at_keyword(p, "graph"))
+    return expected(p, "'graph'");
+  DMLC_RETURN_IF_ERROR(lex(p));
+  if (p->tok.kind != TOK_GLOBAL)
+    return expected(p, "a graph name ('@name')");
+  char name[DMLC_NAME_MAX];
+  if (!token_to_name(&p->tok, name))
+    return error_at(p, &p->tok, "invalid graph name '%.*s'", QUOTE(&p->tok));
+  p->g = dmlc_ir_graph_create(name);
+  if (!p->g)
+    return out_of_memory(p);
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LPAREN, "'('"));
+  while (p->tok.kind != TOK_RPAREN) {
+    DMLC_RETURN_IF_ERROR(parse_input(p));
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+  }
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_RPAREN, "')'"));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_ARROW, "'->'"));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LPAREN, "'('"));
+  while (p->tok.kind != TOK_RPAREN) {
+    DMLC_RETURN_IF_ERROR(parse_output_sig(p));
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+  }
+  return expect(p, TOK_RPAREN, "')'");
+}
+
+static dmlc_status parse_graph(parser *p) {
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(parse_signature(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LBRACE, "'{'"));
+  while (!at_keyword(p, "return")) {
+    if (p->tok.kind != TOK_LOCAL)
+      return expected(p, "a node or 'return'");
+    DMLC_RETURN_IF_ERROR(parse_node(p));
+  }
+  DMLC_RETURN_IF_ERROR(parse_return(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_RBRACE, "'}'"));
+  if (p->tok.kind != TOK_EOF)
+    return error_at(p, &p->tok, "expected end of input");
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_ir_parse(const char *text, size_t length, const char *filename,
+                          dmlc_ir_graph **out, dmlc_diag *diag) {
+  if (!out || (!text && length))
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "dmlc_ir_parse: no text or no output");
+  *out = NULL;
+  parser p;
+  memset(&p, 0, sizeof p);
+  p.text = text ? text : "";
+  p.length = length;
+  p.line = p.col = 1;
+  p.filename = filename ? filename : "<input>";
+  p.diag = diag;
+  const dmlc_status status = parse_graph(&p);
+  free(p.values.slots);
+  free(p.outs);
+  free(p.rets);
+  if (status != DMLC_OK) {
+    dmlc_ir_graph_destroy(p.g);
+    return status;
+  }
+  *out = p.g;
+  return DMLC_OK;
+}

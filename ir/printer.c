@@ -1,0 +1,237 @@
+/* The IR's text form (docs/ir.md). The printer also copes with graphs the
+ * verifier would reject, so that a broken graph can still be dumped: ids out
+ * of range print as "%<invalid N>" and ranks are clamped to DMLC_MAX_RANK. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+typedef struct strbuf {
+  char *data;
+  size_t len, cap;
+  bool failed;
+} strbuf;
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) {
+  if (sb->failed)
+    return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      sb->failed = true;
+      return;
+    }
+    if ((size_t)n < sb->cap - sb->len) {
+      sb->len += (size_t)n;
+      return;
+    }
+    const size_t cap = (sb->cap + (size_t)n + 1) * 2;
+    char *p = realloc(sb->data, cap);
+    if (!p) {
+      sb->failed = true;
+      return;
+    }
+    sb->data = p;
+    sb->cap = cap;
+  }
+}
+
+static const char *dtype_spelling(dmlc_dtype dtype) {
+  return (unsigned)dtype < DMLC_DTYPE_COUNT ? dmlc_dtype_name(dtype) : "?";
+}
+
+static uint32_t clamped_rank(const dmlc_type *t) {
+  return t->rank < DMLC_MAX_RANK ? t->rank : DMLC_MAX_RANK;
+}
+
+const char *dmlc_type_str(const dmlc_type *t, char *buf, size_t size) {
+  if (size == 0)
+    return buf;
+  size_t len = (size_t)snprintf(buf, size, "%s[", dtype_spelling(t->dtype));
+  for (uint32_t i = 0; i < clamped_rank(t) && len < size; i++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%" PRIu32, i ? "," : "", t->dims[i]);
+  if (len < size)
+    snprintf(buf + len, size - len, "]");
+  return buf;
+}
+
+static void print_type(strbuf *sb, const dmlc_type *t) {
+  char buf[DMLC_TYPE_STR_MAX];
+  sb_printf(sb, "%s", dmlc_type_str(t, buf, sizeof buf));
+}
+
+/* "[a, b, c]": the spelling of attribute lists and strides. */
+static void print_u64_list(strbuf *sb, const uint64_t *items, uint32_t count) {
+  sb_printf(sb, "[");
+  for (uint32_t i = 0; i < count; i++)
+    sb_printf(sb, "%s%" PRIu64, i ? ", " : "", items[i]);
+  sb_printf(sb, "]");
+}
+
+/* Only what differs from the defaults: packed strides, the minimum size for
+ * those strides, no alignment. */
+static void print_layout(strbuf *sb, const dmlc_type *t, const dmlc_layout *l) {
+  const uint32_t rank = clamped_rank(t);
+  uint64_t packed[DMLC_MAX_RANK];
+  dmlc_type clamped = *t;
+  clamped.rank = rank;
+  dmlc_packed_strides(&clamped, packed);
+  const bool strides = memcmp(packed, l->strides, rank * sizeof *packed) != 0;
+  const bool known = (unsigned)t->dtype < DMLC_DTYPE_COUNT;
+  const bool size = !known || l->size_bytes != dmlc_min_size_bytes(&clamped, l->strides);
+  const bool align = l->alignment != 0;
+  if (!strides && !size && !align)
+    return;
+  const char *sep = "";
+  sb_printf(sb, "{");
+  if (strides) {
+    sb_printf(sb, "strides = ");
+    print_u64_list(sb, l->strides, rank);
+    sep = ", ";
+  }
+  if (size) {
+    sb_printf(sb, "%ssize = %" PRIu64, sep, l->size_bytes);
+    sep = ", ";
+  }
+  if (align)
+    sb_printf(sb, "%salign = %" PRIu32, sep, l->alignment);
+  sb_printf(sb, "}");
+}
+
+static int name_len(const char *name) {
+  const char *end = memchr(name, '\0', DMLC_NAME_MAX);
+  return end ? (int)(end - name) : DMLC_NAME_MAX;
+}
+
+/* How each value is spelled: a graph input by its name, a node result by its
+ * node's index. */
+typedef struct value_names {
+  int64_t *ref; /* per value: node index >= 0, -(input index) - 2, or -1 */
+} value_names;
+
+static bool value_names_init(value_names *vn, const dmlc_ir_graph *g) {
+  vn->ref = malloc(((size_t)g->num_values + 1) * sizeof *vn->ref);
+  if (!vn->ref)
+    return false;
+  for (uint32_t v = 0; v < g->num_values; v++)
+    vn->ref[v] = -1;
+  for (uint32_t i = 0; i < g->num_inputs; i++)
+    if (g->inputs[i].value < g->num_values)
+      vn->ref[g->inputs[i].value] = -(int64_t)i - 2;
+  for (uint32_t n = 0; n < g->num_nodes; n++)
+    if (g->nodes[n].result < g->num_values)
+      vn->ref[g->nodes[n].result] = n;
+  return true;
+}
+
+static void print_value(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t v) {
+  const int64_t ref = v < g->num_values ? vn->ref[v] : -1;
+  if (ref >= 0) {
+    sb_printf(sb, "%%%" PRId64, ref);
+  } else if (ref < -1) {
+    const char *name = g->inputs[-ref - 2].name;
+    sb_printf(sb, "%%%.*s", name_len(name), name);
+  } else {
+    sb_printf(sb, "%%<invalid %" PRIu32 ">", v);
+  }
+}
+
+static const dmlc_type *value_type(const dmlc_ir_graph *g, uint32_t v) {
+  static const dmlc_type none = {DMLC_DTYPE_COUNT, 0, {0}};
+  return v < g->num_values ? &g->values[v].type : &none;
+}
+
+static void print_attrs(strbuf *sb, const dmlc_node *node, uint32_t attrs) {
+  if (!attrs)
+    return;
+  const char *sep = "";
+  sb_printf(sb, " {");
+  if (attrs & DMLC_ATTR_AXES) {
+    uint64_t axes[DMLC_MAX_RANK];
+    const uint32_t count = node->num_axes < DMLC_MAX_RANK ? node->num_axes : DMLC_MAX_RANK;
+    for (uint32_t i = 0; i < count; i++)
+      axes[i] = node->axes[i];
+    sb_printf(sb, "axes = ");
+    print_u64_list(sb, axes, count);
+    sep = ", ";
+  }
+  if (attrs & DMLC_ATTR_DIRECTION) {
+    sb_printf(sb, "%sdirection = %s", sep, dmlc_direction_name(node->direction));
+    sep = ", ";
+  }
+  if (attrs & DMLC_ATTR_VALUE)
+    sb_printf(sb, "%svalue = %" PRId64, sep, node->value);
+  sb_printf(sb, "}");
+}
+
+static void print_node(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t index) {
+  const dmlc_node *node = &g->nodes[index];
+  const bool known = (unsigned)node->op < DMLC_OP_COUNT;
+  sb_printf(sb, "  %%%" PRIu32 " = %s", index, known ? dmlc_op_get(node->op)->name : "?");
+  const uint32_t count =
+      node->num_operands < DMLC_MAX_OPERANDS ? node->num_operands : DMLC_MAX_OPERANDS;
+  for (uint32_t i = 0; i < count; i++) {
+    sb_printf(sb, i ? ", " : " ");
+    print_value(sb, g, vn, node->operands[i]);
+  }
+  print_attrs(sb, node, known ? dmlc_op_get(node->op)->attrs : 0);
+  sb_printf(sb, " : ");
+  print_type(sb, value_type(g, node->result));
+  sb_printf(sb, "\n");
+}
+
+static void print_signature(strbuf *sb, const dmlc_ir_graph *g) {
+  sb_printf(sb, "graph @%.*s(", name_len(g->name), g->name);
+  for (uint32_t i = 0; i < g->num_inputs; i++) {
+    const dmlc_graph_io *in = &g->inputs[i];
+    const dmlc_type *t = value_type(g, in->value);
+    sb_printf(sb, "%s%%%.*s: ", i ? ", " : "", name_len(in->name), in->name);
+    print_type(sb, t);
+    print_layout(sb, t, &in->layout);
+  }
+  sb_printf(sb, ") -> (");
+  for (uint32_t i = 0; i < g->num_outputs; i++) {
+    const dmlc_graph_io *out = &g->outputs[i];
+    const dmlc_type *t = value_type(g, out->value);
+    char default_name[DMLC_NAME_MAX];
+    dmlc_default_output_name(i, default_name, sizeof default_name);
+    sb_printf(sb, "%s", i ? ", " : "");
+    if (strncmp(out->name, default_name, DMLC_NAME_MAX) != 0)
+      sb_printf(sb, "%%%.*s: ", name_len(out->name), out->name);
+    print_type(sb, t);
+    print_layout(sb, t, &out->layout);
+  }
+  sb_printf(sb, ") {\n");
+}
+
+char *dmlc_ir_print(const dmlc_ir_graph *g) {
+  strbuf sb = {malloc(256), 0, 256, false};
+  value_names vn;
+  if (!sb.data || !value_names_init(&vn, g)) {
+    free(sb.data);
+    return NULL;
+  }
+  print_signature(&sb, g);
+  for (uint32_t n = 0; n < g->num_nodes; n++)
+    print_node(&sb, g, &vn, n);
+  sb_printf(&sb, "  return");
+  for (uint32_t i = 0; i < g->num_outputs; i++) {
+    sb_printf(&sb, i ? ", " : " ");
+    print_value(&sb, g, &vn, g->outputs[i].value);
+  }
+  sb_printf(&sb, "\n}\n");
+  free(vn.ref);
+  if (sb.failed) {
+    free(sb.data);
+    return NULL;
+  }
+  return sb.data;
+}

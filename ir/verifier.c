@@ -1,0 +1,375 @@
+/* The IR's invariants (docs/ir.md, "Verifier rules"). Messages name what
+ * broke a rule as the printer spells it: "%2 = argmax: ...", "input 'x': ...",
+ * "output 'out0': ...". Checks run in graph order, so every operand a node
+ * rule looks at has already passed its own checks. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+typedef struct verifier {
+  const dmlc_ir_graph *g;
+  dmlc_diag *diag;
+  char where[DMLC_NAME_MAX + 32]; /* what the next message is about */
+} verifier;
+
+static dmlc_status fail(const verifier *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static dmlc_status fail(const verifier *v, const char *fmt, ...) {
+  char msg[DMLC_DIAG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (v->where[0])
+    return dmlc_diag_set(v->diag, DMLC_ERROR_INVALID_ARGUMENT, "%s: %s", v->where, msg);
+  return dmlc_diag_set(v->diag, DMLC_ERROR_INVALID_ARGUMENT, "%s", msg);
+}
+
+static int name_len(const char *name) {
+  const char *end = memchr(name, '\0', DMLC_NAME_MAX);
+  return end ? (int)(end - name) : DMLC_NAME_MAX;
+}
+
+static bool name_ok(const char *name) {
+  return memchr(name, '\0', DMLC_NAME_MAX) && dmlc_name_is_valid(name);
+}
+
+#define TYPE_STR(t, buf) dmlc_type_str((t), (buf), sizeof(buf))
+#define BIT(dtype) (1u << DMLC_DTYPE_##dtype)
+
+static const uint32_t index_dtypes = BIT(I32) | BIT(I64) | BIT(U32) | BIT(U64);
+
+/* ---- types and layouts ---- */
+static dmlc_status check_type(const verifier *v, const dmlc_type *t, const char *what) {
+  char buf[DMLC_TYPE_STR_MAX];
+  if ((unsigned)t->dtype >= DMLC_DTYPE_COUNT)
+    return fail(v, "%s has an invalid data type %d", what, (int)t->dtype);
+  if (t->rank < 1 || t->rank > DMLC_MAX_RANK)
+    return fail(v, "%s %s has rank %" PRIu32 "; ranks are 1 to %d", what, TYPE_STR(t, buf), t->rank,
+                DMLC_MAX_RANK);
+  uint64_t count = 1;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] == 0)
+      return fail(v, "%s %s has a dimension of size 0", what, TYPE_STR(t, buf));
+    if (count <= UINT32_MAX) /* each factor < 2^32: no overflow */
+      count *= t->dims[i];
+  }
+  if (count > UINT32_MAX)
+    return fail(v, "%s %s has more than 4294967295 elements", what, TYPE_STR(t, buf));
+  return DMLC_OK;
+}
+
+static dmlc_status check_layout(const verifier *v, const dmlc_type *t, const dmlc_layout *l,
+                                bool is_output) {
+  for (uint32_t i = 0; i < t->rank; i++)
+    if (l->strides[i] > UINT32_MAX)
+      return fail(v, "strides[%" PRIu32 "] = %" PRIu64 " exceeds 4294967295", i, l->strides[i]);
+  const uint64_t min_size = dmlc_min_size_bytes(t, l->strides);
+  if (l->size_bytes < min_size)
+    return fail(v,
+                "size %" PRIu64 " is less than %" PRIu64 ", the minimum for its type and strides",
+                l->size_bytes, min_size);
+  const uint32_t esize = dmlc_dtype_size(t->dtype);
+  if (l->alignment != 0 && ((l->alignment & (l->alignment - 1)) != 0 || l->alignment < esize))
+    return fail(v, "alignment %" PRIu32 " is not 0 or a power of two >= the element size %" PRIu32,
+                l->alignment, esize);
+  if (is_output && !dmlc_strides_disjoint(t, l->strides))
+    return fail(v, "strides that are zero or overlap are not allowed for an output");
+  return DMLC_OK;
+}
+
+static dmlc_status check_boundary_type(const verifier *v, const dmlc_graph_io *io, bool is_output) {
+  const dmlc_type *t = &v->g->values[io->value].type;
+  DMLC_RETURN_IF_ERROR(check_type(v, t, "type"));
+  if (t->dtype == DMLC_DTYPE_BOOL)
+    return fail(v, "bool is not allowed for a graph %s", is_output ? "output" : "input");
+  return check_layout(v, t, &io->layout, is_output);
+}
+
+/* ---- graph inputs and outputs ---- */
+static void set_where_io(verifier *v, const char *kind, const dmlc_graph_io *io) {
+  snprintf(v->where, sizeof v->where, "%s '%.*s'", kind, name_len(io->name), io->name);
+}
+
+static dmlc_status check_names(const verifier *v, const dmlc_graph_io *ios, uint32_t index) {
+  if (!name_ok(ios[index].name))
+    return fail(v, "invalid name");
+  for (uint32_t j = 0; j < index; j++)
+    if (strncmp(ios[j].name, ios[index].name, DMLC_NAME_MAX) == 0)
+      return fail(v, "duplicate name");
+  return DMLC_OK;
+}
+
+static dmlc_status check_input(verifier *v, uint32_t index) {
+  const dmlc_ir_graph *g = v->g;
+  const dmlc_graph_io *in = &g->inputs[index];
+  set_where_io(v, "input", in);
+  DMLC_RETURN_IF_ERROR(check_names(v, g->inputs, index));
+  if (in->value >= g->num_values || g->values[in->value].producer != -1)
+    return fail(v, "value %" PRIu32 " is not a graph input value", in->value);
+  for (uint32_t j = 0; j < index; j++)
+    if (g->inputs[j].value == in->value)
+      return fail(v, "value %" PRIu32 " is also input %" PRIu32, in->value, j);
+  return check_boundary_type(v, in, false);
+}
+
+static dmlc_status check_output(verifier *v, uint32_t index) {
+  const dmlc_ir_graph *g = v->g;
+  const dmlc_graph_io *out = &g->outputs[index];
+  set_where_io(v, "output", out);
+  DMLC_RETURN_IF_ERROR(check_names(v, g->outputs, index));
+  if (out->value >= g->num_values)
+    return fail(v, "value %" PRIu32 " does not exist", out->value);
+  return check_boundary_type(v, out, true);
+}
+
+/* ---- shared op rules ---- */
+static dmlc_status check_dtype_in(const verifier *v, dmlc_dtype dtype, uint32_t allowed,
+                                  const char *what) {
+  if (allowed & (1u << dtype))
+    return DMLC_OK;
+  char list[128] = "";
+  size_t len = 0;
+  for (int d = 0; d < DMLC_DTYPE_COUNT; d++)
+    if (allowed & (1u << d))
+      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? " " : "",
+                              dmlc_dtype_name((dmlc_dtype)d));
+  return fail(v, "%s dtype %s is not one of %s", what, dmlc_dtype_name(dtype), list);
+}
+
+static dmlc_status check_axes(const verifier *v, const dmlc_node *node, uint32_t rank) {
+  if (node->num_axes == 0)
+    return fail(v, "axes are empty");
+  if (node->num_axes > DMLC_MAX_RANK)
+    return fail(v, "%" PRIu32 " axes, more than %d", node->num_axes, DMLC_MAX_RANK);
+  for (uint32_t i = 0; i < node->num_axes; i++) {
+    if (node->axes[i] >= rank)
+      return fail(v, "axes[%" PRIu32 "] = %" PRIu32 " is out of range for rank %" PRIu32, i,
+                  node->axes[i], rank);
+    for (uint32_t j = 0; j < i; j++)
+      if (node->axes[j] == node->axes[i])
+        return fail(v, "axes[%" PRIu32 "] = %" PRIu32 " repeats axes[%" PRIu32 "]", i,
+                    node->axes[i], j);
+  }
+  return DMLC_OK;
+}
+
+/* The largest index over the axes of t (valid axes, valid t) fits dtype. */
+static dmlc_status check_index_fits(const verifier *v, const dmlc_node *node, const dmlc_type *t,
+                                    dmlc_dtype dtype) {
+  uint64_t extent = 1;
+  for (uint32_t i = 0; i < node->num_axes; i++)
+    extent *= t->dims[node->axes[i]];
+  if (extent - 1 > dmlc_dtype_max_index(dtype))
+    return fail(v, "largest index %" PRIu64 " does not fit %s", extent - 1, dmlc_dtype_name(dtype));
+  return DMLC_OK;
+}
+
+static bool is_reduced(const dmlc_node *node, uint32_t dim) {
+  for (uint32_t i = 0; i < node->num_axes; i++)
+    if (node->axes[i] == dim)
+      return true;
+  return false;
+}
+
+/* ---- per-op rules: in is the first operand's type (if any), out the result's ---- */
+typedef dmlc_status (*op_rule)(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                               const dmlc_type *out);
+
+static dmlc_status check_arg_reduction(const verifier *v, const dmlc_node *node,
+                                       const dmlc_type *in, const dmlc_type *out) {
+  const uint32_t inputs = BIT(F32) | BIT(F16) | BIT(I32) | BIT(I16) | BIT(I8) | BIT(U32) |
+                          BIT(U16) | BIT(U8) | BIT(I64) | BIT(U64);
+  DMLC_RETURN_IF_ERROR(check_dtype_in(v, in->dtype, inputs, "input"));
+  DMLC_RETURN_IF_ERROR(check_dtype_in(v, out->dtype, index_dtypes, "result"));
+  if ((unsigned)node->direction > DMLC_DIRECTION_DECREASING)
+    return fail(v, "invalid direction %d", (int)node->direction);
+  DMLC_RETURN_IF_ERROR(check_axes(v, node, in->rank));
+  if (out->rank != in->rank)
+    return fail(v, "result rank %" PRIu32 " differs from the input rank %" PRIu32, out->rank,
+                in->rank);
+  for (uint32_t i = 0; i < in->rank; i++) {
+    const uint32_t want = is_reduced(node, i) ? 1 : in->dims[i];
+    if (out->dims[i] != want)
+      return fail(v, "result dimension %" PRIu32 " is %" PRIu32 ", expected %" PRIu32 "%s", i,
+                  out->dims[i], want, is_reduced(node, i) ? " (a reduced axis)" : "");
+  }
+  return check_index_fits(v, node, in, out->dtype);
+}
+
+static dmlc_status check_hardmax(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                                 const dmlc_type *out) {
+  char a[DMLC_TYPE_STR_MAX], b[DMLC_TYPE_STR_MAX];
+  DMLC_RETURN_IF_ERROR(check_dtype_in(v, in->dtype, BIT(F32) | BIT(F16), "input"));
+  if (!dmlc_type_equal(in, out))
+    return fail(v, "result type %s differs from the input type %s", TYPE_STR(out, a),
+                TYPE_STR(in, b));
+  return check_axes(v, node, in->rank);
+}
+
+static dmlc_status check_same_dtype(const verifier *v, const dmlc_type *in, const dmlc_type *out) {
+  if (in->dtype != out->dtype)
+    return fail(v, "result dtype %s differs from the input dtype %s", dmlc_dtype_name(out->dtype),
+                dmlc_dtype_name(in->dtype));
+  return DMLC_OK;
+}
+
+static dmlc_status check_reshape(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                                 const dmlc_type *out) {
+  (void)node;
+  DMLC_RETURN_IF_ERROR(check_same_dtype(v, in, out));
+  if (dmlc_type_num_elements(in) != dmlc_type_num_elements(out))
+    return fail(v, "result has %" PRIu64 " elements, the input %" PRIu64,
+                dmlc_type_num_elements(out), dmlc_type_num_elements(in));
+  return DMLC_OK;
+}
+
+static dmlc_status check_broadcast(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                                   const dmlc_type *out) {
+  (void)node;
+  DMLC_RETURN_IF_ERROR(check_same_dtype(v, in, out));
+  if (out->rank != in->rank)
+    return fail(v, "result rank %" PRIu32 " differs from the input rank %" PRIu32, out->rank,
+                in->rank);
+  for (uint32_t i = 0; i < in->rank; i++)
+    if (in->dims[i] != out->dims[i] && in->dims[i] != 1)
+      return fail(v,
+                  "input dimension %" PRIu32 " is %" PRIu32 ", neither 1 nor the result's %" PRIu32,
+                  i, in->dims[i], out->dims[i]);
+  return DMLC_OK;
+}
+
+static dmlc_status check_reduced_index(const verifier *v, const dmlc_node *node,
+                                       const dmlc_type *in, const dmlc_type *out) {
+  (void)in;
+  DMLC_RETURN_IF_ERROR(check_dtype_in(v, out->dtype, index_dtypes, "result"));
+  DMLC_RETURN_IF_ERROR(check_axes(v, node, out->rank));
+  return check_index_fits(v, node, out, out->dtype);
+}
+
+static dmlc_status check_eq(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                            const dmlc_type *out) {
+  char a[DMLC_TYPE_STR_MAX], b[DMLC_TYPE_STR_MAX];
+  const dmlc_type *rhs = &v->g->values[node->operands[1]].type;
+  if (!dmlc_type_equal(in, rhs))
+    return fail(v, "operand types %s and %s differ", TYPE_STR(in, a), TYPE_STR(rhs, b));
+  dmlc_type want = *in;
+  want.dtype = DMLC_DTYPE_BOOL;
+  if (!dmlc_type_equal(out, &want))
+    return fail(v, "result type %s is not %s", TYPE_STR(out, a), TYPE_STR(&want, b));
+  return DMLC_OK;
+}
+
+static dmlc_status check_cast(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                              const dmlc_type *out) {
+  (void)node;
+  char a[DMLC_TYPE_STR_MAX], b[DMLC_TYPE_STR_MAX];
+  dmlc_type want = *in;
+  want.dtype = out->dtype;
+  if (!dmlc_type_equal(out, &want))
+    return fail(v, "result type %s does not have the dimensions of the input type %s",
+                TYPE_STR(out, a), TYPE_STR(in, b));
+  const bool from_float = dmlc_dtype_is_float(in->dtype);
+  if (from_float && !dmlc_dtype_is_float(out->dtype))
+    return fail(v, "cast from %s to %s is not supported", dmlc_dtype_name(in->dtype),
+                dmlc_dtype_name(out->dtype));
+  return DMLC_OK;
+}
+
+static dmlc_status check_constant(const verifier *v, const dmlc_node *node, const dmlc_type *in,
+                                  const dmlc_type *out) {
+  (void)in;
+  const dmlc_dtype_info *info = dmlc_dtype_get(out->dtype);
+  const int64_t value = node->value;
+  bool fits = true;
+  if (info->kind == DMLC_KIND_BOOL) {
+    fits = value == 0 || value == 1;
+  } else if (info->kind == DMLC_KIND_UNSIGNED) {
+    fits = value >= 0 && (uint64_t)value <= dmlc_dtype_max_index(out->dtype);
+  } else if (info->kind == DMLC_KIND_SIGNED) {
+    const int64_t max = (int64_t)dmlc_dtype_max_index(out->dtype);
+    fits = value <= max && value >= -max - 1;
+  }
+  if (!fits)
+    return fail(v, "value %" PRId64 " does not fit %s", value, info->name);
+  return DMLC_OK;
+}
+
+static const op_rule op_rules[DMLC_OP_COUNT] = {
+    [DMLC_OP_ARGMAX] = check_arg_reduction,
+    [DMLC_OP_ARGMIN] = check_arg_reduction,
+    [DMLC_OP_HARDMAX] = check_hardmax,
+    [DMLC_OP_RESHAPE] = check_reshape,
+    [DMLC_OP_BROADCAST] = check_broadcast,
+    [DMLC_OP_REDUCED_INDEX] = check_reduced_index,
+    [DMLC_OP_EQ] = check_eq,
+    [DMLC_OP_CAST] = check_cast,
+    [DMLC_OP_CONSTANT] = check_constant,
+};
+
+/* ---- nodes ---- */
+static dmlc_status check_node(verifier *v, uint32_t index) {
+  const dmlc_ir_graph *g = v->g;
+  const dmlc_node *node = &g->nodes[index];
+  if ((unsigned)node->op >= DMLC_OP_COUNT) {
+    snprintf(v->where, sizeof v->where, "%%%" PRIu32, index);
+    return fail(v, "invalid op %d", (int)node->op);
+  }
+  const dmlc_op_info *info = dmlc_op_get(node->op);
+  snprintf(v->where, sizeof v->where, "%%%" PRIu32 " = %s", index, info->name);
+  if (node->num_operands != info->num_operands)
+    return fail(v, "%" PRIu32 " operands, the op takes %" PRIu32, node->num_operands,
+                info->num_operands);
+  for (uint32_t i = 0; i < node->num_operands; i++) {
+    const uint32_t operand = node->operands[i];
+    if (operand >= g->num_values || g->values[operand].producer >= (int32_t)index)
+      return fail(v, "operand %" PRIu32 " (value %" PRIu32 ") is not defined before the node", i,
+                  operand);
+  }
+  if (node->result >= g->num_values || g->values[node->result].producer != (int32_t)index)
+    return fail(v, "the producer of its result (value %" PRIu32 ") is not this node", node->result);
+  const dmlc_type *out = &g->values[node->result].type;
+  DMLC_RETURN_IF_ERROR(check_type(v, out, "result type"));
+  const dmlc_type *in = node->num_operands ? &g->values[node->operands[0]].type : NULL;
+  return op_rules[node->op](v, node, in, out);
+}
+
+/* Every value is a graph input's or a node's result, and says which. */
+static dmlc_status check_producers(verifier *v) {
+  const dmlc_ir_graph *g = v->g;
+  for (uint32_t val = 0; val < g->num_values; val++) {
+    const int32_t producer = g->values[val].producer;
+    bool ok = false;
+    if (producer == -1) {
+      for (uint32_t i = 0; i < g->num_inputs && !ok; i++)
+        ok = g->inputs[i].value == val;
+    } else if (producer >= 0 && (uint32_t)producer < g->num_nodes) {
+      ok = g->nodes[producer].result == val;
+    }
+    if (!ok)
+      return fail(
+          v, "value %" PRIu32 " (producer %" PRId32 ") is neither a graph input nor a node result",
+          val, producer);
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag) {
+  verifier v = {g, diag, ""};
+  if (!name_ok(g->name))
+    return fail(&v, "invalid graph name '%.*s'", name_len(g->name), g->name);
+  if (g->num_outputs == 0)
+    return fail(&v, "the graph has no outputs");
+  DMLC_RETURN_IF_ERROR(check_producers(&v));
+  for (uint32_t i = 0; i < g->num_inputs; i++)
+    DMLC_RETURN_IF_ERROR(check_input(&v, i));
+  for (uint32_t i = 0; i < g->num_nodes; i++)
+    DMLC_RETURN_IF_ERROR(check_node(&v, i));
+  for (uint32_t i = 0; i < g->num_outputs; i++)
+    DMLC_RETURN_IF_ERROR(check_output(&v, i));
+  return DMLC_OK;
+}

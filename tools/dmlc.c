@@ -1,0 +1,1102 @@
+/* The dmlc command: a client of the public API (include/dmlc/dmlc.h) only.
+ * See docs/cli.md. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dmlc/dmlc.h"
+#include "tools/npy.h"
+
+#ifndef DMLC_VERSION_STRING
+#define DMLC_VERSION_STRING "0.1.0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+/* Printing: a tensor is summarized (edge items on each side of "...") when it
+ * has more than this many elements, or along any dim longer than
+ * PRINT_MAX_DIM; lines wrap past PRINT_LINE_WIDTH. */
+enum { PRINT_MAX_TOTAL = 1000, PRINT_MAX_DIM = 64, PRINT_EDGE = 3, PRINT_LINE_WIDTH = 100 };
+
+/* ---- messages ---- */
+
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...) {
+  fputs("dmlc: error: ", stderr);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* The context's message for a failed call, or the status's name. */
+static int api_error(const dmlc_context *ctx, dmlc_status status, const char *what) {
+  const char *message = ctx ? dmlc_context_error(ctx) : "";
+  if (message && message[0])
+    error("%s", message);
+  else
+    error("%s: %s", what, dmlc_status_string(status));
+  return EXIT_ERROR;
+}
+
+/* The verifier's messages name the node but not the file. */
+static int verify_error(const dmlc_context *ctx, dmlc_status status, const char *file) {
+  const char *message = dmlc_context_error(ctx);
+  error("%s: %s", file, message && message[0] ? message : dmlc_status_string(status));
+  return EXIT_ERROR;
+}
+
+static const char main_usage[] =
+    "usage: dmlc <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  opt FILE [-o OUT]        parse, verify and print an IR file\n"
+    "  run FILE [options]       compile an IR file for a device and run it on .npy data\n"
+    "  devices                  list the devices and whether each is available\n"
+    "  compile FILE [options]   ahead-of-time compilation (not built yet)\n"
+    "\n"
+    "options:\n"
+    "  -h, --help               show this help (or a command's: dmlc run --help)\n"
+    "  --version                show the version\n";
+
+static const char opt_usage[] =
+    "usage: dmlc opt FILE [-o OUT]\n"
+    "\n"
+    "Parses the IR text in FILE ('-' reads standard input), verifies the graph and\n"
+    "prints it in canonical form to standard output, or to OUT with -o.\n"
+    "\n"
+    "options:\n"
+    "  -o OUT, --output=OUT     write the printed IR to OUT\n"
+    "  -h, --help               show this help\n";
+
+static const char run_usage[] =
+    "usage: dmlc run FILE [--device=DEVICE] [--input [NAME=]X.npy]... [--output [NAME=]Y.npy]...\n"
+    "                     [--repeat N] [--quiet]\n"
+    "\n"
+    "Compiles the graph in FILE ('-' reads standard input) for DEVICE, binds inputs\n"
+    "from .npy files (generated data for inputs given none), runs it, prints the\n"
+    "inputs, the outputs and the execution time, and writes outputs to .npy files.\n"
+    "\n"
+    "options:\n"
+    "  --device=DEVICE          default, reference, cpu or vulkan (default: default)\n"
+    "  --input [NAME=]X.npy     bind input NAME (or the next unnamed input) to X.npy\n"
+    "  --output [NAME=]Y.npy    write output NAME (or the next unnamed output) to Y.npy\n"
+    "  --repeat N               run N times and report the median time (default 1)\n"
+    "  --quiet                  do not print the tensors\n"
+    "  -h, --help               show this help\n";
+
+static const char devices_usage[] = "usage: dmlc devices\n"
+                                    "\n"
+                                    "Lists dmlc's devices and whether each is available here.\n";
+
+static const char compile_usage[] = "usage: dmlc compile FILE [options]\n"
+                                    "\n"
+                                    "Ahead-of-time compilation; not built yet (see docs/cli.md).\n";
+
+static int usage_error(const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *usage, const char *fmt, ...) {
+  fputs("dmlc: error: ", stderr);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  /* The synopsis: the usage text up to its first blank line. */
+  const char *end = strstr(usage, "\n\n");
+  fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
+  fputs("(--help shows more)\n", stderr);
+  return EXIT_USAGE;
+}
+
+static int is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+
+/* Matches argv[*i] against --name=VALUE or --name VALUE (or short, e.g.
+ * "-o", with a separate VALUE). Returns 1 and sets *value on a match, 0 when
+ * argv[*i] is another argument, -1 when the value is missing. */
+static int option_value(int argc, char **argv, int *i, const char *name, const char *short_name,
+                        const char **value) {
+  const char *arg = argv[*i];
+  const size_t n = strlen(name);
+  if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
+    *value = arg + n + 1;
+    return 1;
+  }
+  if (strcmp(arg, name) != 0 && !(short_name && strcmp(arg, short_name) == 0))
+    return 0;
+  if (*i + 1 >= argc)
+    return -1;
+  *value = argv[++*i];
+  return 1;
+}
+
+/* ---- files ---- */
+
+static char *read_text(const char *path, size_t *length) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    error("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    const size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0)
+      break;
+    if (len == cap) {
+      char *grown = realloc(buf, cap * 2 + 1);
+      if (!grown)
+        free(buf);
+      buf = grown;
+      cap *= 2;
+    }
+  }
+  const int failed = !buf || ferror(f);
+  if (f != stdin)
+    fclose(f);
+  if (failed) {
+    error("%s: %s", path, buf ? "read error" : "out of memory");
+    free(buf);
+    return NULL;
+  }
+  buf[len] = '\0';
+  *length = len;
+  return buf;
+}
+
+static const char *display_name(const char *path) {
+  return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* Reads and parses an IR file; prints the error and returns NULL on failure. */
+static dmlc_graph *load_graph(dmlc_context *ctx, const char *path) {
+  size_t length;
+  char *text = read_text(path, &length);
+  if (!text)
+    return NULL;
+  dmlc_graph *graph = NULL;
+  const dmlc_status status = dmlc_graph_parse(ctx, text, length, display_name(path), &graph);
+  free(text);
+  if (status != DMLC_OK) {
+    api_error(ctx, status, display_name(path));
+    return NULL;
+  }
+  return graph;
+}
+
+/* ---- dmlc opt ---- */
+
+static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
+  const char *input = NULL, *output = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *value;
+    int m;
+    if (is_help(argv[i])) {
+      fputs(opt_usage, stdout);
+      return EXIT_OK;
+    } else if ((m = option_value(argc, argv, &i, "--output", "-o", &value)) != 0) {
+      if (m < 0)
+        return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
+      output = value;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return usage_error(opt_usage, "unknown option '%s'", argv[i]);
+    } else if (input) {
+      return usage_error(opt_usage, "more than one input file ('%s' and '%s')", input, argv[i]);
+    } else {
+      input = argv[i];
+    }
+  }
+  if (!input)
+    return usage_error(opt_usage, "no input file");
+
+  dmlc_graph *graph = load_graph(ctx, input);
+  if (!graph)
+    return EXIT_ERROR;
+  char *text = NULL;
+  dmlc_status status = dmlc_graph_verify(graph);
+  int rc = status == DMLC_OK ? EXIT_OK : verify_error(ctx, status, display_name(input));
+  if (rc == EXIT_OK && (status = dmlc_graph_print(graph, &text)) != DMLC_OK)
+    rc = api_error(ctx, status, "print");
+  if (rc == EXIT_OK) {
+    FILE *f = output ? fopen(output, "w") : stdout;
+    if (!f) {
+      error("%s: cannot create: %s", output, strerror(errno));
+      rc = EXIT_ERROR;
+    } else {
+      const int failed = fputs(text, f) < 0 || (f == stdout ? fflush(f) : fclose(f)) != 0;
+      if (failed) {
+        error("%s: write error", output ? output : "<stdout>");
+        rc = EXIT_ERROR;
+      }
+    }
+  }
+  dmlc_free(text);
+  dmlc_graph_destroy(graph);
+  return rc;
+}
+
+/* ---- a growable string ---- */
+
+typedef struct strbuf {
+  char *data;
+  size_t length, capacity;
+  int failed; /* out of memory */
+  size_t line_start;
+} strbuf;
+
+static void sb_append(strbuf *sb, const char *s, size_t n) {
+  if (sb->failed)
+    return;
+  if (sb->length + n + 1 > sb->capacity) {
+    size_t cap = sb->capacity ? sb->capacity : 256;
+    while (cap < sb->length + n + 1)
+      cap *= 2;
+    char *grown = realloc(sb->data, cap);
+    if (!grown) {
+      sb->failed = 1;
+      return;
+    }
+    sb->data = grown;
+    sb->capacity = cap;
+  }
+  memcpy(sb->data + sb->length, s, n);
+  sb->length += n;
+  sb->data[sb->length] = '\0';
+}
+
+static void sb_puts(strbuf *sb, const char *s) { sb_append(sb, s, strlen(s)); }
+
+static void sb_newline(strbuf *sb, int indent) {
+  sb_puts(sb, "\n");
+  sb->line_start = sb->length;
+  for (int i = 0; i < indent; i++)
+    sb_puts(sb, " ");
+}
+
+static void sb_pad(strbuf *sb, const char *s, size_t width) {
+  for (size_t n = strlen(s); n < width; n++)
+    sb_puts(sb, " ");
+  sb_puts(sb, s);
+}
+
+/* ---- formatting elements ---- */
+
+static void format_float(double v, int max_precision,
+                         int (*round_trips)(const char *, const void *), const void *original,
+                         char *buf, size_t size) {
+  if (v != v) {
+    snprintf(buf, size, "nan");
+    return;
+  }
+  if (v == 1.0 / 0.0 || v == -1.0 / 0.0) {
+    snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    return;
+  }
+  for (int precision = 1; precision <= max_precision; precision++) {
+    snprintf(buf, size, "%.*g", precision, v);
+    if (round_trips(buf, original))
+      return;
+  }
+}
+
+static int f16_round_trips(const char *s, const void *p) {
+  uint16_t h;
+  memcpy(&h, p, 2);
+  return dmlc_float_to_half(strtof(s, NULL)) == h;
+}
+
+static int f32_round_trips(const char *s, const void *p) {
+  float f;
+  memcpy(&f, p, 4);
+  const float g = strtof(s, NULL);
+  return memcmp(&f, &g, 4) == 0;
+}
+
+static int f64_round_trips(const char *s, const void *p) {
+  double d;
+  memcpy(&d, p, 8);
+  const double e = strtod(s, NULL);
+  return memcmp(&d, &e, 8) == 0;
+}
+
+static void format_element(npy_dtype dtype, const unsigned char *p, char *buf, size_t size) {
+  union {
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+  } v;
+  memcpy(&v, p, npy_dtype_size(dtype));
+  switch (dtype) {
+  case NPY_DTYPE_BOOL:
+    snprintf(buf, size, "%s", v.u8 ? "True" : "False");
+    break;
+  case NPY_DTYPE_I8:
+    snprintf(buf, size, "%d", v.i8);
+    break;
+  case NPY_DTYPE_U8:
+    snprintf(buf, size, "%u", v.u8);
+    break;
+  case NPY_DTYPE_I16:
+    snprintf(buf, size, "%d", v.i16);
+    break;
+  case NPY_DTYPE_U16:
+    snprintf(buf, size, "%u", v.u16);
+    break;
+  case NPY_DTYPE_I32:
+    snprintf(buf, size, "%d", v.i32);
+    break;
+  case NPY_DTYPE_U32:
+    snprintf(buf, size, "%u", v.u32);
+    break;
+  case NPY_DTYPE_I64:
+    snprintf(buf, size, "%lld", (long long)v.i64);
+    break;
+  case NPY_DTYPE_U64:
+    snprintf(buf, size, "%llu", (unsigned long long)v.u64);
+    break;
+  case NPY_DTYPE_F16:
+    format_float(dmlc_half_to_float(v.u16), 5, f16_round_trips, p, buf, size);
+    break;
+  case NPY_DTYPE_F32:
+    format_float(v.f32, 9, f32_round_trips, p, buf, size);
+    break;
+  case NPY_DTYPE_F64:
+    format_float(v.f64, 17, f64_round_trips, p, buf, size);
+    break;
+  default:
+    snprintf(buf, size, "?");
+  }
+}
+
+/* ---- printing tensors, nested like NumPy ---- */
+
+typedef struct tensor_printer {
+  const npy_array *a; /* packed, C order */
+  uint64_t strides[NPY_MAX_DIMS];
+  int summarize[NPY_MAX_DIMS]; /* dim i shows PRINT_EDGE items each side of "..." */
+  int multiline;
+  size_t width; /* of the widest element, when multiline */
+  strbuf *sb;
+} tensor_printer;
+
+/* Calls visit for each shown index of dim; -1 stands for the "...". */
+static uint64_t shown_count(const tensor_printer *tp, uint32_t dim) {
+  return tp->summarize[dim] ? 2 * PRINT_EDGE + 1 : tp->a->shape[dim];
+}
+
+static int64_t shown_index(const tensor_printer *tp, uint32_t dim, uint64_t k) {
+  if (!tp->summarize[dim])
+    return (int64_t)k;
+  if (k < PRINT_EDGE)
+    return (int64_t)k;
+  if (k == PRINT_EDGE)
+    return -1;
+  return (int64_t)(tp->a->shape[dim] - (2 * PRINT_EDGE + 1 - k));
+}
+
+static void measure(tensor_printer *tp, uint32_t dim, uint64_t offset) {
+  for (uint64_t k = 0; k < shown_count(tp, dim); k++) {
+    const int64_t idx = shown_index(tp, dim, k);
+    if (idx < 0)
+      continue;
+    const uint64_t off = offset + (uint64_t)idx * tp->strides[dim];
+    if (dim + 1 < tp->a->ndim) {
+      measure(tp, dim + 1, off);
+    } else {
+      char buf[64];
+      format_element(tp->a->dtype,
+                     (const unsigned char *)tp->a->data + off * npy_dtype_size(tp->a->dtype), buf,
+                     sizeof buf);
+      if (strlen(buf) > tp->width)
+        tp->width = strlen(buf);
+    }
+  }
+}
+
+static void emit(tensor_printer *tp, uint32_t dim, uint64_t offset) {
+  strbuf *sb = tp->sb;
+  const uint32_t ndim = tp->a->ndim;
+  const int innermost = dim + 1 == ndim;
+  sb_puts(sb, "[");
+  for (uint64_t k = 0; k < shown_count(tp, dim); k++) {
+    const int64_t idx = shown_index(tp, dim, k);
+    char buf[64] = "";
+    if (idx < 0)
+      snprintf(buf, sizeof buf, "...");
+    else if (innermost)
+      format_element(tp->a->dtype,
+                     (const unsigned char *)tp->a->data +
+                         (offset + (uint64_t)idx * tp->strides[dim]) * npy_dtype_size(tp->a->dtype),
+                     buf, sizeof buf);
+    if (k > 0) {
+      sb_puts(sb, ",");
+      if (!tp->multiline) {
+        sb_puts(sb, " ");
+      } else if (innermost) {
+        if (sb->length - sb->line_start + 2 + tp->width + 1 > PRINT_LINE_WIDTH)
+          sb_newline(sb, (int)dim + 1);
+        else
+          sb_puts(sb, " ");
+      } else {
+        for (uint32_t n = 1; n < ndim - 1 - dim; n++)
+          sb_puts(sb, "\n");
+        sb_newline(sb, (int)dim + 1);
+      }
+    }
+    if (innermost || idx < 0)
+      sb_pad(sb, buf, tp->multiline && innermost ? tp->width : 0);
+    else
+      emit(tp, dim + 1, offset + (uint64_t)idx * tp->strides[dim]);
+  }
+  sb_puts(sb, "]");
+}
+
+/* Prints "name: f32[2,3] = [[...]]" for a packed C-order array. */
+static void print_tensor(const char *name, const npy_array *a) {
+  strbuf sb = {0};
+  char head[NPY_MAX_DIMS * 22 + 128];
+  int n = snprintf(head, sizeof head, "%s: %s[", name, npy_dtype_name(a->dtype));
+  for (uint32_t i = 0; i < a->ndim && n > 0 && (size_t)n < sizeof head; i++)
+    n += snprintf(head + n, sizeof head - (size_t)n, i ? ",%llu" : "%llu",
+                  (unsigned long long)a->shape[i]);
+  if (n > 0 && (size_t)n < sizeof head)
+    snprintf(head + n, sizeof head - (size_t)n, "] =");
+  if (a->ndim == 0) {
+    char buf[64];
+    format_element(a->dtype, a->data, buf, sizeof buf);
+    printf("%s %s\n", head, buf);
+    return;
+  }
+  tensor_printer tp = {.a = a, .sb = &sb};
+  npy_array_strides(a, tp.strides);
+  for (uint32_t i = 0; i < a->ndim; i++)
+    tp.summarize[i] = a->shape[i] > 2 * PRINT_EDGE + 1 &&
+                      (a->shape[i] > PRINT_MAX_DIM || a->count > PRINT_MAX_TOTAL);
+  emit(&tp, 0, 0);
+  if (!sb.failed && strlen(head) + 1 + sb.length > PRINT_LINE_WIDTH) {
+    sb.length = sb.line_start = 0;
+    tp.multiline = 1;
+    measure(&tp, 0, 0);
+    emit(&tp, 0, 0);
+    printf("%s\n%s\n", head, sb.failed ? "(out of memory)" : sb.data);
+  } else {
+    printf("%s %s\n", head, sb.failed ? "(out of memory)" : sb.data);
+  }
+  free(sb.data);
+}
+
+/* ---- tensors in an executable's layout ---- */
+
+static void format_dims(const uint32_t *sizes, uint32_t rank, char *buf, size_t size) {
+  int n = snprintf(buf, size, "[");
+  for (uint32_t i = 0; i < rank && n > 0 && (size_t)n < size; i++)
+    n += snprintf(buf + n, size - (size_t)n, i ? ",%u" : "%u", sizes[i]);
+  if (n > 0 && (size_t)n < size)
+    snprintf(buf + n, size - (size_t)n, "]");
+}
+
+static void format_strides(const uint64_t *strides, uint32_t rank, char *buf, size_t size) {
+  int n = snprintf(buf, size, "[");
+  for (uint32_t i = 0; i < rank && n > 0 && (size_t)n < size; i++)
+    n += snprintf(buf + n, size - (size_t)n, i ? ", %llu" : "%llu", (unsigned long long)strides[i]);
+  if (n > 0 && (size_t)n < size)
+    snprintf(buf + n, size - (size_t)n, "]");
+}
+
+/* Advances a row-major coordinate; returns 0 after the last one. */
+static int next_coord(uint64_t *coord, const uint32_t *sizes, uint32_t rank) {
+  for (uint32_t i = rank; i-- > 0;) {
+    if (++coord[i] < sizes[i])
+      return 1;
+    coord[i] = 0;
+  }
+  return 0;
+}
+
+static uint64_t dot(const uint64_t *coord, const uint64_t *strides, uint32_t rank) {
+  uint64_t off = 0;
+  for (uint32_t i = 0; i < rank; i++)
+    off += coord[i] * strides[i];
+  return off;
+}
+
+static void *alloc_buffer(const dmlc_tensor_info *info) {
+  const size_t align = info->alignment > 64 ? info->alignment : 64;
+  const size_t size = (size_t)((info->total_size_bytes + align - 1) / align * align);
+  void *p = aligned_alloc(align, size ? size : align);
+  if (p)
+    memset(p, 0, size);
+  return p;
+}
+
+/* Reads the tensor laid out as info in buf into a packed C-order array. */
+static int unpack_tensor(const dmlc_tensor_info *info, const void *buf, npy_array *out) {
+  npy_dtype dtype;
+  if (npy_dtype_from_dml(info->data_type, &dtype) != 0) {
+    error("'%s' has data type %d, which dmlc cannot print or save", info->name,
+          (int)info->data_type);
+    return -1;
+  }
+  uint64_t shape[DMLC_MAX_RANK];
+  for (uint32_t i = 0; i < info->dimension_count; i++)
+    shape[i] = info->sizes[i];
+  if (npy_array_init(out, dtype, info->dimension_count, shape) != DMLC_OK) {
+    error("out of memory for '%s'", info->name);
+    return -1;
+  }
+  const uint32_t es = npy_dtype_size(dtype);
+  uint64_t coord[DMLC_MAX_RANK] = {0};
+  uint64_t k = 0;
+  do {
+    memcpy((unsigned char *)out->data + k++ * es,
+           (const unsigned char *)buf + dot(coord, info->strides, info->dimension_count) * es, es);
+  } while (next_coord(coord, info->sizes, info->dimension_count));
+  return 0;
+}
+
+/* Checks a's data type and shape against info and lays a into buf. Elements
+ * that share storage (broadcast strides) must hold equal values. */
+static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const char *path,
+                      void *buf) {
+  char want[128], have[NPY_MAX_DIMS * 22 + 8];
+  format_dims(info->sizes, info->dimension_count, want, sizeof want);
+  int n = snprintf(have, sizeof have, "[");
+  for (uint32_t i = 0; i < a->ndim && n > 0 && (size_t)n < sizeof have; i++)
+    n += snprintf(have + n, sizeof have - (size_t)n, i ? ",%llu" : "%llu",
+                  (unsigned long long)a->shape[i]);
+  if (n > 0 && (size_t)n < sizeof have)
+    snprintf(have + n, sizeof have - (size_t)n, "]");
+  const char *want_type = dmlc_data_type_name(info->data_type);
+  if (a->dtype == NPY_DTYPE_BOOL) {
+    error("%s: holds bool%s, which has no DirectML data type; input '%s' is %s%s", path, have,
+          info->name, want_type ? want_type : "?", want);
+    return -1;
+  }
+  int same_shape = a->ndim == info->dimension_count;
+  for (uint32_t i = 0; same_shape && i < a->ndim; i++)
+    same_shape = a->shape[i] == info->sizes[i];
+  if (npy_dtype_to_dml(a->dtype) != info->data_type || !same_shape) {
+    error("%s: holds %s%s, but input '%s' is %s%s", path, npy_dtype_name(a->dtype), have,
+          info->name, want_type ? want_type : "?", want);
+    return -1;
+  }
+  const uint32_t es = npy_dtype_size(a->dtype);
+  const uint64_t slots = info->total_size_bytes / es + 1;
+  unsigned char *written = calloc((size_t)(slots / 8 + 1), 1);
+  if (!written) {
+    error("out of memory for input '%s'", info->name);
+    return -1;
+  }
+  uint64_t src_strides[NPY_MAX_DIMS];
+  npy_array_strides(a, src_strides);
+  uint64_t coord[DMLC_MAX_RANK] = {0};
+  int rc = 0;
+  do {
+    const uint64_t dst = dot(coord, info->strides, info->dimension_count);
+    const unsigned char *src =
+        (const unsigned char *)a->data + dot(coord, src_strides, a->ndim) * es;
+    unsigned char *p = (unsigned char *)buf + dst * es;
+    if (written[dst / 8] & (1u << (dst % 8))) {
+      if (memcmp(p, src, es) != 0) {
+        char strides[256], at[128];
+        uint32_t c[DMLC_MAX_RANK];
+        for (uint32_t i = 0; i < info->dimension_count; i++)
+          c[i] = (uint32_t)coord[i];
+        format_strides(info->strides, info->dimension_count, strides, sizeof strides);
+        format_dims(c, info->dimension_count, at, sizeof at);
+        error("%s: input '%s' has strides %s, so element %s shares storage with an earlier "
+              "element, but holds a different value",
+              path, info->name, strides, at);
+        rc = -1;
+        break;
+      }
+    } else {
+      memcpy(p, src, es);
+      written[dst / 8] |= (unsigned char)(1u << (dst % 8));
+    }
+  } while (next_coord(coord, info->sizes, info->dimension_count));
+  free(written);
+  return rc;
+}
+
+/* Deterministic data: small integers in [-4, 4] ([0, 4] when unsigned), so
+ * that ties happen. Every element of the buffer is filled, padding too. */
+static void generate_input(const dmlc_tensor_info *info, size_t index, void *buf) {
+  npy_dtype dtype;
+  if (npy_dtype_from_dml(info->data_type, &dtype) != 0)
+    return;
+  const uint32_t es = npy_dtype_size(dtype);
+  const int is_unsigned = dtype == NPY_DTYPE_U8 || dtype == NPY_DTYPE_U16 ||
+                          dtype == NPY_DTYPE_U32 || dtype == NPY_DTYPE_U64;
+  uint64_t state = 0x9e3779b97f4a7c15ull * (index + 1);
+  for (uint64_t e = 0; e < info->total_size_bytes / es; e++) {
+    /* splitmix64 */
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const int v = is_unsigned ? (int)(z % 5) : (int)(z % 9) - 4;
+    unsigned char *p = (unsigned char *)buf + e * es;
+    union {
+      int8_t i8;
+      int16_t i16;
+      int32_t i32;
+      int64_t i64;
+      uint16_t f16;
+      float f32;
+      double f64;
+    } u;
+    switch (dtype) {
+    case NPY_DTYPE_F16:
+      u.f16 = dmlc_float_to_half((float)v);
+      break;
+    case NPY_DTYPE_F32:
+      u.f32 = (float)v;
+      break;
+    case NPY_DTYPE_F64:
+      u.f64 = v;
+      break;
+    case NPY_DTYPE_I8:
+    case NPY_DTYPE_U8:
+      u.i8 = (int8_t)v;
+      break;
+    case NPY_DTYPE_I16:
+    case NPY_DTYPE_U16:
+      u.i16 = (int16_t)v;
+      break;
+    case NPY_DTYPE_I32:
+    case NPY_DTYPE_U32:
+      u.i32 = v;
+      break;
+    default:
+      u.i64 = v;
+    }
+    memcpy(p, &u, es);
+  }
+}
+
+/* ---- dmlc run ---- */
+
+typedef struct binding {
+  const char *name; /* NULL: positional */
+  const char *path;
+} binding;
+
+/* "NAME=path" binds by name when NAME is a valid name; otherwise the whole
+ * argument is a path. */
+static binding parse_binding(char *arg) {
+  binding b = {NULL, arg};
+  char *eq = strchr(arg, '=');
+  if (!eq || eq == arg ||
+      !((arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z') || arg[0] == '_'))
+    return b;
+  for (const char *p = arg; p < eq; p++)
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+          *p == '_' || *p == '.'))
+      return b;
+  *eq = '\0';
+  b.name = arg;
+  b.path = eq + 1;
+  return b;
+}
+
+/* Resolves bindings to one path per tensor (paths[i], NULL if unbound). */
+static int resolve_bindings(const binding *bindings, int count, const dmlc_tensor_info *infos,
+                            size_t tensor_count, const char *kind, const char **paths) {
+  size_t next = 0;
+  for (int b = 0; b < count; b++) {
+    size_t index = tensor_count;
+    if (bindings[b].name) {
+      for (size_t i = 0; i < tensor_count; i++)
+        if (strcmp(infos[i].name, bindings[b].name) == 0)
+          index = i;
+      if (index == tensor_count) {
+        char names[512] = "";
+        for (size_t i = 0; i < tensor_count; i++) {
+          const size_t used = strlen(names);
+          snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", infos[i].name);
+        }
+        error("the graph has no %s named '%s' (its %ss: %s)", kind, bindings[b].name, kind,
+              tensor_count ? names : "none");
+        return -1;
+      }
+    } else {
+      while (next < tensor_count && paths[next])
+        next++;
+      if (next == tensor_count) {
+        error("too many --%s files: the graph has %zu %s%s", kind, tensor_count, kind,
+              tensor_count == 1 ? "" : "s");
+        return -1;
+      }
+      index = next;
+    }
+    if (paths[index]) {
+      error("%s '%s' is bound twice ('%s' and '%s')", kind, infos[index].name, paths[index],
+            bindings[b].path);
+      return -1;
+    }
+    paths[index] = bindings[b].path;
+  }
+  return 0;
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void print_time(double us, dmlc_device device, long runs) {
+  const char *unit = "us";
+  double t = us;
+  if (t >= 1e6) {
+    t /= 1e6;
+    unit = "s";
+  } else if (t >= 1e4) {
+    t /= 1e3;
+    unit = "ms";
+  }
+  if (runs == 1)
+    printf("time: %.1f %s (device %s, 1 run)\n", t, unit, dmlc_device_name(device));
+  else
+    printf("time: %.1f %s (device %s, median of %ld runs)\n", t, unit, dmlc_device_name(device),
+           runs);
+}
+
+typedef struct run_options {
+  const char *file;
+  dmlc_device device;
+  binding *inputs, *outputs;
+  int input_count, output_count;
+  long repeat;
+  int quiet;
+} run_options;
+
+static int parse_device(const char *s, dmlc_device *out) {
+  static const struct {
+    const char *name;
+    dmlc_device device;
+  } devices[] = {{"default", DMLC_DEVICE_DEFAULT},
+                 {"reference", DMLC_DEVICE_REFERENCE},
+                 {"cpu", DMLC_DEVICE_CPU},
+                 {"vulkan", DMLC_DEVICE_VULKAN}};
+  for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
+    if (strcmp(s, devices[i].name) == 0) {
+      *out = devices[i].device;
+      return 0;
+    }
+  return -1;
+}
+
+/* Returns -1 to go on, or an exit code (help, usage error). */
+static int parse_run_options(int argc, char **argv, run_options *o) {
+  for (int i = 0; i < argc; i++) {
+    const char *value;
+    int m;
+    if (is_help(argv[i])) {
+      fputs(run_usage, stdout);
+      return EXIT_OK;
+    } else if ((m = option_value(argc, argv, &i, "--device", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      if (parse_device(value, &o->device) != 0)
+        return usage_error(run_usage, "unknown device '%s' (default, reference, cpu, vulkan)",
+                           value);
+    } else if ((m = option_value(argc, argv, &i, "--input", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      o->inputs[o->input_count++] = parse_binding((char *)value);
+    } else if ((m = option_value(argc, argv, &i, "--output", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      o->outputs[o->output_count++] = parse_binding((char *)value);
+    } else if ((m = option_value(argc, argv, &i, "--repeat", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      char *end;
+      errno = 0;
+      o->repeat = strtol(value, &end, 10);
+      if (*value == '\0' || *end != '\0' || errno || o->repeat < 1 || o->repeat > 1000000)
+        return usage_error(run_usage, "--repeat needs a number from 1 to 1000000, not '%s'", value);
+    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+      o->quiet = 1;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return usage_error(run_usage, "unknown option '%s'", argv[i]);
+    } else if (o->file) {
+      return usage_error(run_usage, "more than one input file ('%s' and '%s')", o->file, argv[i]);
+    } else {
+      o->file = argv[i];
+    }
+  }
+  if (!o->file)
+    return usage_error(run_usage, "no input file");
+  return -1;
+}
+
+typedef struct run_state {
+  dmlc_executable *exe;
+  size_t n_in, n_out;
+  dmlc_tensor_info *infos; /* inputs, then outputs */
+  dmlc_buffer *buffers;    /* inputs, then outputs */
+  const char **paths;      /* inputs, then outputs; NULL if unbound */
+} run_state;
+
+static int prepare_buffers(run_state *s, const run_options *o) {
+  const size_t n = s->n_in + s->n_out;
+  s->infos = calloc(n ? n : 1, sizeof *s->infos);
+  s->buffers = calloc(n ? n : 1, sizeof *s->buffers);
+  s->paths = calloc(n ? n : 1, sizeof *s->paths);
+  if (!s->infos || !s->buffers || !s->paths) {
+    error("out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const dmlc_status status = i < s->n_in
+                                   ? dmlc_executable_input_info(s->exe, i, &s->infos[i])
+                                   : dmlc_executable_output_info(s->exe, i - s->n_in, &s->infos[i]);
+    if (status != DMLC_OK) {
+      error("cannot get the layout of %s %zu: %s", i < s->n_in ? "input" : "output",
+            i < s->n_in ? i : i - s->n_in, dmlc_status_string(status));
+      return -1;
+    }
+    s->buffers[i].data = alloc_buffer(&s->infos[i]);
+    s->buffers[i].size_bytes = s->infos[i].total_size_bytes;
+    if (!s->buffers[i].data) {
+      error("out of memory for '%s' (%llu bytes)", s->infos[i].name,
+            (unsigned long long)s->infos[i].total_size_bytes);
+      return -1;
+    }
+  }
+  if (resolve_bindings(o->inputs, o->input_count, s->infos, s->n_in, "input", s->paths) != 0 ||
+      resolve_bindings(o->outputs, o->output_count, s->infos + s->n_in, s->n_out, "output",
+                       s->paths + s->n_in) != 0)
+    return -1;
+  for (size_t i = 0; i < s->n_in; i++) {
+    if (!s->paths[i]) {
+      generate_input(&s->infos[i], i, s->buffers[i].data);
+      continue;
+    }
+    npy_array a;
+    char err[NPY_ERROR_MAX];
+    if (npy_read_file(s->paths[i], &a, err, sizeof err) != DMLC_OK) {
+      error("%s", err);
+      return -1;
+    }
+    const int rc = pack_input(&s->infos[i], &a, s->paths[i], s->buffers[i].data);
+    npy_array_free(&a);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
+  double *times = malloc((size_t)o->repeat * sizeof *times);
+  if (!times) {
+    error("out of memory");
+    return -1;
+  }
+  for (long r = 0; r < o->repeat; r++) {
+    const double start = now_us();
+    const dmlc_status status =
+        dmlc_execute(s->exe, s->buffers, s->n_in, s->buffers + s->n_in, s->n_out);
+    times[r] = now_us() - start;
+    if (status != DMLC_OK) {
+      free(times);
+      api_error(ctx, status, "execute");
+      return -1;
+    }
+  }
+  qsort(times, (size_t)o->repeat, sizeof *times, compare_doubles);
+  const double median =
+      o->repeat % 2 ? times[o->repeat / 2] : (times[o->repeat / 2 - 1] + times[o->repeat / 2]) / 2;
+  free(times);
+  int rc = 0;
+  for (size_t i = 0; i < s->n_in + s->n_out && rc == 0; i++) {
+    const int is_output = i >= s->n_in;
+    if (o->quiet && !(is_output && s->paths[i]))
+      continue;
+    npy_array a;
+    if (unpack_tensor(&s->infos[i], s->buffers[i].data, &a) != 0) {
+      rc = -1;
+      break;
+    }
+    if (!o->quiet)
+      print_tensor(s->infos[i].name, &a);
+    char err[NPY_ERROR_MAX];
+    if (is_output && s->paths[i] && npy_write_file(s->paths[i], &a, err, sizeof err) != DMLC_OK) {
+      error("%s", err);
+      rc = -1;
+    }
+    npy_array_free(&a);
+  }
+  if (rc == 0)
+    print_time(median, dmlc_executable_device(s->exe), o->repeat);
+  return rc;
+}
+
+static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
+  run_options o = {.device = DMLC_DEVICE_DEFAULT, .repeat = 1};
+  o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
+  o.outputs = calloc((size_t)argc + 1, sizeof *o.outputs);
+  int rc = o.inputs && o.outputs ? parse_run_options(argc, argv, &o) : EXIT_ERROR;
+  if (rc >= 0) {
+    free(o.inputs);
+    free(o.outputs);
+    return rc;
+  }
+  rc = EXIT_ERROR;
+  run_state s = {0};
+  dmlc_graph *graph = load_graph(ctx, o.file);
+  dmlc_status status = DMLC_OK;
+  if (graph && (status = dmlc_graph_verify(graph)) != DMLC_OK)
+    verify_error(ctx, status, display_name(o.file));
+  else if (graph && (status = dmlc_graph_compile(graph, o.device, &s.exe)) != DMLC_OK)
+    api_error(ctx, status, "compile");
+  else if (graph) {
+    s.n_in = dmlc_executable_input_count(s.exe);
+    s.n_out = dmlc_executable_output_count(s.exe);
+    if (prepare_buffers(&s, &o) == 0 && execute(ctx, &s, &o) == 0)
+      rc = EXIT_OK;
+  }
+  for (size_t i = 0; s.buffers && i < s.n_in + s.n_out; i++)
+    free(s.buffers[i].data);
+  free(s.buffers);
+  free(s.infos);
+  free(s.paths);
+  dmlc_executable_destroy(s.exe);
+  dmlc_graph_destroy(graph);
+  free(o.inputs);
+  free(o.outputs);
+  return rc;
+}
+
+/* ---- dmlc devices ---- */
+
+/* Builds argmax over a f32[2] through the descriptor API (no parser
+ * involved). */
+static dmlc_status build_probe(dmlc_context *ctx, dmlc_graph **out) {
+  static const UINT in_sizes[1] = {2}, out_sizes[1] = {1}, axes[1] = {0};
+  const DML_BUFFER_TENSOR_DESC in_buffer = {
+      DML_TENSOR_DATA_TYPE_FLOAT32, DML_TENSOR_FLAG_NONE, 1, in_sizes, NULL, 8, 0};
+  const DML_BUFFER_TENSOR_DESC out_buffer = {
+      DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_FLAG_NONE, 1, out_sizes, NULL, 4, 0};
+  const DML_TENSOR_DESC in_desc = {DML_TENSOR_TYPE_BUFFER, &in_buffer};
+  const DML_TENSOR_DESC out_desc = {DML_TENSOR_TYPE_BUFFER, &out_buffer};
+  const DML_ARGMAX_OPERATOR_DESC argmax = {&in_desc, &out_desc, 1, axes,
+                                           DML_AXIS_DIRECTION_INCREASING};
+  const DML_OPERATOR_DESC op = {DML_OPERATOR_ARGMAX, &argmax};
+  dmlc_graph *g = NULL;
+  dmlc_value x, y;
+  dmlc_status status = dmlc_graph_create(ctx, "probe", &g);
+  if (status == DMLC_OK)
+    status = dmlc_graph_add_input(g, "x", &in_desc, &x);
+  if (status == DMLC_OK)
+    status = dmlc_graph_add_operator(g, &op, &x, 1, &y, 1);
+  if (status == DMLC_OK)
+    status = dmlc_graph_add_output(g, "y", y);
+  if (status != DMLC_OK) {
+    dmlc_graph_destroy(g);
+    g = NULL;
+  }
+  *out = g;
+  return status;
+}
+
+static int cmd_devices(dmlc_context *ctx, int argc, char **argv) {
+  for (int i = 0; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(devices_usage, stdout);
+      return EXIT_OK;
+    }
+    return usage_error(devices_usage, "unexpected argument '%s'", argv[i]);
+  }
+  dmlc_graph *probe;
+  const dmlc_status status = build_probe(ctx, &probe);
+  if (status != DMLC_OK)
+    return api_error(ctx, status, "building the probe graph");
+  static const dmlc_device devices[] = {DMLC_DEVICE_REFERENCE, DMLC_DEVICE_CPU, DMLC_DEVICE_VULKAN};
+  for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+    dmlc_executable *exe = NULL;
+    const dmlc_status s = dmlc_graph_compile(probe, devices[i], &exe);
+    if (s == DMLC_OK)
+      printf("%-10s available\n", dmlc_device_name(devices[i]));
+    else if (s == DMLC_ERROR_UNSUPPORTED)
+      printf("%-10s not built\n", dmlc_device_name(devices[i]));
+    else
+      printf("%-10s not available: %s\n", dmlc_device_name(devices[i]), dmlc_context_error(ctx));
+    dmlc_executable_destroy(exe);
+  }
+  dmlc_executable *exe = NULL;
+  if (dmlc_graph_compile(probe, DMLC_DEVICE_DEFAULT, &exe) == DMLC_OK)
+    printf("%-10s %s\n", "default", dmlc_device_name(dmlc_executable_device(exe)));
+  else
+    printf("%-10s none\n", "default");
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(probe);
+  return EXIT_OK;
+}
+
+/* ---- dmlc compile ---- */
+
+static int cmd_compile(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (is_help(argv[i])) {
+      fputs(compile_usage, stdout);
+      return EXIT_OK;
+    }
+  fputs("dmlc compile: not built yet (see docs/cli.md)\n", stderr);
+  return EXIT_ERROR;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usage_error(main_usage, "no command");
+  const char *command = argv[1];
+  if (is_help(command)) {
+    fputs(main_usage, stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(command, "--version") == 0) {
+    printf("dmlc %s\n", DMLC_VERSION_STRING);
+    return EXIT_OK;
+  }
+  if (strcmp(command, "compile") == 0)
+    return cmd_compile(argc - 2, argv + 2);
+  int (*run)(dmlc_context *, int, char **) = NULL;
+  if (strcmp(command, "opt") == 0)
+    run = cmd_opt;
+  else if (strcmp(command, "run") == 0)
+    run = cmd_run;
+  else if (strcmp(command, "devices") == 0)
+    run = cmd_devices;
+  else
+    return usage_error(main_usage, "unknown command '%s'", command);
+  dmlc_context *ctx = NULL;
+  const dmlc_status status = dmlc_context_create(&ctx);
+  if (status != DMLC_OK) {
+    error("cannot create a context: %s", dmlc_status_string(status));
+    return EXIT_ERROR;
+  }
+  const int rc = run(ctx, argc - 2, argv + 2);
+  dmlc_context_destroy(ctx);
+  return rc;
+}
