@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "passes/passes.h"
 #include "runtime/reference/reference.h"
 
 #define CHECK_ARG(ctx, cond, ...)                                                                  \
@@ -262,6 +263,44 @@ dmlc_status dmlc_graph_print(dmlc_graph *graph, char **out_text) {
     return dmlc_diag_set(&graph->ctx->diag, DMLC_ERROR_OUT_OF_MEMORY,
                          "out of memory printing a graph");
   return DMLC_OK;
+}
+
+/* ---- passes ---- */
+
+dmlc_status dmlc_graph_run_passes(dmlc_graph *graph, const char *pipeline,
+                                  const dmlc_pass_options *options) {
+  if (!graph)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(graph->ctx, pipeline, "dmlc_graph_run_passes: pipeline is NULL");
+  dmlc_pipeline_options o = {0};
+  if (options) {
+    o.print_ir_before = options->print_ir_before;
+    o.print_ir_after = options->print_ir_after;
+    o.verify_each = options->verify_each != 0;
+    o.timing = options->timing != 0;
+    o.print = options->print;
+    o.user = options->user;
+  }
+  /* Values of the old graph no longer exist: forget their layouts. */
+  graph->cap_layouts = 0;
+  free(graph->result_layouts);
+  free(graph->has_result_layout);
+  graph->result_layouts = NULL;
+  graph->has_result_layout = NULL;
+  return dmlc_run_pipeline(&graph->ir, pipeline, &o, &graph->ctx->diag);
+}
+
+const char *dmlc_default_pipeline(void) { return DMLC_DEFAULT_PIPELINE; }
+size_t dmlc_pass_count(void) { return dmlc_pass_registry_count(); }
+
+const char *dmlc_pass_name(size_t index) {
+  const dmlc_pass_info *p = dmlc_pass_registry_get(index);
+  return p ? p->name : NULL;
+}
+
+const char *dmlc_pass_summary(size_t index) {
+  const dmlc_pass_info *p = dmlc_pass_registry_get(index);
+  return p ? p->summary : NULL;
 }
 
 /* ---- compilation ---- */

@@ -381,6 +381,16 @@ static void format_element(npy_dtype dtype, const unsigned char *p, char *buf, s
   }
 }
 
+/* "[2,3]" (sep ",") or "[8, 1]" (sep ", "), cut to fit size. */
+static void format_list(const uint64_t *values, uint32_t count, const char *sep, char *buf,
+                        size_t size) {
+  int n = snprintf(buf, size, "[");
+  for (uint32_t i = 0; i < count && n > 0 && (size_t)n < size; i++)
+    n += snprintf(buf + n, size - (size_t)n, "%s%llu", i ? sep : "", (unsigned long long)values[i]);
+  if (n > 0 && (size_t)n < size)
+    snprintf(buf + n, size - (size_t)n, "]");
+}
+
 /* ---- printing tensors, nested like NumPy ---- */
 
 typedef struct tensor_printer {
@@ -392,11 +402,12 @@ typedef struct tensor_printer {
   strbuf *sb;
 } tensor_printer;
 
-/* Calls visit for each shown index of dim; -1 stands for the "...". */
+/* How many items of dim are shown, the "..." counted as one. */
 static uint64_t shown_count(const tensor_printer *tp, uint32_t dim) {
   return tp->summarize[dim] ? 2 * PRINT_EDGE + 1 : tp->a->shape[dim];
 }
 
+/* The index in dim of the k-th shown item; -1 for the "...". */
 static int64_t shown_index(const tensor_printer *tp, uint32_t dim, uint64_t k) {
   if (!tp->summarize[dim])
     return (int64_t)k;
@@ -467,13 +478,9 @@ static void emit(tensor_printer *tp, uint32_t dim, uint64_t offset) {
 /* Prints "name: f32[2,3] = [[...]]" for a packed C-order array. */
 static void print_tensor(const char *name, const npy_array *a) {
   strbuf sb = {0};
-  char head[NPY_MAX_DIMS * 22 + 128];
-  int n = snprintf(head, sizeof head, "%s: %s[", name, npy_dtype_name(a->dtype));
-  for (uint32_t i = 0; i < a->ndim && n > 0 && (size_t)n < sizeof head; i++)
-    n += snprintf(head + n, sizeof head - (size_t)n, i ? ",%llu" : "%llu",
-                  (unsigned long long)a->shape[i]);
-  if (n > 0 && (size_t)n < sizeof head)
-    snprintf(head + n, sizeof head - (size_t)n, "] =");
+  char dims[NPY_MAX_DIMS * 22 + 8], head[sizeof dims + 128];
+  format_list(a->shape, a->ndim, ",", dims, sizeof dims);
+  snprintf(head, sizeof head, "%s: %s%s =", name, npy_dtype_name(a->dtype), dims);
   if (a->ndim == 0) {
     char buf[64];
     format_element(a->dtype, a->data, buf, sizeof buf);
@@ -500,20 +507,11 @@ static void print_tensor(const char *name, const npy_array *a) {
 
 /* ---- tensors in an executable's layout ---- */
 
-static void format_dims(const uint32_t *sizes, uint32_t rank, char *buf, size_t size) {
-  int n = snprintf(buf, size, "[");
-  for (uint32_t i = 0; i < rank && n > 0 && (size_t)n < size; i++)
-    n += snprintf(buf + n, size - (size_t)n, i ? ",%u" : "%u", sizes[i]);
-  if (n > 0 && (size_t)n < size)
-    snprintf(buf + n, size - (size_t)n, "]");
-}
-
-static void format_strides(const uint64_t *strides, uint32_t rank, char *buf, size_t size) {
-  int n = snprintf(buf, size, "[");
-  for (uint32_t i = 0; i < rank && n > 0 && (size_t)n < size; i++)
-    n += snprintf(buf + n, size - (size_t)n, i ? ", %llu" : "%llu", (unsigned long long)strides[i]);
-  if (n > 0 && (size_t)n < size)
-    snprintf(buf + n, size - (size_t)n, "]");
+static void format_dims(const dmlc_tensor_info *info, char *buf, size_t size) {
+  uint64_t sizes[DMLC_MAX_RANK];
+  for (uint32_t i = 0; i < info->dimension_count; i++)
+    sizes[i] = info->sizes[i];
+  format_list(sizes, info->dimension_count, ",", buf, size);
 }
 
 /* Advances a row-major coordinate; returns 0 after the last one. */
@@ -572,13 +570,8 @@ static int unpack_tensor(const dmlc_tensor_info *info, const void *buf, npy_arra
 static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const char *path,
                       void *buf) {
   char want[128], have[NPY_MAX_DIMS * 22 + 8];
-  format_dims(info->sizes, info->dimension_count, want, sizeof want);
-  int n = snprintf(have, sizeof have, "[");
-  for (uint32_t i = 0; i < a->ndim && n > 0 && (size_t)n < sizeof have; i++)
-    n += snprintf(have + n, sizeof have - (size_t)n, i ? ",%llu" : "%llu",
-                  (unsigned long long)a->shape[i]);
-  if (n > 0 && (size_t)n < sizeof have)
-    snprintf(have + n, sizeof have - (size_t)n, "]");
+  format_dims(info, want, sizeof want);
+  format_list(a->shape, a->ndim, ",", have, sizeof have);
   const char *want_type = dmlc_data_type_name(info->data_type);
   if (a->dtype == NPY_DTYPE_BOOL) {
     error("%s: holds bool%s, which has no DirectML data type; input '%s' is %s%s", path, have,
@@ -612,11 +605,8 @@ static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const ch
     if (written[dst / 8] & (1u << (dst % 8))) {
       if (memcmp(p, src, es) != 0) {
         char strides[256], at[128];
-        uint32_t c[DMLC_MAX_RANK];
-        for (uint32_t i = 0; i < info->dimension_count; i++)
-          c[i] = (uint32_t)coord[i];
-        format_strides(info->strides, info->dimension_count, strides, sizeof strides);
-        format_dims(c, info->dimension_count, at, sizeof at);
+        format_list(info->strides, info->dimension_count, ", ", strides, sizeof strides);
+        format_list(coord, info->dimension_count, ",", at, sizeof at);
         error("%s: input '%s' has strides %s, so element %s shares storage with an earlier "
               "element, but holds a different value",
               path, info->name, strides, at);

@@ -106,7 +106,29 @@ DMLC_API dmlc_status dmlc_graph_verify(dmlc_graph *graph);
 /* Prints graph as IR text into a malloc'ed string; free it with dmlc_free. */
 DMLC_API dmlc_status dmlc_graph_print(dmlc_graph *graph, char **out_text);
 DMLC_API void dmlc_free(void *p);
-/* Compiles a copy of graph (the graph stays usable). */
+/* ---- passes ---- */
+typedef struct dmlc_pass_options {
+  const char *print_ir_before; /* comma-separated pass names, "all", or NULL */
+  const char *print_ir_after;  /* comma-separated pass names, "all", or NULL */
+  int verify_each;             /* run the verifier after every pass */
+  int timing;                  /* print a per-pass time table at the end */
+  /* Where IR dumps and the timing table go; NULL: stderr. */
+  void (*print)(void *user, const char *text);
+  void *user;
+} dmlc_pass_options;
+
+/* Runs a comma-separated pipeline of passes on graph, in place. options may
+ * be NULL. An unknown pass name is an error before anything runs. */
+DMLC_API dmlc_status dmlc_graph_run_passes(dmlc_graph *graph, const char *pipeline,
+                                           const dmlc_pass_options *options);
+/* The pipeline dmlc_graph_compile runs for code-generating devices. */
+DMLC_API const char *dmlc_default_pipeline(void);
+DMLC_API size_t dmlc_pass_count(void);
+DMLC_API const char *dmlc_pass_name(size_t index);    /* NULL past the end */
+DMLC_API const char *dmlc_pass_summary(size_t index); /* NULL past the end */
+
+/* Compiles a copy of graph (the graph stays usable). The reference device
+ * evaluates the graph as given; the others run the default pipeline first. */
 DMLC_API dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device,
                                         dmlc_executable **out);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The dmlc command line: help, version, usage errors, devices, compile.
 set -euo pipefail
+# shellcheck source=common.bash
 source "$(dirname "$0")/common.bash" cli "$@"
 
 expect_run "dmlc --help" 0 --out '^usage: dmlc <command>' --out '^  run ' -- "$DMLC" --help

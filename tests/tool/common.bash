@@ -1,11 +1,20 @@
+# shellcheck shell=bash disable=SC2034  # the variables are for the sourcing script
 # Shared by the tool tests (sourced, not run: ctest runs tests/tool/*.sh).
 # Usage in a script: source "$(dirname "$0")/common.bash" NAME "$@"
 # Sets DMLC (the binary), SRC (the source dir), PY (python with numpy),
 # TMP (a scratch dir removed on exit), and the check helpers below.
 TEST_NAME=$1
-DMLC=$(realpath "$2")
-SRC=$(realpath "$3")
+if [ $# -ne 3 ]; then
+  echo "usage: bash tests/tool/$TEST_NAME.sh PATH-TO-DMLC SOURCE-DIR"
+  exit 2
+fi
+DMLC=$(realpath -m "$2")
+SRC=$(realpath -m "$3")
 PY=/usr/bin/python3
+if [ ! -x "$DMLC" ] || [ ! -f "$SRC/examples/hardmax.dmlir" ]; then
+  echo "tool.$TEST_NAME: FAIL: no dmlc binary at $2 or no dmlc source tree at $3"
+  exit 1
+fi
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
   echo "tool.$TEST_NAME: FAIL: $PY with numpy is required (scripts/setup.sh installs python3-numpy)"
   exit 1

@@ -2,6 +2,7 @@
 # .npy round trips through dmlc run for every data type, and argmax, argmin
 # and hardmax over every input type compared with NumPy.
 set -euo pipefail
+# shellcheck source=common.bash
 source "$(dirname "$0")/common.bash" npy "$@"
 
 cat >"$TMP/cases.py" <<'PYEOF'

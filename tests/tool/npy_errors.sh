@@ -2,6 +2,7 @@
 # dmlc run with malformed or mismatched .npy inputs: exit 1 and a message
 # naming the file and the problem; never a crash.
 set -euo pipefail
+# shellcheck source=common.bash
 source "$(dirname "$0")/common.bash" npy_errors "$@"
 EX=$SRC/examples/argmax.dmlir # f32[3,3] -> u32[1,3]
 

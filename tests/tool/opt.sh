@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # dmlc opt: prints the canonical IR; errors name file:line:col.
 set -euo pipefail
+# shellcheck source=common.bash
 source "$(dirname "$0")/common.bash" opt "$@"
 EX=$SRC/examples
 

@@ -2,6 +2,7 @@
 # dmlc run: the examples on the seed pages' data, layouts, generated data,
 # printing, timing, bindings and devices.
 set -euo pipefail
+# shellcheck source=common.bash
 source "$(dirname "$0")/common.bash" run "$@"
 EX=$SRC/examples
 D=$EX/data
@@ -63,7 +64,7 @@ check "positional after named" npy_equal "$TMP/n0.npy" float32 '[[0,0,1],[0,0,1]
 # --quiet prints only the time, and still writes outputs.
 expect_run "quiet" 0 -- "$DMLC" run "$EX/argmax.dmlir" --input "$D/matrix3x3.npy" \
   --output "$TMP/q.npy" --quiet
-check "quiet: one line" [ "$(cat "$TMP/out" | wc -l)" -eq 1 ]
+check "quiet: one line" [ "$(wc -l <"$TMP/out")" -eq 1 ]
 check "quiet: time only" grep -q '^time: ' "$TMP/out"
 check "quiet: output written" npy_equal "$TMP/q.npy" uint32 '[[1,2,1]]'
 
