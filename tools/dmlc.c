@@ -64,12 +64,25 @@ static const char main_usage[] =
     "  --version                show the version\n";
 
 static const char opt_usage[] =
-    "usage: dmlc opt FILE [-o OUT]\n"
+    "usage: dmlc opt FILE [--passes=P1,P2,...] [options] [-o OUT]\n"
+    "       dmlc opt --list-passes\n"
     "\n"
-    "Parses the IR text in FILE ('-' reads standard input), verifies the graph and\n"
-    "prints it in canonical form to standard output, or to OUT with -o.\n"
+    "Parses the IR text in FILE ('-' reads standard input), verifies the graph, runs\n"
+    "the passes named by --passes in order (none by default), and prints the result\n"
+    "in canonical form to standard output, or to OUT with -o. IR dumps and the\n"
+    "timing table go to standard error.\n"
     "\n"
     "options:\n"
+    "  --passes=LIST            comma-separated passes to run; 'default' is the\n"
+    "                           pipeline compile uses\n"
+    "  --list-passes            list the passes and the default pipeline\n"
+    "  --print-ir-after-all     dump the IR after every pass\n"
+    "  --print-ir-before-all    dump the IR before every pass\n"
+    "  --print-ir-after=NAMES   dump the IR after the named passes\n"
+    "  --print-ir-before=NAMES  dump the IR before the named passes\n"
+    "  --verify-each            run the verifier after every pass (always on in\n"
+    "                           debug builds)\n"
+    "  --pass-timing            print a per-pass time table\n"
     "  -o OUT, --output=OUT     write the printed IR to OUT\n"
     "  -h, --help               show this help\n";
 
@@ -192,14 +205,51 @@ static dmlc_graph *load_graph(dmlc_context *ctx, const char *path) {
 
 /* ---- dmlc opt ---- */
 
+static int list_passes(void) {
+  printf("passes:\n");
+  for (size_t i = 0; i < dmlc_pass_count(); i++)
+    printf("  %-20s %s\n", dmlc_pass_name(i), dmlc_pass_summary(i));
+  printf("default pipeline: %s\n", dmlc_default_pipeline());
+  return EXIT_OK;
+}
+
+static void print_to_stderr(void *user, const char *text) {
+  (void)user;
+  fputs(text, stderr);
+}
+
 static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
-  const char *input = NULL, *output = NULL;
+  const char *input = NULL, *output = NULL, *passes = NULL;
+  dmlc_pass_options options = {0};
+  options.print = print_to_stderr;
   for (int i = 0; i < argc; i++) {
     const char *value;
     int m;
     if (is_help(argv[i])) {
       fputs(opt_usage, stdout);
       return EXIT_OK;
+    } else if (strcmp(argv[i], "--list-passes") == 0) {
+      return list_passes();
+    } else if (strcmp(argv[i], "--print-ir-after-all") == 0) {
+      options.print_ir_after = "all";
+    } else if (strcmp(argv[i], "--print-ir-before-all") == 0) {
+      options.print_ir_before = "all";
+    } else if (strcmp(argv[i], "--verify-each") == 0) {
+      options.verify_each = 1;
+    } else if (strcmp(argv[i], "--pass-timing") == 0) {
+      options.timing = 1;
+    } else if ((m = option_value(argc, argv, &i, "--passes", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
+      passes = strcmp(value, "default") == 0 ? dmlc_default_pipeline() : value;
+    } else if ((m = option_value(argc, argv, &i, "--print-ir-after", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
+      options.print_ir_after = value;
+    } else if ((m = option_value(argc, argv, &i, "--print-ir-before", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
+      options.print_ir_before = value;
     } else if ((m = option_value(argc, argv, &i, "--output", "-o", &value)) != 0) {
       if (m < 0)
         return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
@@ -221,6 +271,9 @@ static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
   char *text = NULL;
   dmlc_status status = dmlc_graph_verify(graph);
   int rc = status == DMLC_OK ? EXIT_OK : verify_error(ctx, status, display_name(input));
+  if (rc == EXIT_OK && passes &&
+      (status = dmlc_graph_run_passes(graph, passes, &options)) != DMLC_OK)
+    rc = api_error(ctx, status, display_name(input));
   if (rc == EXIT_OK && (status = dmlc_graph_print(graph, &text)) != DMLC_OK)
     rc = api_error(ctx, status, "print");
   if (rc == EXIT_OK) {
