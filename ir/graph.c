@@ -31,6 +31,8 @@ void dmlc_ir_graph_destroy(dmlc_ir_graph *g) {
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
+  free(g->kernels);
+  free(g->kernel_buffers);
   free(g);
 }
 
@@ -60,6 +62,11 @@ dmlc_ir_graph *dmlc_ir_graph_clone(const dmlc_ir_graph *g) {
   c->num_nodes = c->cap_nodes = g->num_nodes;
   c->num_inputs = c->cap_inputs = g->num_inputs;
   c->num_outputs = c->cap_outputs = g->num_outputs;
+  c->kernels = dup_array(g->kernels, g->num_kernels, sizeof *g->kernels, &ok);
+  c->kernel_buffers =
+      dup_array(g->kernel_buffers, g->num_kernel_buffers, sizeof *g->kernel_buffers, &ok);
+  c->num_kernels = c->cap_kernels = g->num_kernels;
+  c->num_kernel_buffers = c->cap_kernel_buffers = g->num_kernel_buffers;
   if (!ok) {
     dmlc_ir_graph_destroy(c);
     return NULL;
@@ -123,6 +130,28 @@ dmlc_status dmlc_ir_add_output(dmlc_ir_graph *g, const char *name, uint32_t valu
   else if (value < g->num_values)
     io->layout = dmlc_layout_packed(&g->values[value].type);
   g->num_outputs++;
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_ir_add_kernel(dmlc_ir_graph *g, const dmlc_kernel *kernel,
+                               const dmlc_kernel_buffer *reads, const dmlc_kernel_buffer *writes,
+                               dmlc_diag *diag) {
+  const uint32_t count = kernel->num_reads + kernel->num_writes;
+  if (!grow((void **)&g->kernels, &g->cap_kernels, g->num_kernels, sizeof *g->kernels))
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph kernels");
+  while (g->cap_kernel_buffers - g->num_kernel_buffers < count)
+    if (!grow((void **)&g->kernel_buffers, &g->cap_kernel_buffers, g->cap_kernel_buffers,
+              sizeof *g->kernel_buffers))
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing kernel buffers");
+  dmlc_kernel *k = &g->kernels[g->num_kernels++];
+  *k = *kernel;
+  k->first_buffer = g->num_kernel_buffers;
+  if (kernel->num_reads)
+    memcpy(g->kernel_buffers + g->num_kernel_buffers, reads, kernel->num_reads * sizeof *reads);
+  if (kernel->num_writes)
+    memcpy(g->kernel_buffers + g->num_kernel_buffers + kernel->num_reads, writes,
+           kernel->num_writes * sizeof *writes);
+  g->num_kernel_buffers += count;
   return DMLC_OK;
 }
 

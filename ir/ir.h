@@ -145,6 +145,31 @@ typedef struct dmlc_graph_io {
   dmlc_layout layout;
 } dmlc_graph_io;
 
+/* ---- kernels ----
+ * A kernel is a fused region: a contiguous range of nodes run as one loop
+ * nest over a static iteration space of kept and reduced dims (docs/ir.md,
+ * "Kernels"). Each buffer it reads or writes is described by element strides
+ * over that space: the element for space point p is at sum(p[d] * strides[d]);
+ * a value that varies only over the kept dims has 0 on the reduced ones. */
+typedef struct dmlc_kernel_buffer {
+  uint32_t value;
+  /* writes: the graph output written, or -1 for the value's dense row-major
+   * buffer (read by later kernels); reads: always -1 (a graph input's own
+   * buffer, or the dense buffer an earlier kernel wrote). */
+  int32_t output;
+  uint64_t strides[DMLC_MAX_RANK]; /* one per space dim */
+} dmlc_kernel_buffer;
+
+typedef struct dmlc_kernel {
+  uint32_t first_node, num_nodes;
+  uint32_t rank; /* of the space, 1 to DMLC_MAX_RANK */
+  uint32_t dims[DMLC_MAX_RANK];
+  uint32_t reduced_mask; /* bit d set: space dim d is reduced */
+  /* g->kernel_buffers[first_buffer...]: num_reads reads, then num_writes
+   * writes (dmlc_kernel_reads / dmlc_kernel_writes). */
+  uint32_t first_buffer, num_reads, num_writes;
+} dmlc_kernel;
+
 typedef struct dmlc_ir_graph {
   char name[DMLC_NAME_MAX];
   dmlc_value_def *values;
@@ -155,6 +180,10 @@ typedef struct dmlc_ir_graph {
   uint32_t num_inputs, cap_inputs;
   dmlc_graph_io *outputs;
   uint32_t num_outputs, cap_outputs;
+  dmlc_kernel *kernels; /* ordered, non-overlapping node ranges; may be none */
+  uint32_t num_kernels, cap_kernels;
+  dmlc_kernel_buffer *kernel_buffers;
+  uint32_t num_kernel_buffers, cap_kernel_buffers;
 } dmlc_ir_graph;
 
 /* Returns NULL when out of memory. */
@@ -172,12 +201,45 @@ dmlc_status dmlc_ir_add_node(dmlc_ir_graph *g, const dmlc_node *node, const dmlc
                              uint32_t *out_value, dmlc_diag *diag);
 dmlc_status dmlc_ir_add_output(dmlc_ir_graph *g, const char *name, uint32_t value,
                                const dmlc_layout *layout, dmlc_diag *diag);
+/* Appends a kernel: *kernel with its first_buffer ignored, kernel->num_reads
+ * reads and kernel->num_writes writes copied into g->kernel_buffers. */
+dmlc_status dmlc_ir_add_kernel(dmlc_ir_graph *g, const dmlc_kernel *kernel,
+                               const dmlc_kernel_buffer *reads, const dmlc_kernel_buffer *writes,
+                               dmlc_diag *diag);
 /* A node with op and no operands or attributes set. */
 dmlc_node dmlc_node_make(dmlc_op op);
 
 /* The default name of output i ("out0", "out1", ...). */
 void dmlc_default_output_name(uint32_t index, char *buf, size_t size);
 bool dmlc_name_is_valid(const char *name);
+
+/* ---- kernel layout arithmetic (ir/kernel.c) ---- */
+const dmlc_kernel_buffer *dmlc_kernel_reads(const dmlc_ir_graph *g, const dmlc_kernel *k);
+const dmlc_kernel_buffer *dmlc_kernel_writes(const dmlc_ir_graph *g, const dmlc_kernel *k);
+/* The strides of a tensor (dims, strides) reshaped to to_dims without
+ * copying, NumPy's rule: splitting a dim always works, merging adjacent dims
+ * needs stride[i] == stride[i+1] * dims[i+1]; dims of size 1 are ignored and
+ * get stride 0 in to_strides. False when the element counts differ or the
+ * reshape is not a view. */
+bool dmlc_view_strides(const uint32_t *dims, uint32_t rank, const uint64_t *strides,
+                       const uint32_t *to_dims, uint32_t to_rank, uint64_t *to_strides);
+/* Sets k's space to t's dims of size > 1 (reduced where axes_mask has the
+ * dim's bit), or to [1] when none is. */
+void dmlc_kernel_set_space(dmlc_kernel *k, const dmlc_type *t, uint32_t axes_mask);
+uint64_t dmlc_kernel_num_points(const dmlc_kernel *k);
+uint64_t dmlc_kernel_num_kept_points(const dmlc_kernel *k);
+/* The strides over k's space of a dense row-major buffer holding one element
+ * per space point (reduced = false) or per kept point (reduced = true, 0 on
+ * the reduced dims). Dims of size 1 get 0. */
+void dmlc_kernel_dense_strides(const dmlc_kernel *k, bool reduced, uint64_t *strides);
+/* The strides over k's space of a tensor (dims, strides) whose row-major
+ * elements are the space's points (reduced = false) or its kept points
+ * (reduced = true) in row-major order; false when that is not a view. */
+bool dmlc_kernel_view(const dmlc_kernel *k, bool reduced, const uint32_t *dims, uint32_t rank,
+                      const uint64_t *strides, uint64_t *out);
+/* What reduced_index yields at each point: the row-major position within the
+ * reduced dims, as strides over the space (0 on the kept dims). */
+void dmlc_kernel_reduced_index_strides(const dmlc_kernel *k, uint64_t *strides);
 
 /* Checks every invariant; on failure diag names the node and the rule. */
 dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag);

@@ -112,6 +112,7 @@ typedef struct parser {
   token tok; /* the current token, not yet consumed */
   dmlc_ir_graph *g;
   symtab values;
+  symtab kernels; /* kernel names: unique, otherwise unused */
   output_sig *outs;
   size_t num_outs, cap_outs;
   returned *rets;
@@ -644,6 +645,167 @@ static dmlc_status parse_return(parser *p) {
   return DMLC_OK;
 }
 
+/* ---- kernels ---- */
+/* "[r2, 3, ...]": the space's dims, 'r' marking the reduced ones. */
+static dmlc_status parse_space(parser *p, dmlc_kernel *k) {
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LBRACKET, "'['"));
+  k->rank = 0;
+  while (p->tok.kind != TOK_RBRACKET) {
+    const bool reduced = p->tok.kind == TOK_IDENT && p->tok.text[0] == 'r';
+    token digits = p->tok;
+    digits.kind = TOK_NUMBER;
+    if (reduced) {
+      digits.text++;
+      digits.len--;
+      for (size_t i = 0; i < digits.len; i++)
+        if (!is_digit(digits.text[i]))
+          digits.len = 0;
+      if (digits.len == 0)
+        return expected(p, "a space dimension ('N' or 'rN')");
+    } else if (p->tok.kind != TOK_NUMBER) {
+      return expected(p, "a space dimension ('N' or 'rN')");
+    }
+    if (k->rank == DMLC_MAX_RANK)
+      return error_at(p, &p->tok, "rank %u exceeds the maximum of %u", DMLC_MAX_RANK + 1,
+                      DMLC_MAX_RANK);
+    const token saved = p->tok;
+    p->tok = digits;
+    uint64_t v;
+    const dmlc_status st = number_u64(p, &v);
+    p->tok = saved;
+    DMLC_RETURN_IF_ERROR(st);
+    if (v > UINT32_MAX)
+      return error_at(p, &p->tok, "number out of range");
+    if (reduced)
+      k->reduced_mask |= 1u << k->rank;
+    k->dims[k->rank++] = (uint32_t)v;
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+  }
+  return expect(p, TOK_RBRACKET, "']'");
+}
+
+/* A buffer entry of reads(...) or writes(...): "%V [strides]", a write to a
+ * graph output "%V -> %OUT [strides]". A written value is defined inside
+ * the kernel, after this header: value_tok keeps its name to look up then. */
+typedef struct buffer_entry {
+  dmlc_kernel_buffer buf;
+  token value_tok;
+} buffer_entry;
+
+static dmlc_status parse_buffer(parser *p, const dmlc_kernel *k, bool is_write, buffer_entry *e) {
+  memset(e, 0, sizeof *e);
+  e->buf.output = -1;
+  if (p->tok.kind != TOK_LOCAL)
+    return expected(p, "a value name");
+  e->value_tok = p->tok;
+  if (!is_write)
+    DMLC_RETURN_IF_ERROR(lookup_value(p, &e->buf.value));
+  DMLC_RETURN_IF_ERROR(lex(p));
+  if (is_write && p->tok.kind == TOK_ARROW) {
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_LOCAL)
+      return expected(p, "an output name ('%name')");
+    for (size_t i = 0; i < p->num_outs && e->buf.output < 0; i++)
+      if (strlen(p->outs[i].name) == p->tok.len &&
+          memcmp(p->outs[i].name, p->tok.text, p->tok.len) == 0)
+        e->buf.output = (int32_t)i;
+    if (e->buf.output < 0)
+      return error_at(p, &p->tok, "unknown output '%%%.*s'", QUOTE(&p->tok));
+    DMLC_RETURN_IF_ERROR(lex(p));
+  }
+  const token list_tok = p->tok;
+  uint32_t count;
+  DMLC_RETURN_IF_ERROR(parse_list(p, LIST_STRIDES, k->rank, e->buf.strides, &count));
+  if (count != k->rank)
+    return error_at(p, &list_tok, "expected %u strides for the kernel's rank %u, got %u", k->rank,
+                    k->rank, count);
+  return DMLC_OK;
+}
+
+typedef struct buffer_list {
+  buffer_entry *items;
+  size_t count, cap;
+} buffer_list;
+
+/* KEYWORD '(' (buffer (',' buffer)*)? ')' */
+static dmlc_status parse_buffers(parser *p, const dmlc_kernel *k, const char *keyword,
+                                 buffer_list *list) {
+  if (!at_keyword(p, keyword)) {
+    char what[32];
+    snprintf(what, sizeof what, "'%s'", keyword);
+    return expected(p, what);
+  }
+  DMLC_RETURN_IF_ERROR(lex(p));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LPAREN, "'('"));
+  while (p->tok.kind != TOK_RPAREN) {
+    if (!grow((void **)&list->items, &list->cap, list->count, sizeof *list->items))
+      return out_of_memory(p);
+    DMLC_RETURN_IF_ERROR(
+        parse_buffer(p, k, strcmp(keyword, "writes") == 0, &list->items[list->count]));
+    list->count++;
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+  }
+  return expect(p, TOK_RPAREN, "')'");
+}
+
+static dmlc_status parse_kernel_rest(parser *p, buffer_list *reads, buffer_list *writes) {
+  DMLC_RETURN_IF_ERROR(lex(p)); /* 'kernel' */
+  if (p->tok.kind != TOK_GLOBAL)
+    return expected(p, "a kernel name ('@name')");
+  if (symtab_find(&p->kernels, p->tok.text, p->tok.len))
+    return error_at(p, &p->tok, "redefinition of kernel '@%.*s'", QUOTE(&p->tok));
+  if (!symtab_insert(&p->kernels, p->tok.text, p->tok.len, 0))
+    return out_of_memory(p);
+  DMLC_RETURN_IF_ERROR(lex(p));
+  dmlc_kernel k;
+  memset(&k, 0, sizeof k);
+  DMLC_RETURN_IF_ERROR(parse_space(p, &k));
+  DMLC_RETURN_IF_ERROR(parse_buffers(p, &k, "reads", reads));
+  DMLC_RETURN_IF_ERROR(parse_buffers(p, &k, "writes", writes));
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LBRACE, "'{'"));
+  k.first_node = p->g->num_nodes;
+  while (p->tok.kind != TOK_RBRACE) {
+    if (p->tok.kind != TOK_LOCAL)
+      return expected(p, "a node or '}'");
+    DMLC_RETURN_IF_ERROR(parse_node(p));
+  }
+  DMLC_RETURN_IF_ERROR(lex(p));
+  k.num_nodes = p->g->num_nodes - k.first_node;
+  k.num_reads = (uint32_t)reads->count;
+  k.num_writes = (uint32_t)writes->count;
+  dmlc_kernel_buffer *bufs = malloc((reads->count + writes->count + 1) * sizeof *bufs);
+  if (!bufs)
+    return out_of_memory(p);
+  for (size_t i = 0; i < reads->count; i++)
+    bufs[i] = reads->items[i].buf;
+  dmlc_status st = DMLC_OK;
+  const token after = p->tok;
+  for (size_t i = 0; i < writes->count && st == DMLC_OK; i++) {
+    p->tok = writes->items[i].value_tok; /* for the message, if it is undefined */
+    bufs[reads->count + i] = writes->items[i].buf;
+    st = lookup_value(p, &bufs[reads->count + i].value);
+  }
+  p->tok = after;
+  if (st == DMLC_OK)
+    st = dmlc_ir_add_kernel(p->g, &k, bufs, bufs + reads->count, p->diag);
+  free(bufs);
+  return st;
+}
+
+/* kernel @NAME SPACE reads(...) writes(...) { node* } */
+static dmlc_status parse_kernel(parser *p) {
+  buffer_list reads = {0}, writes = {0};
+  const dmlc_status st = parse_kernel_rest(p, &reads, &writes);
+  free(reads.items);
+  free(writes.items);
+  return st;
+}
+
 /* ---- the graph ---- */
 static dmlc_status parse_signature(parser *p) {
   if (!at_keyword(p, "graph"))
@@ -682,9 +844,12 @@ static dmlc_status parse_graph(parser *p) {
   DMLC_RETURN_IF_ERROR(parse_signature(p));
   DMLC_RETURN_IF_ERROR(expect(p, TOK_LBRACE, "'{'"));
   while (!at_keyword(p, "return")) {
-    if (p->tok.kind != TOK_LOCAL)
-      return expected(p, "a node or 'return'");
-    DMLC_RETURN_IF_ERROR(parse_node(p));
+    if (at_keyword(p, "kernel"))
+      DMLC_RETURN_IF_ERROR(parse_kernel(p));
+    else if (p->tok.kind == TOK_LOCAL)
+      DMLC_RETURN_IF_ERROR(parse_node(p));
+    else
+      return expected(p, "a node, a kernel or 'return'");
   }
   DMLC_RETURN_IF_ERROR(parse_return(p));
   DMLC_RETURN_IF_ERROR(expect(p, TOK_RBRACE, "'}'"));
@@ -707,6 +872,7 @@ dmlc_status dmlc_ir_parse(const char *text, size_t length, const char *filename,
   p.diag = diag;
   const dmlc_status status = parse_graph(&p);
   free(p.values.slots);
+  free(p.kernels.slots);
   free(p.outs);
   free(p.rets);
   if (status != DMLC_OK) {

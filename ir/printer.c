@@ -172,10 +172,11 @@ static void print_attrs(strbuf *sb, const dmlc_node *node, uint32_t attrs) {
   sb_printf(sb, "}");
 }
 
-static void print_node(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t index) {
+static void print_node(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t index,
+                       const char *indent) {
   const dmlc_node *node = &g->nodes[index];
   const bool known = (unsigned)node->op < DMLC_OP_COUNT;
-  sb_printf(sb, "  %%%" PRIu32 " = %s", index, known ? dmlc_op_get(node->op)->name : "?");
+  sb_printf(sb, "%s%%%" PRIu32 " = %s", indent, index, known ? dmlc_op_get(node->op)->name : "?");
   const uint32_t count =
       node->num_operands < DMLC_MAX_OPERANDS ? node->num_operands : DMLC_MAX_OPERANDS;
   for (uint32_t i = 0; i < count; i++) {
@@ -212,6 +213,72 @@ static void print_signature(strbuf *sb, const dmlc_ir_graph *g) {
   sb_printf(sb, ") {\n");
 }
 
+/* "[r2, 3]": the space, reduced dims marked with 'r'. */
+static void print_space(strbuf *sb, const dmlc_kernel *k) {
+  const uint32_t rank = k->rank < DMLC_MAX_RANK ? k->rank : DMLC_MAX_RANK;
+  sb_printf(sb, "[");
+  for (uint32_t d = 0; d < rank; d++)
+    sb_printf(sb, "%s%s%" PRIu32, d ? ", " : "", (k->reduced_mask >> d) & 1u ? "r" : "",
+              k->dims[d]);
+  sb_printf(sb, "]");
+}
+
+static void print_buffers(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn,
+                          const dmlc_kernel *k, const dmlc_kernel_buffer *bufs, uint32_t count) {
+  const uint32_t rank = k->rank < DMLC_MAX_RANK ? k->rank : DMLC_MAX_RANK;
+  for (uint32_t i = 0; i < count; i++) {
+    const dmlc_kernel_buffer *b = &bufs[i];
+    sb_printf(sb, i ? ", " : "");
+    print_value(sb, g, vn, b->value);
+    if (b->output >= 0 && (uint32_t)b->output < g->num_outputs) {
+      const char *name = g->outputs[b->output].name;
+      sb_printf(sb, " -> %%%.*s", name_len(name), name);
+    } else if (b->output >= 0) {
+      sb_printf(sb, " -> %%<invalid output %" PRId32 ">", b->output);
+    }
+    sb_printf(sb, " ");
+    print_u64_list(sb, b->strides, rank);
+  }
+}
+
+/* kernel @kN SPACE reads(...) writes(...) { nodes } */
+static void print_kernel(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t index,
+                         uint32_t first, uint32_t end) {
+  const dmlc_kernel *k = &g->kernels[index];
+  const bool bufs_ok =
+      k->first_buffer <= g->num_kernel_buffers &&
+      k->num_reads + (uint64_t)k->num_writes <= g->num_kernel_buffers - k->first_buffer;
+  sb_printf(sb, "  kernel @k%" PRIu32 " ", index);
+  print_space(sb, k);
+  sb_printf(sb, " reads(");
+  if (bufs_ok)
+    print_buffers(sb, g, vn, k, dmlc_kernel_reads(g, k), k->num_reads);
+  sb_printf(sb, ") writes(");
+  if (bufs_ok)
+    print_buffers(sb, g, vn, k, dmlc_kernel_writes(g, k), k->num_writes);
+  sb_printf(sb, ") {\n");
+  for (uint32_t n = first; n < end; n++)
+    print_node(sb, g, vn, n, "    ");
+  sb_printf(sb, "  }\n");
+}
+
+/* Nodes in order, those of each kernel inside its block. Kernels whose
+ * ranges are broken print what they can: never a node twice. */
+static void print_body(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn) {
+  uint32_t n = 0, k = 0;
+  while (n < g->num_nodes || k < g->num_kernels) {
+    if (k < g->num_kernels && (n == g->num_nodes || g->kernels[k].first_node <= n)) {
+      const uint64_t end64 = (uint64_t)g->kernels[k].first_node + g->kernels[k].num_nodes;
+      const uint32_t end = end64 < g->num_nodes ? (uint32_t)end64 : g->num_nodes;
+      print_kernel(sb, g, vn, k, n, end > n ? end : n);
+      n = end > n ? end : n;
+      k++;
+    } else {
+      print_node(sb, g, vn, n++, "  ");
+    }
+  }
+}
+
 char *dmlc_ir_print(const dmlc_ir_graph *g) {
   strbuf sb = {malloc(256), 0, 256, false};
   value_names vn;
@@ -220,8 +287,7 @@ char *dmlc_ir_print(const dmlc_ir_graph *g) {
     return NULL;
   }
   print_signature(&sb, g);
-  for (uint32_t n = 0; n < g->num_nodes; n++)
-    print_node(&sb, g, &vn, n);
+  print_body(&sb, g, &vn);
   sb_printf(&sb, "  return");
   for (uint32_t i = 0; i < g->num_outputs; i++) {
     sb_printf(&sb, i ? ", " : " ");

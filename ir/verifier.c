@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -358,6 +359,180 @@ static dmlc_status check_producers(verifier *v) {
   return DMLC_OK;
 }
 
+/* ---- kernels ---- */
+/* The value as the printer spells it: "%3" or "%x". */
+static const char *value_str(const dmlc_ir_graph *g, uint32_t value, char *buf, size_t size) {
+  const int32_t producer = g->values[value].producer;
+  if (producer >= 0) {
+    snprintf(buf, size, "%%%" PRId32, producer);
+    return buf;
+  }
+  snprintf(buf, size, "%%<input>");
+  for (uint32_t i = 0; i < g->num_inputs; i++)
+    if (g->inputs[i].value == value)
+      snprintf(buf, size, "%%%.*s", name_len(g->inputs[i].name), g->inputs[i].name);
+  return buf;
+}
+
+#define VALUE_STR(value, buf) value_str(v->g, (value), (buf), sizeof(buf))
+
+static bool defined_inside(const dmlc_ir_graph *g, const dmlc_kernel *k, uint32_t value) {
+  const int32_t producer = g->values[value].producer;
+  return producer >= (int32_t)k->first_node && (uint32_t)producer < k->first_node + k->num_nodes;
+}
+
+static bool used_inside(const dmlc_ir_graph *g, const dmlc_kernel *k, uint32_t value) {
+  for (uint32_t n = k->first_node; n < k->first_node + k->num_nodes; n++)
+    for (uint32_t i = 0; i < g->nodes[n].num_operands; i++)
+      if (g->nodes[n].operands[i] == value)
+        return true;
+  return false;
+}
+
+static bool has_buffer(const dmlc_kernel_buffer *bufs, uint32_t count, uint32_t value,
+                       int32_t output) {
+  for (uint32_t i = 0; i < count; i++)
+    if (bufs[i].value == value && bufs[i].output == output)
+      return true;
+  return false;
+}
+
+/* The range, the space and where the buffers live. */
+static dmlc_status check_kernel_shape(const verifier *v, const dmlc_kernel *k, uint32_t prev_end) {
+  const dmlc_ir_graph *g = v->g;
+  if (k->num_nodes == 0)
+    return fail(v, "the kernel has no nodes");
+  if (k->first_node < prev_end)
+    return fail(v, "its nodes start at %%%" PRIu32 ", inside the previous kernel", k->first_node);
+  if (k->first_node >= g->num_nodes || k->num_nodes > g->num_nodes - k->first_node)
+    return fail(v, "its nodes %%%" PRIu32 " to %%%" PRIu64 " are not all in the graph",
+                k->first_node, (uint64_t)k->first_node + k->num_nodes - 1);
+  if (k->rank < 1 || k->rank > DMLC_MAX_RANK)
+    return fail(v, "the space has rank %" PRIu32 "; ranks are 1 to %d", k->rank, DMLC_MAX_RANK);
+  for (uint32_t d = 0; d < k->rank; d++)
+    if (k->dims[d] == 0)
+      return fail(v, "space dimension %" PRIu32 " is 0", d);
+  if (k->reduced_mask >> k->rank)
+    return fail(v, "the reduced mask 0x%" PRIx32 " has dims beyond the rank %" PRIu32,
+                k->reduced_mask, k->rank);
+  if (k->first_buffer > g->num_kernel_buffers ||
+      (uint64_t)k->num_reads + k->num_writes > g->num_kernel_buffers - k->first_buffer)
+    return fail(v, "its buffers are not all in the graph's kernel buffers");
+  return DMLC_OK;
+}
+
+static dmlc_status check_kernel_reads(const verifier *v, const dmlc_kernel *k) {
+  const dmlc_ir_graph *g = v->g;
+  const dmlc_kernel_buffer *reads = dmlc_kernel_reads(g, k);
+  char a[DMLC_NAME_MAX + 16];
+  for (uint32_t i = 0; i < k->num_reads; i++) {
+    const dmlc_kernel_buffer *b = &reads[i];
+    if (b->value >= g->num_values)
+      return fail(v, "read %" PRIu32 " names value %" PRIu32 ", which does not exist", i, b->value);
+    if (b->output != -1)
+      return fail(v, "read %s names an output", VALUE_STR(b->value, a));
+    if (g->values[b->value].producer >= (int32_t)k->first_node)
+      return fail(v, "read %s is not defined before the kernel", VALUE_STR(b->value, a));
+    if (!used_inside(g, k, b->value))
+      return fail(v, "read %s is not used inside the kernel", VALUE_STR(b->value, a));
+    if (has_buffer(reads, i, b->value, -1))
+      return fail(v, "%s is read twice", VALUE_STR(b->value, a));
+  }
+  for (uint32_t n = k->first_node; n < k->first_node + k->num_nodes; n++)
+    for (uint32_t i = 0; i < g->nodes[n].num_operands; i++) {
+      const uint32_t operand = g->nodes[n].operands[i];
+      if (!defined_inside(g, k, operand) && !has_buffer(reads, k->num_reads, operand, -1))
+        return fail(v, "%%%" PRIu32 " uses %s, which is not in reads", n, VALUE_STR(operand, a));
+    }
+  return DMLC_OK;
+}
+
+static dmlc_status check_kernel_writes(const verifier *v, const dmlc_kernel *k) {
+  const dmlc_ir_graph *g = v->g;
+  const dmlc_kernel_buffer *writes = dmlc_kernel_writes(g, k);
+  char a[DMLC_NAME_MAX + 16];
+  for (uint32_t i = 0; i < k->num_writes; i++) {
+    const dmlc_kernel_buffer *b = &writes[i];
+    if (b->value >= g->num_values)
+      return fail(v, "write %" PRIu32 " names value %" PRIu32 ", which does not exist", i,
+                  b->value);
+    if (!defined_inside(g, k, b->value))
+      return fail(v, "written value %s is not defined inside the kernel", VALUE_STR(b->value, a));
+    if (b->output < -1 || b->output >= (int64_t)g->num_outputs)
+      return fail(v, "write of %s names output %" PRId32 ", which does not exist",
+                  VALUE_STR(b->value, a), b->output);
+    if (b->output >= 0 && g->outputs[b->output].value != b->value)
+      return fail(v, "write of %s names output '%.*s', which returns another value",
+                  VALUE_STR(b->value, a), name_len(g->outputs[b->output].name),
+                  g->outputs[b->output].name);
+    if (has_buffer(writes, i, b->value, b->output))
+      return fail(v, "%s is written twice to the same buffer", VALUE_STR(b->value, a));
+  }
+  return DMLC_OK;
+}
+
+/* Each value defined in a kernel and used by a later node outside it has a
+ * dense write; each graph output defined in a kernel has its write. */
+static dmlc_status check_kernel_escapes(verifier *v, const int32_t *kernel_of) {
+  const dmlc_ir_graph *g = v->g;
+  char a[DMLC_NAME_MAX + 16];
+  for (uint32_t n = 0; n < g->num_nodes; n++)
+    for (uint32_t i = 0; i < g->nodes[n].num_operands; i++) {
+      const uint32_t operand = g->nodes[n].operands[i];
+      const int32_t producer = g->values[operand].producer;
+      if (producer < 0 || kernel_of[producer] < 0 || kernel_of[producer] == kernel_of[n])
+        continue;
+      const dmlc_kernel *k = &g->kernels[kernel_of[producer]];
+      snprintf(v->where, sizeof v->where, "kernel @k%" PRId32, kernel_of[producer]);
+      if (!has_buffer(dmlc_kernel_writes(g, k), k->num_writes, operand, -1))
+        return fail(v, "%s is used by %%%" PRIu32 " outside the kernel but not written",
+                    VALUE_STR(operand, a), n);
+    }
+  for (uint32_t o = 0; o < g->num_outputs; o++) {
+    const uint32_t value = g->outputs[o].value;
+    const int32_t producer = g->values[value].producer;
+    if (producer < 0 || kernel_of[producer] < 0)
+      continue;
+    const dmlc_kernel *k = &g->kernels[kernel_of[producer]];
+    snprintf(v->where, sizeof v->where, "kernel @k%" PRId32, kernel_of[producer]);
+    if (!has_buffer(dmlc_kernel_writes(g, k), k->num_writes, value, (int32_t)o))
+      return fail(v, "%s is output '%.*s' but not written to it", VALUE_STR(value, a),
+                  name_len(g->outputs[o].name), g->outputs[o].name);
+  }
+  return DMLC_OK;
+}
+
+static dmlc_status check_kernels(verifier *v) {
+  const dmlc_ir_graph *g = v->g;
+  if (g->num_kernels == 0)
+    return DMLC_OK;
+  int32_t *kernel_of = malloc((g->num_nodes ? g->num_nodes : 1) * sizeof *kernel_of);
+  if (!kernel_of)
+    return dmlc_diag_set(v->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory verifying kernels");
+  for (uint32_t n = 0; n < g->num_nodes; n++)
+    kernel_of[n] = -1;
+  dmlc_status st = DMLC_OK;
+  uint32_t prev_end = 0;
+  for (uint32_t i = 0; i < g->num_kernels && st == DMLC_OK; i++) {
+    const dmlc_kernel *k = &g->kernels[i];
+    snprintf(v->where, sizeof v->where, "kernel @k%" PRIu32, i);
+    st = check_kernel_shape(v, k, prev_end);
+    if (st == DMLC_OK)
+      st = check_kernel_reads(v, k);
+    if (st == DMLC_OK)
+      st = check_kernel_writes(v, k);
+    if (st != DMLC_OK)
+      break;
+    for (uint32_t n = k->first_node; n < k->first_node + k->num_nodes; n++)
+      kernel_of[n] = (int32_t)i;
+    prev_end = k->first_node + k->num_nodes;
+  }
+  if (st == DMLC_OK)
+    st = check_kernel_escapes(v, kernel_of);
+  free(kernel_of);
+  return st;
+}
+
 dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag) {
   verifier v = {g, diag, ""};
   if (!name_ok(g->name))
@@ -371,5 +546,5 @@ dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag) {
     DMLC_RETURN_IF_ERROR(check_node(&v, i));
   for (uint32_t i = 0; i < g->num_outputs; i++)
     DMLC_RETURN_IF_ERROR(check_output(&v, i));
-  return DMLC_OK;
+  return check_kernels(&v);
 }

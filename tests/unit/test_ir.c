@@ -182,6 +182,25 @@ static const char odd_printed[] =
     "  return %0, %b\n"
     "}\n";
 
+/* The lowered hardmax fused, its index also an output, and a copy kernel. */
+static const char kernel_text[] =
+    "graph @fused(%x: f32[4,6]{strides = [8, 1]}) -> (%h: f32[4,6]{strides = [1, 4]}, %i: "
+    "u32[4,1], f32[4,6]) {\n"
+    "  kernel @k0 [4, r6] reads(%x [8, 1]) writes(%0 [1, 0], %0 -> %i [1, 0], %4 -> %h [1, 4]) "
+    "{\n"
+    "    %0 = argmax %x {axes = [1], direction = increasing} : u32[4,1]\n"
+    "    %1 = broadcast %0 : u32[4,6]\n"
+    "    %2 = reduced_index {axes = [1]} : u32[4,6]\n"
+    "    %3 = eq %1, %2 : bool[4,6]\n"
+    "    %4 = cast %3 : f32[4,6]\n"
+    "  }\n"
+    "  %5 = cast %0 : f32[4,1]\n"
+    "  kernel @k1 [4, 6] reads(%5 [1, 0]) writes(%6 -> %out2 [6, 1]) {\n"
+    "    %6 = broadcast %5 : f32[4,6]\n"
+    "  }\n"
+    "  return %4, %0, %6\n"
+    "}\n";
+
 /* ---- printer ---- */
 START_TEST(test_print_built_hardmax) {
   dmlc_ir_graph *g = dmlc_ir_graph_create("hardmax_example");
@@ -423,6 +442,205 @@ START_TEST(test_roundtrip_ir_test_files) {
 }
 END_TEST
 
+/* ---- kernels ---- */
+START_TEST(test_kernel_roundtrip) {
+  check_prints_as(kernel_text, kernel_text);
+  check_verify_ok(kernel_text);
+  free(check_roundtrip(kernel_text));
+  /* Any kernel name, spacing and comments; printed renumbered and canonical. */
+  check_prints_as("graph @g(%x: f32[3]) -> (u32[1]) {\n"
+                  "  kernel @first[r3]reads(%x[1])writes(%r->%out0[0]){ // one\n"
+                  "    %r = argmax %x {axes = [0]} : u32[1]\n  }\n"
+                  "  return %r\n}\n",
+                  "graph @g(%x: f32[3]) -> (u32[1]) {\n"
+                  "  kernel @k0 [r3] reads(%x [1]) writes(%0 -> %out0 [0]) {\n"
+                  "    %0 = argmax %x {axes = [0], direction = increasing} : u32[1]\n  }\n"
+                  "  return %0\n}\n");
+  check_prints_as("graph @e() -> (u8[1]) {\n"
+                  "  kernel @a [1, r2, 3, 4, 5, 6, 7, r8] reads() writes() {\n"
+                  "    %0 = constant {value = 1} : u8[1]\n  }\n"
+                  "  return %0\n}\n",
+                  "graph @e() -> (u8[1]) {\n"
+                  "  kernel @k0 [1, r2, 3, 4, 5, 6, 7, r8] reads() writes() {\n"
+                  "    %0 = constant {value = 1} : u8[1]\n  }\n"
+                  "  return %0\n}\n");
+}
+END_TEST
+
+START_TEST(test_kernel_built) {
+  dmlc_ir_graph *g = parse_ok(lowered_text);
+  dmlc_kernel k;
+  memset(&k, 0, sizeof k);
+  k.first_node = 0;
+  k.num_nodes = 5;
+  k.rank = 3;
+  k.dims[0] = k.dims[1] = k.dims[2] = 2;
+  k.reduced_mask = 5;
+  k.num_reads = k.num_writes = 1;
+  dmlc_kernel_buffer read = {0, -1, {4, 2, 1}}, write = {g->nodes[4].result, 0, {4, 2, 1}};
+  dmlc_diag diag;
+  ck_assert_int_eq(dmlc_ir_add_kernel(g, &k, &read, &write, &diag), DMLC_OK);
+  ck_assert_int_eq(dmlc_ir_verify(g, &diag), DMLC_OK);
+  char *text = print_ok(g);
+  ck_assert_ptr_nonnull(strstr(text, "  kernel @k0 [r2, 2, r2] reads(%x [4, 2, 1]) writes(%4 -> "
+                                     "%out0 [4, 2, 1]) {\n    %0 = argmax"));
+  dmlc_ir_graph *c = dmlc_ir_graph_clone(g);
+  ck_assert_ptr_nonnull(c);
+  char *cloned = print_ok(c);
+  ck_assert_str_eq(text, cloned);
+  check_graph_roundtrip(g);
+  /* A broken range prints every node once and still parses. */
+  g->kernels[0].first_node = 3;
+  g->kernels[0].num_nodes = 9;
+  char *broken = print_ok(g);
+  ck_assert_ptr_nonnull(strstr(broken, "  %2 = reduced_index"));
+  ck_assert_ptr_nonnull(strstr(broken, "    %3 = eq"));
+  check_graph_verify_error(g, "kernel @k0: its nodes %3 to %11 are not all in the graph");
+  free(broken);
+  free(text);
+  free(cloned);
+  dmlc_ir_graph_destroy(c);
+  dmlc_ir_graph_destroy(g);
+}
+END_TEST
+
+#define KSIG "graph @g(%x: f32[3]) -> (u32[1]) {\n"
+#define KBODY "{\n    %0 = argmax %x {axes = [0]} : u32[1]\n  }\n  return %0\n}\n"
+
+START_TEST(test_error_kernel) {
+  check_parse_error(KSIG "  kernel ^k0 [r3] reads() writes() " KBODY,
+                    "expected a kernel name ('@name')");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes() {\n"
+                         "    %0 = argmax %x {axes = [0]} : u32[1]\n  }\n"
+                         "  kernel ^@k [1] reads() writes() {\n"
+                         "    %1 = constant {value = 0} : u32[1]\n  }\n  return %0\n}\n",
+                    "redefinition of kernel '@k'");
+  check_parse_error(KSIG "  kernel @k [r3, ^x] reads() writes() " KBODY,
+                    "expected a space dimension ('N' or 'rN')");
+  check_parse_error(KSIG "  kernel @k [^rx] reads() writes() " KBODY,
+                    "expected a space dimension ('N' or 'rN')");
+  check_parse_error(KSIG "  kernel @k [^r] reads() writes() " KBODY,
+                    "expected a space dimension ('N' or 'rN')");
+  check_parse_error(KSIG "  kernel @k [r3 ^reads() writes() " KBODY, "expected ']'");
+  check_parse_error(KSIG "  kernel @k [1, 1, 1, 1, 1, 1, 1, 1, ^r1] reads() writes() " KBODY,
+                    "rank 9 exceeds the maximum of 8");
+  check_parse_error(KSIG "  kernel @k [^r4294967296] reads() writes() " KBODY,
+                    "number out of range");
+  check_parse_error(KSIG "  kernel @k [r3] ^writes() " KBODY, "expected 'reads'");
+  check_parse_error(KSIG "  kernel @k [r3] reads() ^{", "expected 'writes'");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x ^) writes() " KBODY, "expected '['");
+  check_parse_error(KSIG "  kernel @k [r3] reads(^[1]) writes() " KBODY, "expected a value name");
+  check_parse_error(KSIG "  kernel @k [r3] reads(^%y [1]) writes() " KBODY,
+                    "use of undefined value '%y'");
+  check_parse_error(KSIG "  kernel @k [r3, 2] reads(%x ^[1]) writes() " KBODY,
+                    "expected 2 strides for the kernel's rank 2, got 1");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1, ^1]) writes() " KBODY,
+                    "more strides than the rank 1");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes(%0 -> ^%zz [0]) " KBODY,
+                    "unknown output '%zz'");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes(%0 -> ^[0]) " KBODY,
+                    "expected an output name ('%name')");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes(^%9 [0]) " KBODY,
+                    "use of undefined value '%9'");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes() ^%0", "expected '{'");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes() {\n  ^kernel",
+                    "expected a node or '}'");
+  check_parse_error(KSIG "  kernel @k [r3] reads(%x [1]) writes() {\n  ^return %x",
+                    "expected a node or '}'");
+}
+END_TEST
+
+static const char two_kernels[] = "graph @g(%x: f32[4,6], %y: f32[4,6]) -> (u32[4,1], u8[4,1]) {\n"
+                                  "  kernel @k0 [4, r6] reads(%x [6, 1]) writes(%0 [1, 0], %0 -> "
+                                  "%out0 [1, 0]) {\n"
+                                  "    %0 = argmax %x {axes = [1]} : u32[4,1]\n"
+                                  "  }\n"
+                                  "  kernel @k1 [4] reads(%0 [1]) writes(%1 -> %out1 [1]) {\n"
+                                  "    %1 = cast %0 : u8[4,1]\n"
+                                  "  }\n"
+                                  "  return %0, %1\n"
+                                  "}\n";
+
+/* Replaces the first occurrence of from in two_kernels with to. */
+static char *edited(const char *from, const char *to) {
+  const char *at = strstr(two_kernels, from);
+  ck_assert_ptr_nonnull(at);
+  char *out = malloc(sizeof two_kernels + strlen(to));
+  ck_assert_ptr_nonnull(out);
+  const size_t head = (size_t)(at - two_kernels);
+  memcpy(out, two_kernels, head);
+  strcpy(out + head, to);
+  strcat(out, at + strlen(from));
+  return out;
+}
+
+static void check_edit_verify_error(const char *from, const char *to, const char *message) {
+  char *text = edited(from, to);
+  check_verify_error(text, message);
+  free(text);
+}
+
+START_TEST(test_verify_kernels) {
+  check_verify_ok(two_kernels);
+  /* Nodes outside kernels are allowed. */
+  check_verify_ok("graph @g(%x: f32[4]) -> (u32[1], u8[1]) {\n"
+                  "  kernel @k0 [r4] reads(%x [1]) writes(%0 [0], %0 -> %out0 [0]) {\n"
+                  "    %0 = argmax %x {axes = [0]} : u32[1]\n  }\n"
+                  "  %1 = cast %0 : u8[1]\n  return %0, %1\n}\n");
+  check_verify_error("graph @g(%x: f32[4]) -> (f32[4]) {\n"
+                     "  kernel @k0 [4] reads() writes() {\n  }\n  return %x\n}\n",
+                     "kernel @k0: the kernel has no nodes");
+  check_edit_verify_error("[4, r6] reads(%x [6, 1]) writes(%0 [1, 0], %0 -> %out0 [1, 0])",
+                          "[4, r0] reads(%x [6, 1]) writes(%0 [1, 0], %0 -> %out0 [1, 0])",
+                          "kernel @k0: space dimension 1 is 0");
+  check_edit_verify_error("reads(%x [6, 1])", "reads(%x [6, 1], %y [6, 1])",
+                          "kernel @k0: read %y is not used inside the kernel");
+  check_edit_verify_error("reads(%x [6, 1])", "reads(%x [6, 1], %x [6, 1])",
+                          "kernel @k0: %x is read twice");
+  check_edit_verify_error("reads(%x [6, 1])", "reads()",
+                          "kernel @k0: %0 uses %x, which is not in reads");
+  check_edit_verify_error("writes(%0 [1, 0], ", "writes(%x [1, 0], ",
+                          "kernel @k0: written value %x is not defined inside the kernel");
+  check_edit_verify_error("writes(%0 [1, 0], ", "writes(%0 [1, 0], %0 [1, 0], ",
+                          "kernel @k0: %0 is written twice to the same buffer");
+  check_edit_verify_error("%0 -> %out0 [1, 0]", "%0 -> %out1 [1, 0]",
+                          "kernel @k0: write of %0 names output 'out1', which returns another "
+                          "value");
+  check_edit_verify_error("writes(%0 [1, 0], ", "writes(",
+                          "kernel @k0: %0 is used by %1 outside the kernel but not written");
+  check_edit_verify_error(", %0 -> %out0 [1, 0]", "",
+                          "kernel @k0: %0 is output 'out0' but not written to it");
+  /* What the text cannot say: overlapping ranges, reads from later values,
+   * buffers outside the pool, masks past the rank. */
+  dmlc_ir_graph *g = parse_ok(two_kernels);
+  g->kernels[1].first_node = 0;
+  check_graph_verify_error(g, "kernel @k1: its nodes start at %0, inside the previous kernel");
+  g->kernels[1].first_node = 1;
+  g->kernels[0].rank = 0;
+  check_graph_verify_error(g, "kernel @k0: the space has rank 0; ranks are 1 to 8");
+  g->kernels[0].rank = 9;
+  check_graph_verify_error(g, "kernel @k0: the space has rank 9; ranks are 1 to 8");
+  g->kernels[0].rank = 2;
+  g->kernels[0].reduced_mask = 4;
+  check_graph_verify_error(g, "kernel @k0: the reduced mask 0x4 has dims beyond the rank 2");
+  g->kernels[0].reduced_mask = 2;
+  g->kernels[1].num_writes = 9;
+  check_graph_verify_error(g, "kernel @k1: its buffers are not all in the graph's kernel buffers");
+  g->kernels[1].num_writes = 1;
+  g->kernel_buffers[g->kernels[1].first_buffer].value = g->nodes[1].result;
+  check_graph_verify_error(g, "kernel @k1: read %1 is not defined before the kernel");
+  g->kernel_buffers[g->kernels[1].first_buffer].value = 99;
+  check_graph_verify_error(g, "kernel @k1: read 0 names value 99, which does not exist");
+  g->kernel_buffers[g->kernels[1].first_buffer].value = g->nodes[0].result;
+  g->kernel_buffers[g->kernels[1].first_buffer].output = 0;
+  check_graph_verify_error(g, "kernel @k1: read %0 names an output");
+  g->kernel_buffers[g->kernels[1].first_buffer].output = -1;
+  g->kernel_buffers[g->kernels[1].first_buffer + 1].output = 7;
+  check_graph_verify_error(g, "kernel @k1: write of %1 names output 7, which does not exist");
+  dmlc_ir_graph_destroy(g);
+}
+END_TEST
+
 /* ---- parser errors, one test per message ---- */
 #define SIG "graph @g(%x: f32[3]) -> (u32[1]) {\n"
 
@@ -456,7 +674,7 @@ START_TEST(test_error_expected_bracket) {
   check_parse_error(SIG "  %0 = argmax %x {^= [0]} : u32[1]\n", "expected an attribute name");
   check_parse_error(SIG "  %0 = eq %x, ^: bool[3]\n", "expected a value name");
   check_parse_error(SIG "  return %x, ^}\n", "expected a value name");
-  check_parse_error(SIG "  ^cast %x : f32[3]\n", "expected a node or 'return'");
+  check_parse_error(SIG "  ^cast %x : f32[3]\n", "expected a node, a kernel or 'return'");
   check_parse_error("^grph @g() -> () {}", "expected 'graph'");
   check_parse_error("graph ^g() -> () {}", "expected a graph name ('@name')");
   check_parse_error("graph @g(^f32[2]) -> () {}", "expected an input ('%name: type')");
@@ -681,7 +899,8 @@ static uint64_t next_random(uint64_t *state) { /* xorshift64 */
 }
 
 START_TEST(test_robustness_mutations) {
-  static const char *const seeds[] = {hardmax_text, lowered_text, layout_text, odd_text};
+  static const char *const seeds[] = {hardmax_text, lowered_text, layout_text, odd_text,
+                                      kernel_text};
   static const char replacements[] = {'\0', '%', '@', '[', ']', '{', '}', '(',  ')', ',',   ':',
                                       '=',  '-', '>', '9', '0', 'x', ' ', '\n', '/', '\xff'};
   static const char *const insertions[] = {"99999999999999999999",
@@ -1087,6 +1306,8 @@ static Suite *ir_suite(void) {
   tcase_add_test(parse, test_roundtrip_all_dtypes_and_ops);
   tcase_add_test(parse, test_roundtrip_example_files);
   tcase_add_test(parse, test_roundtrip_ir_test_files);
+  tcase_add_test(parse, test_kernel_roundtrip);
+  tcase_add_test(parse, test_kernel_built);
   suite_add_tcase(s, parse);
 
   TCase *errors = tcase_create("parser_errors");
@@ -1108,6 +1329,7 @@ static Suite *ir_suite(void) {
   tcase_add_test(errors, test_error_layout);
   tcase_add_test(errors, test_error_characters);
   tcase_add_test(errors, test_error_bad_arguments);
+  tcase_add_test(errors, test_error_kernel);
   suite_add_tcase(s, errors);
 
   TCase *robust = tcase_create("robustness");
@@ -1139,6 +1361,7 @@ static Suite *ir_suite(void) {
   tcase_add_test(verify, test_verify_eq);
   tcase_add_test(verify, test_verify_cast);
   tcase_add_test(verify, test_verify_constant);
+  tcase_add_test(verify, test_verify_kernels);
   suite_add_tcase(s, verify);
   return s;
 }

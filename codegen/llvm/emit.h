@@ -1,0 +1,21 @@
+/* Kernel descriptions -> LLVM IR for the host CPU, with explicit vector code. */
+#ifndef DMLC_CODEGEN_LLVM_EMIT_H
+#define DMLC_CODEGEN_LLVM_EMIT_H
+
+#include <llvm-c/Core.h>
+
+#include "codegen/kernel_desc.h"
+#include "codegen/llvm/cpu_kernel.h"
+
+typedef struct dmlc_llvm_target {
+  uint32_t vector_bytes; /* the widest vector register: 16 (SSE), 32 (AVX2), 64 (AVX-512) */
+} dmlc_llvm_target;
+
+/* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k
+ * (and `name`_finish of type dmlc_cpu_finish_fn when info->has_finish).
+ * Shapes and strides are constants in the code. No fast-math flags. */
+dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, const char *name,
+                                  const dmlc_llvm_target *target, dmlc_cpu_kernel_info *info,
+                                  dmlc_diag *diag);
+
+#endif
