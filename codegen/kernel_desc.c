@@ -1,0 +1,334 @@
+/* IR kernels -> kernel descriptions. Each value written by a kernel is
+ * traced back through the kernel's nodes to one of the forms codegen knows:
+ * the reduction's index, the one-hot mask comparing it with the reduced
+ * index, a constant, or the read converted once. Anything else is
+ * DMLC_ERROR_UNSUPPORTED, never a guess. */
+#include "codegen/kernel_desc.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum trace_kind {
+  TRACE_READ,   /* the read, converted at most once (to dtype) */
+  TRACE_INDEX,  /* the reduction's index, as dtype */
+  TRACE_BINDEX, /* the index broadcast over the full space */
+  TRACE_RINDEX, /* the reduced index of each point */
+  TRACE_MASK,   /* BINDEX == RINDEX, as dtype (bool until cast) */
+  TRACE_CONST,  /* a constant, as dtype */
+} trace_kind;
+
+typedef struct trace {
+  trace_kind kind;
+  dmlc_dtype dtype;
+  uint32_t casts; /* conversions applied since the source */
+  int64_t constant;
+} trace;
+
+typedef struct kernel_view {
+  const dmlc_ir_graph *g;
+  const dmlc_kernel *k;
+  uint32_t read_value; /* UINT32_MAX: none */
+  int32_t reduction;   /* node index, or -1 */
+  trace *traces;       /* per value id; valid for values defined in k */
+} kernel_view;
+
+static dmlc_status unsupported(dmlc_diag *diag, uint32_t kernel, const char *what, uint32_t v) {
+  return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                       "kernel @k%u: %s (value %%%u) has no code-generation pattern yet", kernel,
+                       what, v);
+}
+
+/* The value of constant c converted to dtype, as IR casts do. */
+static int64_t convert_constant(int64_t c, dmlc_dtype to) {
+  const dmlc_dtype_info *info = dmlc_dtype_get(to);
+  if (info->kind == DMLC_KIND_BOOL)
+    return c != 0;
+  if (info->kind == DMLC_KIND_FLOAT || info->size == 8)
+    return c;
+  const uint32_t bits = info->size * 8;
+  const uint64_t mask = (UINT64_C(1) << bits) - 1;
+  uint64_t u = (uint64_t)c & mask;
+  if (info->kind == DMLC_KIND_SIGNED && (u >> (bits - 1)))
+    u |= ~mask;
+  return (int64_t)u;
+}
+
+static dmlc_status trace_node(kernel_view *kv, uint32_t kernel_id, const dmlc_node *n,
+                              dmlc_diag *diag) {
+  const dmlc_type *t = &kv->g->values[n->result].type;
+  trace *out = &kv->traces[n->result];
+  const trace *a = n->num_operands > 0 ? &kv->traces[n->operands[0]] : NULL;
+  const trace *b = n->num_operands > 1 ? &kv->traces[n->operands[1]] : NULL;
+  memset(out, 0, sizeof *out);
+  out->dtype = t->dtype;
+  switch (n->op) {
+  case DMLC_OP_ARGMAX:
+  case DMLC_OP_ARGMIN:
+    if (a->kind != TRACE_READ || a->casts != 0)
+      return unsupported(diag, kernel_id, "a reduction of a computed value", n->result);
+    out->kind = TRACE_INDEX;
+    return DMLC_OK;
+  case DMLC_OP_RESHAPE:
+    *out = *a; /* a view: the kernel's strides already say where elements are */
+    return DMLC_OK;
+  case DMLC_OP_BROADCAST:
+    if (a->kind == TRACE_CONST) {
+      *out = *a;
+      return DMLC_OK;
+    }
+    if (a->kind != TRACE_INDEX)
+      return unsupported(diag, kernel_id, "a broadcast of something other than the index",
+                         n->result);
+    out->kind = TRACE_BINDEX;
+    return DMLC_OK;
+  case DMLC_OP_REDUCED_INDEX:
+    /* fuse checked its axes are the space's reduced dims; none: always 0. */
+    out->kind = kv->k->reduced_mask ? TRACE_RINDEX : TRACE_CONST;
+    return DMLC_OK;
+  case DMLC_OP_CONSTANT:
+    out->kind = TRACE_CONST;
+    out->constant = convert_constant(n->value, t->dtype);
+    return DMLC_OK;
+  case DMLC_OP_EQ:
+    if (a->kind == TRACE_CONST && b->kind == TRACE_CONST) {
+      out->kind = TRACE_CONST;
+      out->constant = a->constant == b->constant;
+      return DMLC_OK;
+    }
+    if ((a->kind == TRACE_BINDEX && b->kind == TRACE_RINDEX) ||
+        (a->kind == TRACE_RINDEX && b->kind == TRACE_BINDEX)) {
+      out->kind = TRACE_MASK;
+      return DMLC_OK;
+    }
+    return unsupported(diag, kernel_id, "a comparison other than index == reduced index",
+                       n->result);
+  case DMLC_OP_CAST:
+    *out = *a;
+    out->dtype = t->dtype;
+    if (a->kind == TRACE_CONST) {
+      out->constant = convert_constant(a->constant, t->dtype);
+      return DMLC_OK;
+    }
+    if (a->kind == TRACE_INDEX && !dmlc_dtype_is_integer(t->dtype))
+      return unsupported(diag, kernel_id, "an index converted to a non-integer", n->result);
+    out->casts = a->casts + 1;
+    if (out->casts > 1)
+      return unsupported(diag, kernel_id, "a value converted twice", n->result);
+    return DMLC_OK;
+  case DMLC_OP_HARDMAX:
+    return unsupported(diag, kernel_id, "an unlowered hardmax", n->result);
+  default:
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "kernel @k%u: unknown op %d", kernel_id,
+                         (int)n->op);
+  }
+}
+
+static int32_t input_index(const dmlc_ir_graph *g, uint32_t value) {
+  for (uint32_t i = 0; i < g->num_inputs; i++)
+    if (g->inputs[i].value == value)
+      return (int32_t)i;
+  return -1;
+}
+
+typedef struct temp_map {
+  uint32_t *value_temp; /* per value id: temp index + 1, or 0 */
+  dmlc_kernel_plan *plan;
+} temp_map;
+
+static dmlc_status bind_read(const dmlc_ir_graph *g, const temp_map *tm, uint32_t value,
+                             uint32_t kernel_id, dmlc_binding *out, dmlc_diag *diag) {
+  const int32_t in = input_index(g, value);
+  if (in >= 0) {
+    out->kind = DMLC_BINDING_INPUT;
+    out->index = (uint32_t)in;
+    return DMLC_OK;
+  }
+  if (!tm->value_temp[value])
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                         "kernel @k%u reads %%%u, which no earlier kernel wrote", kernel_id, value);
+  out->kind = DMLC_BINDING_TEMP;
+  out->index = tm->value_temp[value] - 1;
+  return DMLC_OK;
+}
+
+static dmlc_status bind_write(const dmlc_ir_graph *g, temp_map *tm, const dmlc_kernel_buffer *w,
+                              dmlc_binding *out, dmlc_diag *diag) {
+  if (w->output >= 0) {
+    out->kind = DMLC_BINDING_OUTPUT;
+    out->index = (uint32_t)w->output;
+    return DMLC_OK;
+  }
+  dmlc_kernel_plan *plan = tm->plan;
+  uint64_t *bytes = realloc(plan->temp_bytes, (plan->num_temps + 1) * sizeof *bytes);
+  if (!bytes)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory planning kernels");
+  plan->temp_bytes = bytes;
+  const dmlc_type *t = &g->values[w->value].type;
+  bytes[plan->num_temps] = dmlc_type_num_elements(t) * dmlc_dtype_size(t->dtype);
+  tm->value_temp[w->value] = ++plan->num_temps;
+  out->kind = DMLC_BINDING_TEMP;
+  out->index = plan->num_temps - 1;
+  return DMLC_OK;
+}
+
+static dmlc_status describe_output(const kernel_view *kv, uint32_t kernel_id,
+                                   const dmlc_kernel_buffer *w, dmlc_kout *out, dmlc_diag *diag) {
+  const trace *t = &kv->traces[w->value];
+  memset(out, 0, sizeof *out);
+  out->dtype = kv->g->values[w->value].type.dtype;
+  memcpy(out->strides, w->strides, sizeof out->strides);
+  switch (t->kind) {
+  case TRACE_INDEX:
+    out->kind = DMLC_KOUT_INDEX;
+    return DMLC_OK;
+  case TRACE_MASK:
+    out->kind = DMLC_KOUT_ONEHOT;
+    return DMLC_OK;
+  case TRACE_CONST:
+    out->kind = DMLC_KOUT_CONSTANT;
+    out->constant = t->constant;
+    return DMLC_OK;
+  case TRACE_READ:
+    out->kind = DMLC_KOUT_COPY;
+    return kv->reduction < 0 ? DMLC_OK
+                             : unsupported(diag, kernel_id, "a copy beside a reduction", w->value);
+  case TRACE_BINDEX:
+  case TRACE_RINDEX:
+    break;
+  }
+  return unsupported(diag, kernel_id, "an index tensor written over the full space", w->value);
+}
+
+static dmlc_status describe_kernel(const dmlc_ir_graph *g, uint32_t kernel_id, trace *traces,
+                                   temp_map *tm, dmlc_kdesc *out, dmlc_diag *diag) {
+  const dmlc_kernel *k = &g->kernels[kernel_id];
+  const dmlc_kernel_buffer *reads = dmlc_kernel_reads(g, k);
+  const dmlc_kernel_buffer *writes = dmlc_kernel_writes(g, k);
+  memset(out, 0, sizeof *out);
+  out->rank = k->rank;
+  memcpy(out->dims, k->dims, sizeof out->dims);
+  out->reduced_mask = k->reduced_mask;
+  if (k->num_reads > 1)
+    return unsupported(diag, kernel_id, "a kernel with several reads", reads[1].value);
+  if (k->num_writes > DMLC_KDESC_MAX_OUTPUTS)
+    return unsupported(diag, kernel_id, "a kernel with many writes", writes[0].value);
+  kernel_view kv = {g, k, UINT32_MAX, -1, traces};
+  if (k->num_reads == 1) {
+    kv.read_value = reads[0].value;
+    traces[kv.read_value] = (trace){TRACE_READ, g->values[kv.read_value].type.dtype, 0, 0};
+    out->has_read = true;
+    out->read_dtype = g->values[kv.read_value].type.dtype;
+    memcpy(out->read_strides, reads[0].strides, sizeof out->read_strides);
+    DMLC_RETURN_IF_ERROR(bind_read(g, tm, kv.read_value, kernel_id, &out->read_binding, diag));
+  }
+  for (uint32_t i = k->first_node; i < k->first_node + k->num_nodes; i++) {
+    const dmlc_node *n = &g->nodes[i];
+    if (dmlc_op_get(n->op)->kind == DMLC_OPKIND_REDUCTION) {
+      if (kv.reduction >= 0)
+        return unsupported(diag, kernel_id, "a second reduction", n->result);
+      kv.reduction = (int32_t)i;
+      out->has_reduction = true;
+      out->reduction = n->op;
+      out->direction = n->direction;
+    }
+    DMLC_RETURN_IF_ERROR(trace_node(&kv, kernel_id, n, diag));
+  }
+  if (out->has_reduction != (k->reduced_mask != 0))
+    return unsupported(diag, kernel_id, "a space whose reduced dims do not match its reduction",
+                       writes[0].value);
+  out->num_outputs = k->num_writes;
+  for (uint32_t i = 0; i < k->num_writes; i++) {
+    DMLC_RETURN_IF_ERROR(describe_output(&kv, kernel_id, &writes[i], &out->outputs[i], diag));
+    DMLC_RETURN_IF_ERROR(bind_write(g, tm, &writes[i], &out->outputs[i].binding, diag));
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_kernel_plan_build(const dmlc_ir_graph *g, dmlc_kernel_plan *plan,
+                                   dmlc_diag *diag) {
+  memset(plan, 0, sizeof *plan);
+  uint32_t covered = 0;
+  for (uint32_t i = 0; i < g->num_kernels; i++)
+    covered += g->kernels[i].num_nodes;
+  if (covered != g->num_nodes || (g->num_kernels == 0 && g->num_outputs > 0))
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                         "graph is not fused: %u of %u nodes are in kernels", covered,
+                         g->num_nodes);
+  const size_t nv = g->num_values ? g->num_values : 1;
+  trace *traces = calloc(nv, sizeof *traces);
+  temp_map tm = {calloc(nv, sizeof *tm.value_temp), plan};
+  plan->kernels = calloc(g->num_kernels ? g->num_kernels : 1, sizeof *plan->kernels);
+  dmlc_status s = DMLC_OK;
+  if (!traces || !tm.value_temp || !plan->kernels)
+    s = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory planning kernels");
+  for (uint32_t i = 0; s == DMLC_OK && i < g->num_kernels; i++) {
+    s = describe_kernel(g, i, traces, &tm, &plan->kernels[i], diag);
+    plan->num_kernels = i + 1;
+  }
+  free(traces);
+  free(tm.value_temp);
+  if (s != DMLC_OK)
+    dmlc_kernel_plan_free(plan);
+  return s;
+}
+
+void dmlc_kernel_plan_free(dmlc_kernel_plan *plan) {
+  free(plan->kernels);
+  free(plan->temp_bytes);
+  memset(plan, 0, sizeof *plan);
+}
+
+static void append(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t size, size_t *len, const char *fmt, ...) {
+  if (*len >= size)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(buf + *len, size - *len, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    *len += (size_t)n;
+}
+
+static void append_strides(char *buf, size_t size, size_t *len, uint32_t rank,
+                           const uint64_t *strides) {
+  append(buf, size, len, "[");
+  for (uint32_t d = 0; d < rank; d++)
+    append(buf, size, len, "%s%" PRIu64, d ? "," : "", strides[d]);
+  append(buf, size, len, "]");
+}
+
+static const char *const kout_names[] = {"index", "onehot", "constant", "copy"};
+
+char *dmlc_kdesc_print(const dmlc_kdesc *k) {
+  const size_t size = 2048;
+  char *buf = malloc(size);
+  if (!buf)
+    return NULL;
+  size_t len = 0;
+  append(buf, size, &len, "space [");
+  for (uint32_t d = 0; d < k->rank; d++)
+    append(buf, size, &len, "%s%s%u", d ? ", " : "", (k->reduced_mask >> d) & 1 ? "r" : "",
+           k->dims[d]);
+  append(buf, size, &len, "]");
+  if (k->has_read) {
+    append(buf, size, &len, " read %s", dmlc_dtype_name(k->read_dtype));
+    append_strides(buf, size, &len, k->rank, k->read_strides);
+  }
+  if (k->has_reduction)
+    append(buf, size, &len, " %s %s", dmlc_op_get(k->reduction)->name,
+           dmlc_direction_name(k->direction));
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    append(buf, size, &len, " out%u %s %s", i, kout_names[o->kind], dmlc_dtype_name(o->dtype));
+    append_strides(buf, size, &len, k->rank, o->strides);
+    if (o->kind == DMLC_KOUT_CONSTANT)
+      append(buf, size, &len, " = %" PRId64, o->constant);
+  }
+  return buf;
+}

@@ -1,0 +1,316 @@
+/* See jit.h. Two target machines with the same settings: `tm` runs the
+ * optimization pipeline and prints assembly; ORC owns the other and
+ * generates the loaded code. Modules live in one thread-safe context owned by
+ * the JIT; each kernel gets symbol names no earlier kernel used. */
+#include "codegen/llvm/jit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+struct dmlc_llvm_jit {
+  char *triple, *cpu, *features; /* LLVM-allocated (LLVMDisposeMessage) */
+  LLVMTargetMachineRef tm;
+  char *data_layout; /* LLVM-allocated */
+  LLVMOrcThreadSafeContextRef tsc;
+  LLVMOrcLLJITRef lljit;
+  dmlc_llvm_target target;
+  uint64_t next_id; /* for unique symbol names */
+};
+
+static pthread_once_t native_once = PTHREAD_ONCE_INIT;
+static LLVMBool native_failed;
+
+static void init_native(void) {
+  native_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
+}
+
+/* Records err's message (consuming err) and returns status. */
+static dmlc_status llvm_error(dmlc_diag *diag, dmlc_status status, const char *what,
+                              LLVMErrorRef err) {
+  char *message = LLVMGetErrorMessage(err);
+  dmlc_diag_set(diag, status, "%s: %s", what, message);
+  LLVMDisposeErrorMessage(message);
+  return status;
+}
+
+static bool has_feature(const char *features, const char *name) {
+  const size_t n = strlen(name);
+  for (const char *p = features; p && *p;) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == n + 1 && p[0] == '+' && memcmp(p + 1, name, n) == 0)
+      return true;
+    p = comma ? comma + 1 : NULL;
+  }
+  return false;
+}
+
+static uint32_t vector_bytes(const char *features) {
+  if (has_feature(features, "avx512f"))
+    return 64;
+  if (has_feature(features, "avx") || has_feature(features, "avx2"))
+    return 32;
+  return 16;
+}
+
+static LLVMTargetMachineRef create_target_machine(const dmlc_llvm_jit *jit, LLVMTargetRef target) {
+  return LLVMCreateTargetMachine(target, jit->triple, jit->cpu, jit->features,
+                                 LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelJITDefault);
+}
+
+static dmlc_status create_lljit(dmlc_llvm_jit *jit, LLVMTargetRef target, dmlc_diag *diag) {
+  LLVMTargetMachineRef orc_tm = create_target_machine(jit, target);
+  if (!orc_tm)
+    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s (%s)",
+                         jit->triple, jit->cpu);
+  LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+      builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(orc_tm));
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit->lljit, builder);
+  if (err) {
+    jit->lljit = NULL;
+    return llvm_error(diag, DMLC_ERROR_DEVICE, "cannot create the LLVM JIT", err);
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
+  *out = NULL;
+  pthread_once(&native_once, init_native);
+  if (native_failed)
+    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "LLVM has no native target for this host");
+  dmlc_llvm_jit *jit = calloc(1, sizeof *jit);
+  if (!jit)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating the JIT");
+  jit->triple = LLVMGetDefaultTargetTriple();
+  jit->cpu = LLVMGetHostCPUName();
+  jit->features = LLVMGetHostCPUFeatures();
+  jit->target.vector_bytes = vector_bytes(jit->features);
+  LLVMTargetRef target;
+  char *message = NULL;
+  dmlc_status status = DMLC_OK;
+  if (LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
+    status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "no LLVM target for %s: %s", jit->triple,
+                           message ? message : "");
+    LLVMDisposeMessage(message);
+  } else if (!(jit->tm = create_target_machine(jit, target))) {
+    status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s (%s)",
+                           jit->triple, jit->cpu);
+  } else {
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(jit->tm);
+    jit->data_layout = LLVMCopyStringRepOfTargetData(layout);
+    LLVMDisposeTargetData(layout);
+    jit->tsc = LLVMOrcCreateNewThreadSafeContext();
+    status = create_lljit(jit, target, diag);
+  }
+  if (status != DMLC_OK) {
+    dmlc_llvm_jit_destroy(jit);
+    return status;
+  }
+  *out = jit;
+  return DMLC_OK;
+}
+
+void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit) {
+  if (!jit)
+    return;
+  if (jit->lljit) {
+    LLVMErrorRef err = LLVMOrcDisposeLLJIT(jit->lljit);
+    if (err)
+      LLVMConsumeError(err);
+  }
+  if (jit->tsc)
+    LLVMOrcDisposeThreadSafeContext(jit->tsc);
+  if (jit->tm)
+    LLVMDisposeTargetMachine(jit->tm);
+  LLVMDisposeMessage(jit->data_layout);
+  LLVMDisposeMessage(jit->triple);
+  LLVMDisposeMessage(jit->cpu);
+  LLVMDisposeMessage(jit->features);
+  free(jit);
+}
+
+const dmlc_llvm_target *dmlc_llvm_jit_target(const dmlc_llvm_jit *jit) { return &jit->target; }
+const char *dmlc_llvm_jit_triple(const dmlc_llvm_jit *jit) { return jit->triple; }
+const char *dmlc_llvm_jit_cpu_name(const dmlc_llvm_jit *jit) { return jit->cpu; }
+
+void dmlc_llvm_text_free(dmlc_llvm_text *text) {
+  if (!text)
+    return;
+  free(text->llvm_ir);
+  free(text->assembly);
+  text->llvm_ir = text->assembly = NULL;
+}
+
+/* ---- the pipeline of one module ---- */
+
+static LLVMModuleRef module_create(dmlc_llvm_jit *jit, const char *name) {
+  LLVMModuleRef m =
+      LLVMModuleCreateWithNameInContext(name, LLVMOrcThreadSafeContextGetContext(jit->tsc));
+  LLVMSetTarget(m, jit->triple);
+  LLVMSetDataLayout(m, jit->data_layout);
+  return m;
+}
+
+static dmlc_status verify(LLVMModuleRef m, dmlc_diag *diag) {
+  char *message = NULL;
+  if (!LLVMVerifyModule(m, LLVMReturnStatusAction, &message)) {
+    LLVMDisposeMessage(message);
+    return DMLC_OK;
+  }
+  dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "the generated LLVM IR is invalid: %s",
+                message ? message : "");
+  LLVMDisposeMessage(message);
+  return DMLC_ERROR_INTERNAL;
+}
+
+static dmlc_status optimize(dmlc_llvm_jit *jit, LLVMModuleRef m, dmlc_diag *diag) {
+  LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(options, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(options, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(options, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(options, 1);
+  LLVMErrorRef err = LLVMRunPasses(m, "default<O3>", jit->tm, options);
+  LLVMDisposePassBuilderOptions(options);
+  return err ? llvm_error(diag, DMLC_ERROR_INTERNAL, "optimizing a kernel", err) : DMLC_OK;
+}
+
+static char *copy_string(const char *s, size_t n) {
+  char *copy = malloc(n + 1);
+  if (copy) {
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+  }
+  return copy;
+}
+
+/* Prints m and its assembly. The code generator rewrites the IR it runs on,
+ * so the assembly comes from a clone and m stays as optimized. */
+static dmlc_status render(dmlc_llvm_jit *jit, LLVMModuleRef m, dmlc_llvm_text *text,
+                          dmlc_diag *diag) {
+  char *ir = LLVMPrintModuleToString(m);
+  text->llvm_ir = copy_string(ir, strlen(ir));
+  LLVMDisposeMessage(ir);
+  LLVMModuleRef clone = LLVMCloneModule(m);
+  LLVMMemoryBufferRef buffer = NULL;
+  char *message = NULL;
+  const LLVMBool failed =
+      LLVMTargetMachineEmitToMemoryBuffer(jit->tm, clone, LLVMAssemblyFile, &message, &buffer);
+  LLVMDisposeModule(clone);
+  if (failed) {
+    dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "cannot print a kernel's assembly: %s",
+                  message ? message : "");
+    LLVMDisposeMessage(message);
+    dmlc_llvm_text_free(text);
+    return DMLC_ERROR_INTERNAL;
+  }
+  text->assembly = copy_string(LLVMGetBufferStart(buffer), LLVMGetBufferSize(buffer));
+  LLVMDisposeMemoryBuffer(buffer);
+  if (!text->llvm_ir || !text->assembly) {
+    dmlc_llvm_text_free(text);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory printing a kernel");
+  }
+  return DMLC_OK;
+}
+
+static dmlc_status lookup(dmlc_llvm_jit *jit, const char *symbol, void **out, dmlc_diag *diag) {
+  LLVMOrcExecutorAddress address = 0;
+  LLVMErrorRef err = LLVMOrcLLJITLookup(jit->lljit, &address, symbol);
+  if (err)
+    return llvm_error(diag, DMLC_ERROR_INTERNAL, "cannot find a compiled kernel", err);
+  *out = (void *)(uintptr_t)address;
+  return DMLC_OK;
+}
+
+/* Verifies, optimizes, renders (text != NULL) and loads (load) m, taking
+ * ownership of it. */
+static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMModuleRef m, bool load,
+                                 dmlc_llvm_text *text, dmlc_diag *diag) {
+  dmlc_status status = verify(m, diag);
+  if (status == DMLC_OK)
+    status = optimize(jit, m, diag);
+  if (status == DMLC_OK && text)
+    status = render(jit, m, text, diag);
+  if (status != DMLC_OK || !load) {
+    LLVMDisposeModule(m);
+    return status;
+  }
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, jit->tsc);
+  LLVMErrorRef err =
+      LLVMOrcLLJITAddLLVMIRModule(jit->lljit, LLVMOrcLLJITGetMainJITDylib(jit->lljit), tsm);
+  if (err) {
+    LLVMOrcDisposeThreadSafeModule(tsm);
+    if (text)
+      dmlc_llvm_text_free(text);
+    return llvm_error(diag, DMLC_ERROR_INTERNAL, "cannot add a kernel to the JIT", err);
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_llvm_kernel *out,
+                                  dmlc_llvm_text *text, dmlc_diag *diag) {
+  char name[48], finish[64];
+  snprintf(name, sizeof name, "dmlc_kernel_%llu", (unsigned long long)jit->next_id++);
+  snprintf(finish, sizeof finish, "%s_finish", name);
+  LLVMModuleRef m = module_create(jit, name);
+  dmlc_cpu_kernel_info info = {0};
+  dmlc_status status = dmlc_llvm_emit_kernel(m, k, name, &jit->target, &info, diag);
+  if (status != DMLC_OK) {
+    LLVMDisposeModule(m);
+    return status;
+  }
+  DMLC_RETURN_IF_ERROR(finish_module(jit, m, out != NULL, text, diag));
+  if (!out)
+    return DMLC_OK;
+  void *fn = NULL, *finish_fn = NULL;
+  status = lookup(jit, name, &fn, diag);
+  if (status == DMLC_OK && info.has_finish)
+    status = lookup(jit, finish, &finish_fn, diag);
+  if (status != DMLC_OK) {
+    dmlc_llvm_text_free(text);
+    return status;
+  }
+  /* Object pointers to function pointers: POSIX guarantees this works. */
+  memcpy(&out->fn, &fn, sizeof fn);
+  memcpy(&out->finish, &finish_fn, sizeof finish_fn);
+  out->info = info;
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_llvm_jit_compile_ir(dmlc_llvm_jit *jit, const char *ir, const char *symbol,
+                                     void **out_address, dmlc_llvm_text *text, dmlc_diag *diag) {
+  char name[48];
+  snprintf(name, sizeof name, "dmlc_ir_%llu", (unsigned long long)jit->next_id++);
+  LLVMMemoryBufferRef buffer =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "dmlc_llvm_jit_compile_ir");
+  LLVMModuleRef m = NULL;
+  char *message = NULL;
+  if (LLVMParseIRInContext(LLVMOrcThreadSafeContextGetContext(jit->tsc), buffer, &m, &message)) {
+    dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "LLVM IR: %s", message ? message : "");
+    LLVMDisposeMessage(message);
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  }
+  LLVMValueRef fn = LLVMGetNamedFunction(m, symbol);
+  if (!fn || LLVMIsDeclaration(fn)) {
+    LLVMDisposeModule(m);
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "LLVM IR: no function @%s defined",
+                         symbol);
+  }
+  LLVMSetValueName2(fn, name, strlen(name));
+  LLVMSetTarget(m, jit->triple);
+  LLVMSetDataLayout(m, jit->data_layout);
+  DMLC_RETURN_IF_ERROR(finish_module(jit, m, true, text, diag));
+  return lookup(jit, name, out_address, diag);
+}

@@ -1,0 +1,55 @@
+/* A JIT for the host CPU, one per context: kernel descriptions -> LLVM IR
+ * (codegen/llvm/emit.h) -> verified, optimized with the new pass manager
+ * (default<O3>, loop and SLP vectorization on) for the host's CPU and
+ * features -> machine code loaded into one ORC LLJIT. Compiled code lives
+ * until the JIT is destroyed. Not thread-safe (like its context). This header
+ * keeps LLVM's types out of its users. */
+#ifndef DMLC_CODEGEN_LLVM_JIT_H
+#define DMLC_CODEGEN_LLVM_JIT_H
+
+#include "codegen/kernel_desc.h"
+#include "codegen/llvm/cpu_kernel.h"
+#include "codegen/llvm/emit.h"
+
+typedef struct dmlc_llvm_jit dmlc_llvm_jit;
+
+/* A kernel loaded into the JIT. */
+typedef struct dmlc_llvm_kernel {
+  dmlc_cpu_kernel_fn fn;
+  dmlc_cpu_finish_fn finish; /* NULL unless info.has_finish */
+  dmlc_cpu_kernel_info info;
+} dmlc_llvm_kernel;
+
+/* The optimized module as text: LLVM IR and the host's assembly. Both
+ * malloc'ed; NULL when not asked for. */
+typedef struct dmlc_llvm_text {
+  char *llvm_ir;
+  char *assembly;
+} dmlc_llvm_text;
+
+/* Initializes LLVM's native target once per process, then creates the host
+ * target machine and the LLJIT. */
+dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag);
+void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit);
+
+/* What the emitter is told about the host (vector_bytes from the features:
+ * avx512f 64, avx or avx2 32, else 16). */
+const dmlc_llvm_target *dmlc_llvm_jit_target(const dmlc_llvm_jit *jit);
+const char *dmlc_llvm_jit_triple(const dmlc_llvm_jit *jit);
+const char *dmlc_llvm_jit_cpu_name(const dmlc_llvm_jit *jit);
+
+/* Compiles k. With out != NULL the code is loaded and out receives its
+ * entry points; with text != NULL the optimized IR and assembly are kept
+ * (text only, nothing loaded, when out is NULL). A module that fails LLVM's
+ * verifier is DMLC_ERROR_INTERNAL with the verifier's message. */
+dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_llvm_kernel *out,
+                                  dmlc_llvm_text *text, dmlc_diag *diag);
+
+/* The same path for LLVM IR text that defines the function `symbol`
+ * (tests, debugging): parsed, verified, optimized, loaded. */
+dmlc_status dmlc_llvm_jit_compile_ir(dmlc_llvm_jit *jit, const char *ir, const char *symbol,
+                                     void **out_address, dmlc_llvm_text *text, dmlc_diag *diag);
+
+void dmlc_llvm_text_free(dmlc_llvm_text *text);
+
+#endif

@@ -1,0 +1,118 @@
+/* Kernel descriptions of fused graphs: what both backends generate code from. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/kernel_desc.h"
+#include "passes/passes.h"
+#include "testutil.h"
+
+/* Parses text, runs the default pipeline and describes every kernel; returns
+ * the descriptions joined by newlines (malloc'ed), or NULL with diag set. */
+static char *describe(const char *text, dmlc_status *status, dmlc_diag *diag) {
+  dmlc_ir_graph *g = NULL;
+  *status = dmlc_ir_parse(text, strlen(text), "t.dmlir", &g, diag);
+  if (*status == DMLC_OK)
+    *status = dmlc_run_pipeline(&g, DMLC_DEFAULT_PIPELINE, NULL, diag);
+  dmlc_kernel_plan plan;
+  char *joined = NULL;
+  if (*status == DMLC_OK && (*status = dmlc_kernel_plan_build(g, &plan, diag)) == DMLC_OK) {
+    joined = calloc(1, 8192);
+    for (uint32_t i = 0; i < plan.num_kernels; i++) {
+      char *k = dmlc_kdesc_print(&plan.kernels[i]);
+      strcat(joined, k);
+      strcat(joined, "\n");
+      free(k);
+    }
+    dmlc_kernel_plan_free(&plan);
+  }
+  dmlc_ir_graph_destroy(g);
+  return joined;
+}
+
+static void expect(const char *text, const char *expected) {
+  dmlc_diag diag = {0};
+  dmlc_status status;
+  char *got = describe(text, &status, &diag);
+  ck_assert_msg(status == DMLC_OK, "%s", diag.message);
+  ck_assert_str_eq(got, expected);
+  free(got);
+}
+
+START_TEST(hardmax_is_one_onehot_kernel) {
+  expect("graph @h(%x: f32[2,2,2]) -> (f32[2,2,2]) {\n"
+         "  %0 = hardmax %x {axes = [0, 2]} : f32[2,2,2]\n  return %0\n}\n",
+         "space [r2, 2, r2] read f32[4,2,1] argmax increasing out0 onehot f32[4,2,1]\n");
+}
+END_TEST
+
+START_TEST(argmax_and_hardmax_share_a_kernel) {
+  expect("graph @h(%x: f32[64,100]) -> (f32[64,100], i64[64,1]) {\n"
+         "  %0 = hardmax %x {axes = [1]} : f32[64,100]\n"
+         "  %1 = argmax %x {axes = [1]} : i64[64,1]\n  return %0, %1\n}\n",
+         "space [64, r100] read f32[100,1] argmax increasing out0 onehot f32[100,1] "
+         "out1 index i64[1,0]\n");
+}
+END_TEST
+
+START_TEST(column_reduction_after_merging) {
+  expect("graph @c(%x: u8[4,6,5]) -> (u32[1,6,5]) {\n"
+         "  %0 = argmin %x {axes = [0], direction = decreasing} : u32[1,6,5]\n"
+         "  return %0\n}\n",
+         "space [r4, 30] read u8[30,1] argmin decreasing out0 index u32[0,1]\n");
+}
+END_TEST
+
+START_TEST(folded_reductions_become_constants) {
+  expect("graph @f(%x: f32[3,1], %y: f16[3,1]) -> (i32[3,1], f16[3,1]) {\n"
+         "  %0 = argmax %x {axes = [1]} : i32[3,1]\n"
+         "  %1 = hardmax %y {axes = [1]} : f16[3,1]\n  return %0, %1\n}\n",
+         "space [3] out0 constant i32[1] = 0\nspace [3] out0 constant f16[1] = 1\n");
+}
+END_TEST
+
+START_TEST(inputs_returned_directly_are_copies) {
+  expect("graph @p(%x: i16[2,3]{strides = [4, 1]}) -> (i16[2,3]) {\n  return %x\n}\n",
+         "space [2, 3] read i16[4,1] out0 copy i16[3,1]\n");
+}
+END_TEST
+
+START_TEST(unsupported_kernels_say_so) {
+  /* An index broadcast back over the full space and written is not a
+   * pattern codegen knows: the plan must refuse, not guess. */
+  dmlc_diag diag = {0};
+  dmlc_status status;
+  char *got = describe("graph @u(%x: f32[4,5]) -> (u32[4,5]) {\n"
+                       "  %0 = argmax %x {axes = [1]} : u32[4,1]\n"
+                       "  %1 = broadcast %0 : u32[4,5]\n  return %1\n}\n",
+                       &status, &diag);
+  ck_assert_ptr_null(got);
+  ck_assert_int_eq(status, DMLC_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(diag.message, "no code-generation pattern"));
+}
+END_TEST
+
+START_TEST(unfused_graphs_are_rejected) {
+  dmlc_ir_graph *g = NULL;
+  dmlc_diag diag = {0};
+  const char *text = "graph @u(%x: f32[4,5]) -> (u32[4,1]) {\n"
+                     "  %0 = argmax %x {axes = [1]} : u32[4,1]\n  return %0\n}\n";
+  ck_assert_int_eq(dmlc_ir_parse(text, strlen(text), "t", &g, &diag), DMLC_OK);
+  dmlc_kernel_plan plan;
+  ck_assert_int_eq(dmlc_kernel_plan_build(g, &plan, &diag), DMLC_ERROR_INTERNAL);
+  dmlc_ir_graph_destroy(g);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("kernel_desc");
+  TCase *tc = tcase_create("plans");
+  tcase_add_test(tc, hardmax_is_one_onehot_kernel);
+  tcase_add_test(tc, argmax_and_hardmax_share_a_kernel);
+  tcase_add_test(tc, column_reduction_after_merging);
+  tcase_add_test(tc, folded_reductions_become_constants);
+  tcase_add_test(tc, inputs_returned_directly_are_copies);
+  tcase_add_test(tc, unsupported_kernels_say_so);
+  tcase_add_test(tc, unfused_graphs_are_rejected);
+  suite_add_tcase(s, tc);
+  return dmlc_test_run_suites(&s, 1);
+}
