@@ -1,0 +1,55 @@
+/* Kernel descriptions -> SPIR-V compute modules, emitted by dmlc itself;
+ * validation, optimization and disassembly through SPIRV-Tools. */
+#ifndef DMLC_CODEGEN_SPIRV_SPIRV_H
+#define DMLC_CODEGEN_SPIRV_SPIRV_H
+
+#include "codegen/kernel_desc.h"
+
+/* What the device offers that code generation may use. */
+typedef struct dmlc_spirv_caps {
+  uint32_t max_workgroup_size;  /* min(maxComputeWorkGroupSize[0], maxComputeWorkGroupInvocations) */
+  uint32_t max_workgroup_count; /* maxComputeWorkGroupCount[0] */
+  uint32_t max_shared_bytes;    /* maxComputeSharedMemorySize */
+  uint32_t subgroup_size;       /* 0: no subgroup operations in compute */
+  bool subgroup_arithmetic;     /* VK_SUBGROUP_FEATURE_ARITHMETIC_BIT */
+  bool subgroup_shuffle;        /* VK_SUBGROUP_FEATURE_SHUFFLE_BIT */
+  bool shader_int64, shader_int16, shader_int8, shader_float16;
+  bool storage_8bit;  /* storageBuffer8BitAccess */
+  bool storage_16bit; /* storageBuffer16BitAccess */
+} dmlc_spirv_caps;
+
+/* Caps every Vulkan 1.2 compute device has: the portable fallback paths. */
+dmlc_spirv_caps dmlc_spirv_caps_minimal(void);
+
+/* One compute shader. Descriptor set 0: binding 0 the read buffer (always
+ * declared; bound to a dummy when the kernel has no read), binding 1 + i
+ * output i, all storage buffers. A push constant block holds one uint32,
+ * the workgroup offset: the runtime dispatches num_groups workgroups in
+ * chunks of at most max_workgroup_count, passing each chunk's first group. */
+typedef struct dmlc_spirv_module {
+  uint32_t *words;
+  size_t num_words;
+  uint32_t local_size; /* workgroup size (x) */
+  uint64_t num_groups; /* workgroups to dispatch in all */
+  uint32_t num_bindings;
+} dmlc_spirv_module;
+
+/* Emits, validates (a failure is DMLC_ERROR_INTERNAL carrying the
+ * validator's message) and optimizes (keeping the unoptimized module if the
+ * optimizer fails) the shader for k. */
+dmlc_status dmlc_spirv_compile(const dmlc_kdesc *k, const dmlc_spirv_caps *caps,
+                               dmlc_spirv_module *out, dmlc_diag *diag);
+void dmlc_spirv_module_free(dmlc_spirv_module *m);
+
+/* SPIRV-Tools, target environment Vulkan 1.2 (spirv_tools.c: the one C file
+ * that includes libspirv.h). */
+dmlc_status dmlc_spirv_validate(const uint32_t *words, size_t num_words, dmlc_diag *diag);
+dmlc_status dmlc_spirv_disassemble(const uint32_t *words, size_t num_words, char **out_text,
+                                   dmlc_diag *diag);
+/* spirv_opt.cpp: the optimizer's performance passes. False (and *out
+ * untouched) when it fails; the caller then keeps the input. *out is
+ * malloc'ed. */
+bool dmlc_spirv_optimize(const uint32_t *words, size_t num_words, uint32_t **out,
+                         size_t *out_num_words);
+
+#endif

@@ -1,0 +1,43 @@
+/* dmlc's Vulkan runtime: device selection, buffers, pipelines, dispatch,
+ * timestamps. One device per context, opened on first use. */
+#ifndef DMLC_RUNTIME_VULKAN_VK_DEVICE_H
+#define DMLC_RUNTIME_VULKAN_VK_DEVICE_H
+
+#include "codegen/kernel_desc.h"
+#include "codegen/spirv/spirv.h"
+
+typedef struct dmlc_vk_device dmlc_vk_device;
+typedef struct dmlc_vk_executable dmlc_vk_executable;
+
+/* Opens the best device: discrete GPU, then integrated, then virtual, then
+ * CPU (lavapipe); DMLC_VULKAN_DEVICE=<index or name substring> overrides.
+ * No Vulkan loader or device: DMLC_ERROR_DEVICE with a clear message. */
+dmlc_status dmlc_vk_device_open(dmlc_vk_device **out, dmlc_diag *diag);
+void dmlc_vk_device_close(dmlc_vk_device *dev);
+const dmlc_spirv_caps *dmlc_vk_device_caps(const dmlc_vk_device *dev);
+const char *dmlc_vk_device_name(const dmlc_vk_device *dev);
+
+/* A text listing of every physical device with the features dmlc uses (for
+ * `dmlc devices`); malloc'ed. DMLC_ERROR_DEVICE when there is no Vulkan. */
+dmlc_status dmlc_vk_describe_devices(char **out_text, dmlc_diag *diag);
+
+/* Compiles every kernel of plan into a pipeline and allocates the buffers
+ * of the graph's inputs (input_bytes[i]), outputs (output_bytes[i]) and the
+ * plan's temporaries. */
+dmlc_status dmlc_vk_executable_create(dmlc_vk_device *dev, const dmlc_kernel_plan *plan,
+                                      const uint64_t *input_bytes, uint32_t num_inputs,
+                                      const uint64_t *output_bytes, uint32_t num_outputs,
+                                      dmlc_vk_executable **out, dmlc_diag *diag);
+void dmlc_vk_executable_destroy(dmlc_vk_executable *exe);
+/* Uploads the inputs (and the outputs' current bytes, so padding the kernels
+ * do not write stays as it was), runs every kernel in order, waits, and
+ * downloads the outputs. The checked host buffers are the API's. */
+dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_buffer *inputs,
+                            const dmlc_buffer *outputs, dmlc_diag *diag);
+/* GPU time of each kernel in the last execute, from timestamp queries, in
+ * nanoseconds (0 where the device has no timestamps). */
+uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max);
+/* The disassembly of every kernel's SPIR-V; malloc'ed. */
+dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, dmlc_diag *diag);
+
+#endif
