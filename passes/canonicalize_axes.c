@@ -64,45 +64,6 @@ static bool strides_contiguous(const uint64_t *strides, const dmlc_type *t, uint
   return strides[a] == strides[b] * t->dims[b];
 }
 
-/* Strides viewing src (with src_strides) as dst without moving data, as
- * NumPy's no-copy reshape finds them; false when there are none. Strides of
- * size-1 dims are left 0: nothing reads them. */
-static bool reshape_view_strides(const dmlc_type *src, const uint64_t *src_strides,
-                                 const dmlc_type *dst, uint64_t *dst_strides) {
-  uint32_t od[DMLC_MAX_RANK], on = 0;
-  uint64_t os[DMLC_MAX_RANK];
-  for (uint32_t i = 0; i < src->rank; i++)
-    if (src->dims[i] > 1) {
-      od[on] = src->dims[i];
-      os[on++] = src_strides[i];
-    }
-  memset(dst_strides, 0, DMLC_MAX_RANK * sizeof *dst_strides);
-  uint32_t oi = 0, ni = 0;
-  while (oi < on && ni < dst->rank) {
-    if (dst->dims[ni] == 1) {
-      ni++;
-      continue;
-    }
-    uint32_t oj = oi + 1, nj = ni + 1;
-    uint64_t op = od[oi], np = dst->dims[ni];
-    while (op != np) {
-      if (np < op)
-        np *= dst->dims[nj++];
-      else
-        op *= od[oj++];
-    }
-    for (uint32_t k = oi; k + 1 < oj; k++)
-      if (os[k] != os[k + 1] * od[k + 1])
-        return false;
-    dst_strides[nj - 1] = os[oj - 1];
-    for (uint32_t k = nj - 1; k > ni; k--)
-      dst_strides[k - 1] = dst_strides[k] * dst->dims[k];
-    oi = oj;
-    ni = nj;
-  }
-  return true;
-}
-
 /* The strides under which value v is read, when it is a graph input or a
  * free reshape of one; false when v is dense (computed or copied). */
 static bool value_view_strides(const dmlc_ir_graph *g, uint32_t v, uint64_t *strides) {
@@ -119,7 +80,8 @@ static bool value_view_strides(const dmlc_ir_graph *g, uint32_t v, uint64_t *str
   uint64_t src[DMLC_MAX_RANK];
   if (n->op != DMLC_OP_RESHAPE || !value_view_strides(g, n->operands[0], src))
     return false;
-  return reshape_view_strides(&g->values[n->operands[0]].type, src, &g->values[v].type, strides);
+  const dmlc_type *from = &g->values[n->operands[0]].type, *to = &g->values[v].type;
+  return dmlc_view_strides(from->dims, from->rank, src, to->dims, to->rank, strides);
 }
 
 static bool outputs_allow_merge(const merge_rules *r, uint32_t a, uint32_t b, bool kept) {
