@@ -55,7 +55,31 @@ dmlc_status dmlc_context_create(dmlc_context **out) {
   return *out ? DMLC_OK : DMLC_ERROR_OUT_OF_MEMORY;
 }
 
-void dmlc_context_destroy(dmlc_context *ctx) { free(ctx); }
+void dmlc_context_destroy(dmlc_context *ctx) {
+  if (!ctx)
+    return;
+  dmlc_cpu_device_destroy(ctx->cpu);
+  free(ctx);
+}
+
+/* More threads than this is a mistake, not a machine. */
+enum { MAX_THREADS = 4096 };
+
+dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n) {
+  if (!ctx)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(ctx, n <= MAX_THREADS, "dmlc_context_set_num_threads: %u threads (at most %d)", n,
+            MAX_THREADS);
+  ctx->num_threads = n;
+  return ctx->cpu ? dmlc_cpu_device_set_num_threads(ctx->cpu, n, &ctx->diag) : DMLC_OK;
+}
+
+dmlc_status dmlc_context_cpu_device(dmlc_context *ctx, dmlc_cpu_device **out) {
+  if (!ctx->cpu)
+    DMLC_RETURN_IF_ERROR(dmlc_cpu_device_create(ctx->num_threads, &ctx->cpu, &ctx->diag));
+  *out = ctx->cpu;
+  return DMLC_OK;
+}
 
 const char *dmlc_context_error(const dmlc_context *ctx) {
   return ctx ? ctx->diag.message : "dmlc_context_error: ctx is NULL";
@@ -307,18 +331,38 @@ const char *dmlc_pass_summary(size_t index) {
 
 static dmlc_status resolve_device(dmlc_context *ctx, dmlc_device requested, dmlc_device *out) {
   switch (requested) {
-  case DMLC_DEVICE_DEFAULT:
   case DMLC_DEVICE_REFERENCE:
     *out = DMLC_DEVICE_REFERENCE;
     return DMLC_OK;
+  case DMLC_DEVICE_DEFAULT:
   case DMLC_DEVICE_CPU:
+    *out = DMLC_DEVICE_CPU;
+    return DMLC_OK;
   case DMLC_DEVICE_VULKAN:
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
-                         "device '%s' is not built into this dmlc yet; use the reference device",
+                         "device '%s' is not built into this dmlc yet; use the cpu or reference "
+                         "device",
                          dmlc_device_name(requested));
   }
   return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d",
                        (int)requested);
+}
+
+/* The CPU runs the default pipeline on its own copy of the graph; exe->ir
+ * stays as given, for the bindings and the tensor infos. */
+static dmlc_status compile_cpu(dmlc_executable *exe) {
+  dmlc_context *ctx = exe->ctx;
+  dmlc_cpu_device *cpu;
+  DMLC_RETURN_IF_ERROR(dmlc_context_cpu_device(ctx, &cpu));
+  dmlc_ir_graph *fused = dmlc_ir_graph_clone(exe->ir);
+  if (!fused)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  const dmlc_pipeline_options options = {0};
+  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
+  if (status == DMLC_OK)
+    status = dmlc_cpu_executable_create(cpu, fused, &exe->cpu, &ctx->diag);
+  dmlc_ir_graph_destroy(fused);
+  return status;
 }
 
 dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_executable **out) {
@@ -339,8 +383,30 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   exe->ctx = ctx;
   exe->device = resolved;
   exe->ir = ir;
+  const dmlc_status status = resolved == DMLC_DEVICE_CPU ? compile_cpu(exe) : DMLC_OK;
+  if (status != DMLC_OK) {
+    dmlc_executable_destroy(exe);
+    return status;
+  }
   *out = exe;
   return DMLC_OK;
+}
+
+dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **out_text) {
+  if (!ctx)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(ctx, out_text, "dmlc_device_describe: out_text is NULL");
+  *out_text = NULL;
+  dmlc_device resolved;
+  DMLC_RETURN_IF_ERROR(resolve_device(ctx, device, &resolved));
+  if (resolved == DMLC_DEVICE_CPU) {
+    dmlc_cpu_device *cpu;
+    DMLC_RETURN_IF_ERROR(dmlc_context_cpu_device(ctx, &cpu));
+    *out_text = dmlc_cpu_device_describe(cpu);
+  } else {
+    *out_text = strdup("the reference evaluator (unoptimized graph, one thread)");
+  }
+  return *out_text ? DMLC_OK : dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
 }
 
 static const char *const input_names[DMLC_FRONTEND_MAX_TENSORS] = {"input", "input1"};
@@ -444,6 +510,9 @@ dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t
   switch (exe->device) {
   case DMLC_DEVICE_REFERENCE:
     return dmlc_reference_execute(exe->ir, inputs, outputs, &exe->ctx->diag);
+  case DMLC_DEVICE_CPU:
+    dmlc_cpu_executable_run(exe->cpu, inputs, outputs);
+    return DMLC_OK;
   default:
     return dmlc_diag_set(&exe->ctx->diag, DMLC_ERROR_INTERNAL, "executable for device '%s'",
                          dmlc_device_name(exe->device));
@@ -453,8 +522,23 @@ dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t
 void dmlc_executable_destroy(dmlc_executable *exe) {
   if (!exe)
     return;
+  dmlc_cpu_executable_destroy(exe->cpu);
   dmlc_ir_graph_destroy(exe->ir);
   free(exe);
+}
+
+dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, char **out_text) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  dmlc_context *ctx = exe->ctx;
+  CHECK_ARG(ctx, out_text, "dmlc_executable_dump: out_text is NULL");
+  *out_text = NULL;
+  CHECK_ARG(ctx, what, "dmlc_executable_dump: what is NULL");
+  if (!exe->cpu)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+                         "dmlc_executable_dump: an executable for device '%s' has no kernels",
+                         dmlc_device_name(exe->device));
+  return dmlc_cpu_executable_dump(exe->cpu, what, out_text, &ctx->diag);
 }
 
 dmlc_device dmlc_executable_device(const dmlc_executable *exe) {

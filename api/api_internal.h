@@ -4,9 +4,15 @@
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
+#include "runtime/cpu/cpu_device.h"
 
 struct dmlc_context {
   dmlc_diag diag; /* the last failed call's message */
+  /* Created by the first CPU compile (or query), so a context that never
+   * uses the CPU never initializes LLVM. Owns the JIT, the thread pool and
+   * the kernel cache. */
+  dmlc_cpu_device *cpu;
+  uint32_t num_threads; /* for the CPU device; 0 = the online cores */
 };
 
 struct dmlc_graph {
@@ -21,8 +27,12 @@ struct dmlc_graph {
 
 struct dmlc_executable {
   dmlc_context *ctx;
-  dmlc_device device; /* the device it runs on (never DEFAULT) */
-  dmlc_ir_graph *ir;  /* the compiled graph, owned */
+  dmlc_device device;       /* the device it runs on (never DEFAULT) */
+  dmlc_ir_graph *ir;        /* the graph as compiled (before passes), owned */
+  dmlc_cpu_executable *cpu; /* DMLC_DEVICE_CPU */
 };
+
+/* The context's CPU device, created on first use. */
+dmlc_status dmlc_context_cpu_device(dmlc_context *ctx, dmlc_cpu_device **out);
 
 #endif

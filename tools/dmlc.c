@@ -88,14 +88,19 @@ static const char opt_usage[] =
 
 static const char run_usage[] =
     "usage: dmlc run FILE [--device=DEVICE] [--input [NAME=]X.npy]... [--output [NAME=]Y.npy]...\n"
-    "                     [--repeat N] [--quiet]\n"
+    "                     [--repeat N] [--quiet] [--threads=N] [--dump=WHAT,...]\n"
     "\n"
     "Compiles the graph in FILE ('-' reads standard input) for DEVICE, binds inputs\n"
     "from .npy files (generated data for inputs given none), runs it, prints the\n"
     "inputs, the outputs and the execution time, and writes outputs to .npy files.\n"
     "\n"
     "options:\n"
-    "  --device=DEVICE          default, reference, cpu or vulkan (default: default)\n"
+    "  --device=DEVICE          default, reference, cpu or vulkan (default: default,\n"
+    "                           which is cpu)\n"
+    "  --threads=N              threads the cpu device runs kernels on (default: the\n"
+    "                           online cores)\n"
+    "  --dump=WHAT,...          print the compiled code to standard error: kernels\n"
+    "                           (descriptions), llvm (optimized LLVM IR), asm\n"
     "  --input [NAME=]X.npy     bind input NAME (or the next unnamed input) to X.npy\n"
     "  --output [NAME=]Y.npy    write output NAME (or the next unnamed output) to Y.npy\n"
     "  --repeat N               run N times and report the median time (default 1)\n"
@@ -827,6 +832,8 @@ static void print_time(double us, dmlc_device device, long runs) {
 typedef struct run_options {
   const char *file;
   dmlc_device device;
+  long threads; /* -1: not given */
+  const char *dump;
   binding *inputs, *outputs;
   int input_count, output_count;
   long repeat;
@@ -847,6 +854,41 @@ static int parse_device(const char *s, dmlc_device *out) {
       return 0;
     }
   return -1;
+}
+
+static const char *const dump_kinds[] = {"kernels", "llvm", "asm"};
+
+/* 0 when every item of the comma-separated list is a dump kind. */
+static int check_dump_list(const char *list) {
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    int known = 0;
+    for (size_t k = 0; k < sizeof dump_kinds / sizeof dump_kinds[0]; k++)
+      known |= strlen(dump_kinds[k]) == n && strncmp(p, dump_kinds[k], n) == 0;
+    if (!known)
+      return -1;
+    if (p[n] == '\0')
+      return 0;
+    p += n + 1;
+  }
+}
+
+/* Prints the requested dumps to stderr, in the order given. */
+static int dump_executable(dmlc_context *ctx, const dmlc_executable *exe, const char *list) {
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    char what[16];
+    snprintf(what, sizeof what, "%.*s", (int)n, p);
+    char *text = NULL;
+    const dmlc_status status = dmlc_executable_dump(exe, what, &text);
+    if (status != DMLC_OK)
+      return api_error(ctx, status, "dump");
+    fputs(text, stderr);
+    dmlc_free(text);
+    if (p[n] == '\0')
+      return 0;
+    p += n + 1;
+  }
 }
 
 /* Returns -1 to go on, or an exit code (help, usage error). */
@@ -879,6 +921,21 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
       o->repeat = strtol(value, &end, 10);
       if (*value == '\0' || *end != '\0' || errno || o->repeat < 1 || o->repeat > 1000000)
         return usage_error(run_usage, "--repeat needs a number from 1 to 1000000, not '%s'", value);
+    } else if ((m = option_value(argc, argv, &i, "--threads", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      char *end;
+      errno = 0;
+      o->threads = strtol(value, &end, 10);
+      if (*value == '\0' || *end != '\0' || errno || o->threads < 1 || o->threads > 4096)
+        return usage_error(run_usage, "--threads needs a number from 1 to 4096, not '%s'", value);
+    } else if ((m = option_value(argc, argv, &i, "--dump", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      if (check_dump_list(value) != 0)
+        return usage_error(run_usage,
+                           "--dump takes kernels, llvm and asm, comma-separated, not '%s'", value);
+      o->dump = value;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       o->quiet = 1;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -997,7 +1054,7 @@ static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
 }
 
 static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
-  run_options o = {.device = DMLC_DEVICE_DEFAULT, .repeat = 1};
+  run_options o = {.device = DMLC_DEVICE_DEFAULT, .repeat = 1, .threads = -1};
   o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
   o.outputs = calloc((size_t)argc + 1, sizeof *o.outputs);
   int rc = o.inputs && o.outputs ? parse_run_options(argc, argv, &o) : EXIT_ERROR;
@@ -1012,12 +1069,16 @@ static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
   dmlc_status status = DMLC_OK;
   if (graph && (status = dmlc_graph_verify(graph)) != DMLC_OK)
     verify_error(ctx, status, display_name(o.file));
+  else if (graph && o.threads > 0 &&
+           (status = dmlc_context_set_num_threads(ctx, (uint32_t)o.threads)) != DMLC_OK)
+    api_error(ctx, status, "threads");
   else if (graph && (status = dmlc_graph_compile(graph, o.device, &s.exe)) != DMLC_OK)
     api_error(ctx, status, "compile");
   else if (graph) {
     s.n_in = dmlc_executable_input_count(s.exe);
     s.n_out = dmlc_executable_output_count(s.exe);
-    if (prepare_buffers(&s, &o) == 0 && execute(ctx, &s, &o) == 0)
+    if ((!o.dump || dump_executable(ctx, s.exe, o.dump) == 0) && prepare_buffers(&s, &o) == 0 &&
+        execute(ctx, &s, &o) == 0)
       rc = EXIT_OK;
   }
   for (size_t i = 0; s.buffers && i < s.n_in + s.n_out; i++)
@@ -1080,12 +1141,17 @@ static int cmd_devices(dmlc_context *ctx, int argc, char **argv) {
   for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
     dmlc_executable *exe = NULL;
     const dmlc_status s = dmlc_graph_compile(probe, devices[i], &exe);
-    if (s == DMLC_OK)
+    char *description = NULL;
+    if (s == DMLC_OK && devices[i] != DMLC_DEVICE_REFERENCE &&
+        dmlc_device_describe(ctx, devices[i], &description) == DMLC_OK)
+      printf("%-10s available (%s)\n", dmlc_device_name(devices[i]), description);
+    else if (s == DMLC_OK)
       printf("%-10s available\n", dmlc_device_name(devices[i]));
     else if (s == DMLC_ERROR_UNSUPPORTED)
       printf("%-10s not built\n", dmlc_device_name(devices[i]));
     else
       printf("%-10s not available: %s\n", dmlc_device_name(devices[i]), dmlc_context_error(ctx));
+    dmlc_free(description);
     dmlc_executable_destroy(exe);
   }
   dmlc_executable *exe = NULL;

@@ -3,6 +3,7 @@
  * generates the loaded code. Modules live in one thread-safe context owned by
  * the JIT; each kernel gets symbol names no earlier kernel used. */
 #include "codegen/llvm/jit.h"
+#include "codegen/llvm/emit.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -142,7 +143,7 @@ void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit) {
   free(jit);
 }
 
-const dmlc_llvm_target *dmlc_llvm_jit_target(const dmlc_llvm_jit *jit) { return &jit->target; }
+uint32_t dmlc_llvm_jit_vector_bytes(const dmlc_llvm_jit *jit) { return jit->target.vector_bytes; }
 const char *dmlc_llvm_jit_triple(const dmlc_llvm_jit *jit) { return jit->triple; }
 const char *dmlc_llvm_jit_cpu_name(const dmlc_llvm_jit *jit) { return jit->cpu; }
 

@@ -9,7 +9,6 @@
 
 #include "codegen/kernel_desc.h"
 #include "codegen/llvm/cpu_kernel.h"
-#include "codegen/llvm/emit.h"
 
 typedef struct dmlc_llvm_jit dmlc_llvm_jit;
 
@@ -32,9 +31,9 @@ typedef struct dmlc_llvm_text {
 dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag);
 void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit);
 
-/* What the emitter is told about the host (vector_bytes from the features:
- * avx512f 64, avx or avx2 32, else 16). */
-const dmlc_llvm_target *dmlc_llvm_jit_target(const dmlc_llvm_jit *jit);
+/* The widest vector register, from the host's features (avx512f 64, avx or
+ * avx2 32, else 16): what the emitter is told (dmlc_llvm_target). */
+uint32_t dmlc_llvm_jit_vector_bytes(const dmlc_llvm_jit *jit);
 const char *dmlc_llvm_jit_triple(const dmlc_llvm_jit *jit);
 const char *dmlc_llvm_jit_cpu_name(const dmlc_llvm_jit *jit);
 

@@ -34,9 +34,9 @@ typedef enum dmlc_status {
 } dmlc_status;
 
 typedef enum dmlc_device {
-  DMLC_DEVICE_DEFAULT = 0, /* the fastest device built in */
+  DMLC_DEVICE_DEFAULT = 0, /* the fastest device built in: today the CPU */
   DMLC_DEVICE_REFERENCE = 1,
-  DMLC_DEVICE_CPU = 2,
+  DMLC_DEVICE_CPU = 2, /* LLVM ORC JIT for the host CPU, with a thread pool */
   DMLC_DEVICE_VULKAN = 3,
 } dmlc_device;
 
@@ -75,6 +75,15 @@ DMLC_API void dmlc_context_destroy(dmlc_context *ctx);
  * ctx); "" if none failed. Valid until the next call on ctx. */
 DMLC_API const char *dmlc_context_error(const dmlc_context *ctx);
 DMLC_API const char *dmlc_device_name(dmlc_device device);
+/* One line saying what device is on this machine (for the CPU: the target
+ * triple, CPU name, vector width and thread count). Free with dmlc_free. */
+DMLC_API dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **out_text);
+/* The threads the CPU device of ctx runs kernels on, the calling thread
+ * included; 0 = the online cores (the default). Takes effect at the next
+ * dmlc_execute. The CPU device (its JIT, thread pool and kernel cache) is
+ * created by the context's first CPU compile and lives as long as ctx; its
+ * workers start on the first kernel big enough to split. */
+DMLC_API dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n);
 
 /* ---- one operator ---- */
 /* Validates desc, builds a graph of that one operator (inputs named "input",
@@ -128,18 +137,31 @@ DMLC_API const char *dmlc_pass_name(size_t index);    /* NULL past the end */
 DMLC_API const char *dmlc_pass_summary(size_t index); /* NULL past the end */
 
 /* Compiles a copy of graph (the graph stays usable). The reference device
- * evaluates the graph as given; the others run the default pipeline first. */
+ * evaluates the graph as given; the others run the default pipeline first.
+ * The CPU compiles each kernel once per context: a kernel already compiled
+ * (in this or another graph) is found in the context's cache. */
 DMLC_API dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device,
                                         dmlc_executable **out);
 
 /* ---- executables ---- */
 /* Buffers are bound in order: the graph's inputs, then its outputs. Each must
  * be at least its tensor's total_size_bytes, and aligned to its alignment;
- * otherwise nothing runs. Inputs are never written. */
+ * otherwise nothing runs. Inputs are never written. Executables of one
+ * context must not execute concurrently: on the CPU they share the context's
+ * thread pool. */
 DMLC_API dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs,
                                   size_t input_count, const dmlc_buffer *outputs,
                                   size_t output_count);
 DMLC_API void dmlc_executable_destroy(dmlc_executable *exe);
+/* Text of the compiled code, malloc'ed (free with dmlc_free). what:
+ * "kernels" (each kernel's description and task split), "llvm" (each
+ * kernel's optimized LLVM IR), "asm" (its assembly for the host). CPU
+ * executables only; others are DMLC_ERROR_UNSUPPORTED. LLVM IR and assembly
+ * are produced on the first request for a kernel (it is compiled again, the
+ * same way, without loading it) and then kept with the context's cached
+ * kernel: compiling never pays for them. */
+DMLC_API dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what,
+                                          char **out_text);
 DMLC_API dmlc_device dmlc_executable_device(const dmlc_executable *exe);
 DMLC_API size_t dmlc_executable_input_count(const dmlc_executable *exe);
 DMLC_API size_t dmlc_executable_output_count(const dmlc_executable *exe);

@@ -7,9 +7,11 @@
 #include "runtime/cpu/thread_pool.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* How long a worker polls for the next job before it sleeps: back-to-back
@@ -28,11 +30,14 @@ struct dmlc_thread_pool {
   uint64_t generation;
   _Atomic uint64_t published; /* == generation; read without the mutex to spin */
   bool open, quit;
-  uint32_t active;
+  _Atomic uint32_t active; /* changed under the mutex; read without it to spin */
   dmlc_cpu_kernel_fn fn;
   void *const *buffers;
   uint64_t num_tasks, chunk;
-  _Atomic uint64_t next; /* the first task not yet claimed */
+  /* The first task not yet claimed: every thread hits it, so it gets a cache
+   * line of its own. */
+  alignas(64) _Atomic uint64_t next;
+  char pad[64 - sizeof(_Atomic uint64_t)];
 };
 
 uint32_t dmlc_online_cores(void) {
@@ -83,14 +88,14 @@ static void *worker_main(void *arg) {
     if (p->quit)
       break;
     seen = p->generation;
-    p->active++;
+    atomic_fetch_add_explicit(&p->active, 1, memory_order_relaxed);
     const dmlc_cpu_kernel_fn fn = p->fn;
     void *const *buffers = p->buffers;
     const uint64_t num_tasks = p->num_tasks, chunk = p->chunk;
     pthread_mutex_unlock(&p->mutex);
     run_chunks(&p->next, num_tasks, chunk, fn, buffers);
     pthread_mutex_lock(&p->mutex);
-    if (--p->active == 0)
+    if (atomic_fetch_sub_explicit(&p->active, 1, memory_order_release) == 1)
       pthread_cond_signal(&p->idle);
   }
   pthread_mutex_unlock(&p->mutex);
@@ -99,9 +104,10 @@ static void *worker_main(void *arg) {
 
 dmlc_status dmlc_thread_pool_create(uint32_t num_threads, dmlc_thread_pool **out) {
   *out = NULL;
-  dmlc_thread_pool *p = calloc(1, sizeof *p);
+  dmlc_thread_pool *p = aligned_alloc(alignof(dmlc_thread_pool), sizeof *p);
   if (!p)
     return DMLC_ERROR_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   p->num_threads = num_threads ? num_threads : dmlc_online_cores();
   p->workers = calloc(p->num_threads, sizeof *p->workers);
   if (!p->workers) {
@@ -168,7 +174,15 @@ void dmlc_thread_pool_run(dmlc_thread_pool *p, uint64_t num_tasks, uint64_t chun
 
   pthread_mutex_lock(&p->mutex);
   p->open = false;
-  while (p->active > 0)
+  pthread_mutex_unlock(&p->mutex);
+  /* The others are finishing their last chunks: usually a short wait. */
+  for (int i = 0; i < SPIN_ITERATIONS; i++) {
+    if (atomic_load_explicit(&p->active, memory_order_acquire) == 0)
+      return;
+    cpu_relax();
+  }
+  pthread_mutex_lock(&p->mutex);
+  while (atomic_load_explicit(&p->active, memory_order_acquire) > 0)
     pthread_cond_wait(&p->idle, &p->mutex);
   pthread_mutex_unlock(&p->mutex);
 }

@@ -19,7 +19,7 @@ run_example() {
     checks+=("$1" "$2" "$3")
     shift 3
   done
-  expect_run "$example" 0 --out '^time: [0-9.]+ (us|ms|s) \(device reference' -- \
+  expect_run "$example" 0 --out '^time: [0-9.]+ (us|ms|s) \(device cpu' -- \
     "$DMLC" run "$EX/$example" "${args[@]}"
   for ((i = 0; i < ${#checks[@]}; i += 3)); do
     check "$example: ${checks[i]}" npy_equal "$TMP/${checks[i]}.npy" "${checks[i + 1]}" "${checks[i + 2]}"
@@ -45,7 +45,7 @@ run_example layouts.dmlir "x=$D/matrix3x3.npy row=$D/row_broadcast.npy" \
 expect_run "printing" 0 \
   --out '^x: f32\[2,2,2\] = \[\[\[12, 0\], \[-101, 11\]\], \[\[3, 234\], \[0, -101\]\]\]$' \
   --out '^out0: f32\[2,2,2\] = \[\[\[0, 0\], \[0, 1\]\], \[\[0, 1\], \[0, 0\]\]\]$' \
-  --out '^time: [0-9]+\.[0-9] (us|ms|s) \(device reference, 1 run\)$' -- \
+  --out '^time: [0-9]+\.[0-9] (us|ms|s) \(device cpu, 1 run\)$' -- \
   "$DMLC" run "$EX/hardmax.dmlir" --input "x=$D/hardmax_x.npy"
 check "printing: three lines" [ "$(wc -l <"$TMP/out")" -eq 3 ]
 

@@ -227,7 +227,7 @@ static void gen_graph(gen *g) {
   const uint32_t ops = 1 + rnd(4);
   for (uint32_t k = 0; k < ops; k++) {
     const uint32_t x = rnd(g->num_inputs);
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "x%u", x);
     const bool is_float = g->in[x].dtype[0] == 'f';
     if (is_float && rnd(2))

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""NumPy on bench_cpu's workloads, and dmlc's speed-up over it.
+
+Same shapes, dtypes, axes and data (integers below 1000 for floats, every
+byte value for int8), timed with time.perf_counter; the median of several
+calls. Hardmax is np.argmax followed by np.put_along_axis into zeros, which
+is how a NumPy user writes it. With --dmlc FILE (bench_cpu --tsv FILE)
+prints dmlc's speed-up per workload.
+
+    python3 bench/numpy_bench.py [--quick] [--dmlc results.tsv]
+"""
+import argparse
+import csv
+import statistics
+import time
+
+import numpy as np
+
+# id -> (op, dtype, shape, axis); axis None reduces every axis.
+WORKLOADS = [
+    ("argmax_rows", "argmax", np.float32, (8192, 8192), 1),
+    ("argmax_cols", "argmax", np.float32, (8192, 8192), 0),
+    ("argmin_mid", "argmin", np.float32, (64, 1024, 1024), 1),
+    ("argmin_first", "argmin", np.float32, (64, 1024, 1024), 0),
+    ("hardmax_rows", "hardmax", np.float32, (8192, 8192), 1),
+    ("hardmax_cols", "hardmax", np.float32, (8192, 8192), 0),
+    ("argmax_all", "argmax", np.float32, (4096, 4096), None),
+    ("argmax_i8_rows", "argmax", np.int8, (8192, 8192), 1),
+    ("argmax_f16_cols", "argmax", np.float16, (8192, 8192), 0),
+    ("argmax_small", "argmax", np.float32, (1, 1000), 1),
+]
+
+
+def hardmax(x, axis):
+    idx = np.expand_dims(np.argmax(x, axis=axis), axis)
+    out = np.zeros_like(x)
+    np.put_along_axis(out, idx, 1, axis=axis)
+    return out
+
+
+def make_input(dtype, shape, rng):
+    if dtype == np.int8:
+        return rng.integers(-128, 128, size=shape, dtype=np.int8)
+    return rng.integers(0, 1000, size=shape, dtype=np.int32).astype(dtype)
+
+
+def time_call(fn, runs):
+    fn()  # warm-up
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def time_latency(fn, batches=31, calls=2000):
+    for _ in range(calls):
+        fn()
+    per_call = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per_call.append((time.perf_counter() - t0) / calls)
+    return statistics.median(per_call)
+
+
+def run(quick):
+    rng = np.random.default_rng(1)
+    results = {}
+    for wid, op, dtype, shape, axis in WORKLOADS:
+        if quick:
+            shape = tuple(d // 16 if d >= 1024 else d for d in shape)
+        x = make_input(dtype, shape, rng)
+        if op == "hardmax":
+            fn = lambda x=x, axis=axis: hardmax(x, axis)
+        elif op == "argmax":
+            fn = lambda x=x, axis=axis: np.argmax(x, axis=axis)
+        else:
+            fn = lambda x=x, axis=axis: np.argmin(x, axis=axis)
+        if wid == "argmax_small":
+            results[wid] = time_latency(fn)
+        else:
+            results[wid] = time_call(fn, 5 if x.nbytes > (64 << 20) else 11)
+        del x
+    return results
+
+
+def fmt(seconds):
+    return f"{seconds * 1e6:.3f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--dmlc", help="bench_cpu --tsv output")
+    args, _ = ap.parse_known_args()
+    numpy_times = run(args.quick)
+    dmlc = {}
+    if args.dmlc:
+        with open(args.dmlc, newline="") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                dmlc[row["id"]] = (row["name"], float(row["seconds"]))
+    print(f"\nNumPy {np.__version__}\n")
+    print("| workload | dmlc | NumPy | dmlc speed-up |")
+    print("|---|---:|---:|---:|")
+    for wid, *_ in WORKLOADS:
+        name, t = dmlc.get(wid, (wid, None))
+        n = numpy_times[wid]
+        if t is None:
+            print(f"| {name} | - | {fmt(n)} | - |")
+        else:
+            print(f"| {name} | {fmt(t)} | {fmt(n)} | {n / t:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+/* Kernel descriptions -> LLVM IR: picks one of the loop structures
+ * (emit_row.c, emit_column.c, emit_generic.c) for a kdesc. */
+#include "codegen/llvm/emit.h"
+
+#include <string.h>
+
+#include "codegen/llvm/emit_internal.h"
+
+void ec_function_begin(emit_ctx *e, const char *name, bool ranged, LLVMValueRef *begin,
+                       LLVMValueRef *end) {
+  LLVMTypeRef params[3] = {e->ptr, e->i64, e->i64};
+  LLVMTypeRef fty = LLVMFunctionType(e->void_t, params, ranged ? 3 : 1, false);
+  e->fn = LLVMAddFunction(e->m, name, fty);
+  const unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  LLVMAddAttributeAtIndex(e->fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateEnumAttribute(e->c, nounwind, 0));
+  e->entry = LLVMAppendBasicBlockInContext(e->c, e->fn, "entry");
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(e->c, e->fn, "start");
+  LLVMPositionBuilderAtEnd(e->entry_b, e->entry);
+  LLVMPositionBuilderAtEnd(e->b, start);
+
+  /* Buffer pointers: read, outputs, scratch (cpu_kernel.h). */
+  LLVMValueRef buffers = LLVMGetParam(e->fn, 0);
+  const uint32_t n = e->k->num_outputs;
+  for (uint32_t i = 0; i < n + 2; i++) {
+    if (i == n + 1 && !e->use_scratch)
+      break;
+    LLVMValueRef idx = ec_i64(e, i);
+    LLVMValueRef slot = LLVMBuildGEP2(e->entry_b, e->ptr, buffers, &idx, 1, "");
+    LLVMValueRef p = LLVMBuildLoad2(e->entry_b, e->ptr, slot, "buf");
+    if (i == 0)
+      e->read = p;
+    else if (i <= n)
+      e->out[i - 1] = p;
+    else
+      e->scratch = p;
+  }
+  if (ranged) {
+    *begin = LLVMGetParam(e->fn, 1);
+    *end = LLVMGetParam(e->fn, 2);
+  }
+}
+
+void ec_function_end(emit_ctx *e) {
+  LLVMBuildRetVoid(e->b);
+  LLVMBuildBr(e->entry_b, LLVMGetNextBasicBlock(e->entry));
+}
+
+static dmlc_status check(const dmlc_kdesc *k, dmlc_diag *diag) {
+  if (k->rank < 1 || k->rank > DMLC_MAX_RANK || k->num_outputs < 1 ||
+      k->num_outputs > DMLC_KDESC_MAX_OUTPUTS)
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "llvm emit: malformed kernel description");
+  if (k->has_reduction && (k->reduced_mask == 0 || !k->has_read ||
+                           (k->reduction != DMLC_OP_ARGMAX && k->reduction != DMLC_OP_ARGMIN)))
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "llvm emit: malformed reduction");
+  if (k->has_reduction && !dmlc_dtype_is_float(k->read_dtype) &&
+      !dmlc_dtype_is_integer(k->read_dtype))
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED, "llvm emit: cannot reduce %s",
+                         dmlc_dtype_name(k->read_dtype));
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    if ((o->kind == DMLC_KOUT_INDEX || o->kind == DMLC_KOUT_ONEHOT) && !k->has_reduction)
+      return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "llvm emit: output needs a reduction");
+    if (o->kind == DMLC_KOUT_COPY && !k->has_read)
+      return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "llvm emit: copy without a read");
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, const char *name,
+                                  const dmlc_llvm_target *target, dmlc_cpu_kernel_info *info,
+                                  dmlc_diag *diag) {
+  DMLC_RETURN_IF_ERROR(check(k, diag));
+  emit_ctx e;
+  memset(&e, 0, sizeof e);
+  e.c = LLVMGetModuleContext(module);
+  e.m = module;
+  e.k = k;
+  e.vector_bytes = target && target->vector_bytes >= 16 ? target->vector_bytes : 16;
+  e.b = LLVMCreateBuilderInContext(e.c);
+  e.entry_b = LLVMCreateBuilderInContext(e.c);
+  e.i1 = LLVMInt1TypeInContext(e.c);
+  e.i8 = LLVMInt8TypeInContext(e.c);
+  e.i16 = LLVMInt16TypeInContext(e.c);
+  e.i32 = LLVMInt32TypeInContext(e.c);
+  e.i64 = LLVMInt64TypeInContext(e.c);
+  e.f16 = LLVMHalfTypeInContext(e.c);
+  e.f32 = LLVMFloatTypeInContext(e.c);
+  e.f64 = LLVMDoubleTypeInContext(e.c);
+  e.ptr = LLVMPointerTypeInContext(e.c, 0);
+  e.void_t = LLVMVoidTypeInContext(e.c);
+  memset(info, 0, sizeof *info);
+
+  dmlc_status st;
+  if (!k->has_reduction)
+    st = ec_emit_elementwise(&e, name, info);
+  else if (ec_row_matches(k))
+    st = ec_emit_row(&e, name, info);
+  else if (ec_column_matches(k))
+    st = ec_emit_column(&e, name, info);
+  else
+    st = ec_emit_generic(&e, name, info);
+  LLVMDisposeBuilder(e.b);
+  LLVMDisposeBuilder(e.entry_b);
+  if (st != DMLC_OK)
+    return dmlc_diag_set(diag, st, "llvm emit: kernel %s is not supported", name);
+  return DMLC_OK;
+}

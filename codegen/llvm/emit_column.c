@@ -1,0 +1,232 @@
+/* Columns: space [R, I] or [O, R, I] with the read contiguous along I. A
+ * task is (o, block of I columns). The block's best values and indices live
+ * in two aligned stack arrays (in L1); rows are visited in order, four per
+ * load/store of the accumulators, each row a contiguous run of the block, so
+ * the sequential rule stays exact and the reads stream. */
+#include "codegen/llvm/emit_internal.h"
+
+enum {
+  COLUMN_RUN_BYTES = 8192, /* bytes of each row one block reads */
+  COLUMN_MIN_TASKS = 4,    /* shrink blocks (down to 256 columns) to get this many */
+  COLUMN_ROWS = 4,         /* rows per accumulator load/store */
+};
+
+bool ec_column_matches(const dmlc_kdesc *k) {
+  if (!k->has_reduction || k->read_strides[k->rank - 1] != 1)
+    return false;
+  if (!((k->rank == 2 && k->reduced_mask == 1u) || (k->rank == 3 && k->reduced_mask == 2u)))
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX && k->outputs[i].kind != DMLC_KOUT_ONEHOT)
+      return false;
+  return true;
+}
+
+typedef struct column {
+  emit_ctx *e;
+  uint64_t rows, cols, outer, block;
+  uint32_t lanes;
+  LLVMTypeRef ct;
+  uint32_t ct_size;
+  LLVMValueRef acc, acc_idx; /* [block] of ct, [block] of i32 */
+} column;
+
+static LLVMValueRef acc_ptr(column *c, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i) {
+  return LLVMBuildGEP2(c->e->b, t, arr, &i, 1, "");
+}
+
+/* Vectors at multiples of lanes of an array aligned to 64. */
+static uint32_t acc_align(column *c, LLVMTypeRef t, uint32_t lanes) {
+  const uint32_t bytes = lanes * (t == c->e->i32 ? 4 : c->ct_size);
+  return bytes < 64 ? bytes : 64;
+}
+
+static LLVMValueRef acc_load(column *c, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i,
+                             uint32_t lanes) {
+  LLVMValueRef l = LLVMBuildLoad2(c->e->b, ec_lanes(t, lanes), acc_ptr(c, arr, t, i), "");
+  LLVMSetAlignment(l, acc_align(c, t, lanes));
+  return l;
+}
+
+static void acc_store(column *c, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i, LLVMValueRef v,
+                      uint32_t lanes) {
+  LLVMValueRef s = LLVMBuildStore(c->e->b, v, acc_ptr(c, arr, t, i));
+  LLVMSetAlignment(s, acc_align(c, t, lanes));
+}
+
+/* Loops cc over the block's columns [0, width) in vectors, then the rest in
+ * scalars (or all in scalars when !vector); body gets (cc, lanes). */
+typedef void (*column_body)(column *c, LLVMValueRef cc, uint32_t lanes, void *arg);
+
+static void for_columns(column *c, uint64_t width, bool vector, column_body body, void *arg) {
+  emit_ctx *e = c->e;
+  const uint64_t vend = vector ? width / c->lanes * c->lanes : 0;
+  if (vend > 0) {
+    ec_loop l;
+    LLVMValueRef cc = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, vend), c->lanes);
+    body(c, cc, c->lanes, arg);
+    ec_loop_end(e, &l);
+  }
+  if (vend < width) {
+    ec_loop l;
+    LLVMValueRef cc = ec_loop_begin(e, &l, ec_i64(e, vend), ec_i64(e, width), 1);
+    body(c, cc, 1, arg);
+    ec_loop_end(e, &l);
+  }
+}
+
+typedef struct rows_arg {
+  LLVMValueRef base; /* read offset of row 0, column c0 */
+  LLVMValueRef r;    /* first row */
+  uint32_t count;    /* rows */
+} rows_arg;
+
+static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const rows_arg *a = arg;
+  emit_ctx *e = c->e;
+  acc_store(c, c->acc, c->ct, cc, ec_load_read_cmp(e, ec_add(e, a->base, cc), lanes), lanes);
+  acc_store(c, c->acc_idx, e->i32, cc, LLVMConstNull(ec_lanes(e->i32, lanes)), lanes);
+}
+
+static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const rows_arg *a = arg;
+  emit_ctx *e = c->e;
+  const uint64_t rs = e->k->read_strides[e->k->rank - 2];
+  LLVMValueRef v = acc_load(c, c->acc, c->ct, cc, lanes);
+  LLVMValueRef vi = acc_load(c, c->acc_idx, e->i32, cc, lanes);
+  LLVMValueRef col = ec_add(e, a->base, cc);
+  for (uint32_t q = 0; q < a->count; q++) {
+    LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
+    LLVMValueRef x = ec_load_read_cmp(e, ec_madd(e, col, r, rs), lanes);
+    LLVMValueRef take = ec_take_next(e, x, v);
+    v = LLVMBuildSelect(e->b, take, x, v, "");
+    LLVMValueRef r32 = ec_splat(e, LLVMBuildTrunc(e->b, r, e->i32, ""), lanes);
+    vi = LLVMBuildSelect(e->b, take, r32, vi, "");
+  }
+  acc_store(c, c->acc, c->ct, cc, v, lanes);
+  acc_store(c, c->acc_idx, e->i32, cc, vi, lanes);
+}
+
+typedef struct out_arg {
+  uint32_t out;
+  LLVMValueRef base; /* output offset of column c0 (and row r for ONEHOT) */
+  LLVMValueRef r;    /* ONEHOT row */
+} out_arg;
+
+static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const out_arg *a = arg;
+  emit_ctx *e = c->e;
+  const dmlc_kout *o = &e->k->outputs[a->out];
+  LLVMValueRef vi = acc_load(c, c->acc_idx, e->i32, cc, lanes);
+  LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
+  ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
+}
+
+static void onehot_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const out_arg *a = arg;
+  emit_ctx *e = c->e;
+  const dmlc_kout *o = &e->k->outputs[a->out];
+  LLVMValueRef vi = acc_load(c, c->acc_idx, e->i32, cc, lanes);
+  LLVMValueRef r32 = ec_splat(e, LLVMBuildTrunc(e->b, a->r, e->i32, ""), lanes);
+  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntEQ, vi, r32, "");
+  LLVMValueRef v = LLVMBuildSelect(e->b, hit, ec_splat(e, ec_const_elem(e, o->dtype, 1), lanes),
+                                   ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes), "");
+  LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
+  ec_store(e, o->dtype, e->out[a->out], off, v);
+}
+
+/* One block of width columns (a constant) starting at column c0 of outer o. */
+static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t rank = k->rank;
+  LLVMValueRef zero = ec_i64(e, 0);
+  rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), zero, 1};
+  for_columns(c, width, true, init_body, &ra);
+  const uint64_t groups = (c->rows - 1) / COLUMN_ROWS, grouped_end = 1 + groups * COLUMN_ROWS;
+  if (groups > 0) {
+    ec_loop l;
+    ra.r = ec_loop_begin(e, &l, ec_i64(e, 1), ec_i64(e, grouped_end), COLUMN_ROWS);
+    ra.count = COLUMN_ROWS;
+    for_columns(c, width, true, rows_body, &ra);
+    ec_loop_end(e, &l);
+  }
+  if (grouped_end < c->rows) {
+    ec_loop l;
+    ra.r = ec_loop_begin(e, &l, ec_i64(e, grouped_end), ec_i64(e, c->rows), 1);
+    ra.count = 1;
+    for_columns(c, width, true, rows_body, &ra);
+    ec_loop_end(e, &l);
+  }
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    const uint64_t si = out->strides[rank - 1];
+    LLVMValueRef base = ec_mul(e, c0, si);
+    if (rank == 3)
+      base = ec_madd(e, base, o, out->strides[0]);
+    out_arg oa = {i, base, NULL};
+    if (out->kind == DMLC_KOUT_INDEX) {
+      for_columns(c, width, si == 1, index_body, &oa);
+      continue;
+    }
+    ec_loop l;
+    oa.r = ec_loop_begin(e, &l, zero, ec_i64(e, c->rows), 1);
+    oa.base = ec_madd(e, base, oa.r, out->strides[rank - 2]);
+    for_columns(c, width, si == 1, onehot_body, &oa);
+    ec_loop_end(e, &l);
+  }
+}
+
+dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  column c = {.e = e};
+  c.rows = k->dims[k->rank - 2];
+  c.cols = k->dims[k->rank - 1];
+  c.outer = k->rank == 3 ? k->dims[0] : 1;
+  c.lanes = ec_vector_lanes(e, k->read_dtype);
+  c.ct = ec_cmp_type(e, k->read_dtype);
+  c.ct_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
+  /* Long contiguous row runs keep the hardware prefetcher streaming across
+   * the rows' pages; the accumulators then live in L1 or L2. */
+  c.block = 256;
+  while (c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES)
+    c.block *= 2;
+  while (c.block > 256 && c.outer * ((c.cols + c.block - 1) / c.block) < COLUMN_MIN_TASKS)
+    c.block /= 2;
+  const uint64_t cols_rounded = (c.cols + c.lanes - 1) / c.lanes * c.lanes;
+  if (c.block > cols_rounded)
+    c.block = cols_rounded;
+  const uint64_t blocks = (c.cols + c.block - 1) / c.block;
+  const uint64_t last = c.cols - (blocks - 1) * c.block;
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  c.acc = ec_array(e, c.ct, c.block, 64);
+  c.acc_idx = ec_array(e, e->i32, c.block, 64);
+  ec_loop l;
+  LLVMValueRef t = ec_loop_begin(e, &l, begin, end, 1);
+  LLVMValueRef o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");
+  LLVMValueRef blk = LLVMBuildURem(e->b, t, ec_i64(e, blocks), "block");
+  LLVMValueRef c0 = ec_mul(e, blk, c.block);
+  if (last == c.block) {
+    emit_block(&c, o, c0, c.block);
+  } else {
+    ec_if f;
+    ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntEQ, blk, ec_i64(e, blocks - 1), ""));
+    emit_block(&c, o, c0, last);
+    ec_if_else(e, &f);
+    if (blocks > 1)
+      emit_block(&c, o, c0, c.block);
+    ec_if_end(e, &f);
+  }
+  ec_loop_end(e, &l);
+  ec_function_end(e);
+
+  info->num_tasks = c.outer * blocks;
+  uint64_t bytes = c.rows * c.block * dmlc_dtype_size(k->read_dtype);
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    bytes += c.block * dmlc_dtype_size(k->outputs[i].dtype) *
+             (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? c.rows : 1);
+  info->bytes_per_task = bytes;
+  return DMLC_OK;
+}

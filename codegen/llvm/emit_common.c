@@ -1,0 +1,365 @@
+/* Building blocks of the kernel emitter: types, memory, loops, the
+ * argmax/argmin order and the cast op's conversions, on scalars and vectors
+ * alike (every builder call here is lane-polymorphic). */
+#include <string.h>
+
+#include "codegen/llvm/emit_internal.h"
+
+/* ---- types and constants ---- */
+
+LLVMTypeRef ec_store_type(emit_ctx *e, dmlc_dtype dt) {
+  switch (dt) {
+  case DMLC_DTYPE_F16:
+    return e->f16;
+  case DMLC_DTYPE_F32:
+    return e->f32;
+  case DMLC_DTYPE_F64:
+    return e->f64;
+  default:
+    break;
+  }
+  switch (dmlc_dtype_size(dt)) {
+  case 1:
+    return e->i8;
+  case 2:
+    return e->i16;
+  case 4:
+    return e->i32;
+  default:
+    return e->i64;
+  }
+}
+
+LLVMTypeRef ec_cmp_type(emit_ctx *e, dmlc_dtype dt) {
+  return dt == DMLC_DTYPE_F16 ? e->f32 : ec_store_type(e, dt);
+}
+
+LLVMTypeRef ec_lanes(LLVMTypeRef t, uint32_t lanes) {
+  return lanes == 1 ? t : LLVMVectorType(t, lanes);
+}
+
+LLVMValueRef ec_i32(emit_ctx *e, uint64_t v) { return LLVMConstInt(e->i32, v, false); }
+LLVMValueRef ec_i64(emit_ctx *e, uint64_t v) { return LLVMConstInt(e->i64, v, false); }
+
+LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes) {
+  if (lanes == 1)
+    return scalar;
+  if (LLVMIsConstant(scalar)) {
+    LLVMValueRef elems[64];
+    for (uint32_t i = 0; i < lanes; i++)
+      elems[i] = scalar;
+    return LLVMConstVector(elems, lanes);
+  }
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(scalar), lanes);
+  LLVMValueRef v = LLVMBuildInsertElement(e->b, LLVMGetPoison(vt), scalar, ec_i32(e, 0), "");
+  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(e->i32, lanes));
+  return LLVMBuildShuffleVector(e->b, v, LLVMGetPoison(vt), zeros, "splat");
+}
+
+LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes) {
+  LLVMValueRef elems[64];
+  for (uint32_t i = 0; i < lanes; i++)
+    elems[i] = ec_i32(e, i);
+  return lanes == 1 ? elems[0] : LLVMConstVector(elems, lanes);
+}
+
+LLVMValueRef ec_const_elem(emit_ctx *e, dmlc_dtype dt, int64_t value) {
+  switch (dt) {
+  case DMLC_DTYPE_BOOL:
+    return LLVMConstInt(e->i8, value != 0, false);
+  case DMLC_DTYPE_F32:
+    return LLVMConstReal(e->f32, (double)(float)value);
+  case DMLC_DTYPE_F64:
+    return LLVMConstReal(e->f64, (double)value);
+  case DMLC_DTYPE_F16:
+    /* (float)value is exact below 2^24 and rounds to inf in f16 above it. */
+    return LLVMConstReal(e->f16, (double)dmlc_f16_to_f32(dmlc_f32_to_f16((float)value)));
+  default:
+    return LLVMConstInt(ec_store_type(e, dt), (uint64_t)value, false);
+  }
+}
+
+uint32_t ec_vector_lanes(const emit_ctx *e, dmlc_dtype dt) {
+  const uint32_t lanes = e->vector_bytes / dmlc_dtype_size(dt);
+  return lanes < 2 ? 2 : lanes > 64 ? 64 : lanes;
+}
+
+/* ---- memory ---- */
+
+LLVMValueRef ec_var(emit_ctx *e, LLVMTypeRef t, const char *name) {
+  LLVMValueRef a = LLVMBuildAlloca(e->entry_b, t, name);
+  LLVMSetAlignment(a, 64);
+  return a;
+}
+
+LLVMValueRef ec_array(emit_ctx *e, LLVMTypeRef t, uint64_t count, uint32_t align) {
+  LLVMValueRef a = LLVMBuildAlloca(e->entry_b, LLVMArrayType2(t, count), "acc");
+  LLVMSetAlignment(a, align);
+  return a;
+}
+
+static LLVMValueRef elem_ptr(emit_ctx *e, LLVMTypeRef elem, LLVMValueRef base, LLVMValueRef off) {
+  return LLVMBuildGEP2(e->b, elem, base, &off, 1, "");
+}
+
+LLVMValueRef ec_load(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                     uint32_t lanes) {
+  LLVMTypeRef elem = ec_store_type(e, dt);
+  LLVMValueRef l = LLVMBuildLoad2(e->b, ec_lanes(elem, lanes), elem_ptr(e, elem, base, off), "");
+  LLVMSetAlignment(l, 1);
+  return l;
+}
+
+void ec_store(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v) {
+  LLVMValueRef s = LLVMBuildStore(e->b, v, elem_ptr(e, ec_store_type(e, dt), base, off));
+  LLVMSetAlignment(s, 1);
+}
+
+LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes) {
+  const dmlc_dtype dt = e->k->read_dtype;
+  LLVMValueRef v = ec_load(e, dt, e->read, off, lanes);
+  if (dt == DMLC_DTYPE_F16)
+    v = LLVMBuildFPExt(e->b, v, ec_lanes(e->f32, lanes), ""); /* exact */
+  return v;
+}
+
+LLVMValueRef ec_add(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildAdd(e->b, a, b, "");
+}
+
+LLVMValueRef ec_mul(emit_ctx *e, LLVMValueRef a, uint64_t c) {
+  if (c == 1)
+    return a;
+  return LLVMBuildMul(e->b, a, LLVMConstInt(LLVMTypeOf(a), c, false), "");
+}
+
+LLVMValueRef ec_madd(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, uint64_t c) {
+  if (c == 0)
+    return a;
+  return ec_add(e, a, ec_mul(e, b, c));
+}
+
+/* ---- control flow ---- */
+
+LLVMValueRef ec_loop_begin(emit_ctx *e, ec_loop *l, LLVMValueRef start, LLVMValueRef end,
+                           uint64_t step) {
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
+  l->head = LLVMAppendBasicBlockInContext(e->c, e->fn, "loop");
+  l->body = LLVMAppendBasicBlockInContext(e->c, e->fn, "body");
+  l->exit = LLVMAppendBasicBlockInContext(e->c, e->fn, "done");
+  l->step = step;
+  LLVMBuildBr(e->b, l->head);
+  LLVMPositionBuilderAtEnd(e->b, l->head);
+  l->iv = LLVMBuildPhi(e->b, e->i64, "i");
+  LLVMAddIncoming(l->iv, &start, &pre, 1);
+  LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntULT, l->iv, end, ""), l->body, l->exit);
+  LLVMPositionBuilderAtEnd(e->b, l->body);
+  return l->iv;
+}
+
+void ec_loop_end(emit_ctx *e, ec_loop *l) {
+  LLVMValueRef next = LLVMBuildAdd(e->b, l->iv, ec_i64(e, l->step), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(e->b);
+  LLVMAddIncoming(l->iv, &next, &latch, 1);
+  LLVMBuildBr(e->b, l->head);
+  LLVMPositionBuilderAtEnd(e->b, l->exit);
+}
+
+void ec_if_begin(emit_ctx *e, ec_if *f, LLVMValueRef cond) {
+  f->then = LLVMAppendBasicBlockInContext(e->c, e->fn, "then");
+  f->otherwise = LLVMAppendBasicBlockInContext(e->c, e->fn, "else");
+  f->join = LLVMAppendBasicBlockInContext(e->c, e->fn, "join");
+  LLVMBuildCondBr(e->b, cond, f->then, f->otherwise);
+  LLVMPositionBuilderAtEnd(e->b, f->then);
+}
+
+void ec_if_else(emit_ctx *e, ec_if *f) {
+  LLVMBuildBr(e->b, f->join);
+  LLVMPositionBuilderAtEnd(e->b, f->otherwise);
+}
+
+void ec_if_end(emit_ctx *e, ec_if *f) {
+  LLVMBuildBr(e->b, f->join);
+  LLVMPositionBuilderAtEnd(e->b, f->join);
+}
+
+/* ---- the order ---- */
+
+static bool is_argmax(const emit_ctx *e) { return e->k->reduction == DMLC_OP_ARGMAX; }
+
+/* a strictly better than b (argmax: greater, NaN above all; argmin: less,
+ * NaN below all). */
+static LLVMValueRef better(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
+  const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
+  if (kind == DMLC_KIND_FLOAT) {
+    LLVMValueRef cmp = LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealUGT : LLVMRealULT, a, b, "");
+    return LLVMBuildAnd(e->b, cmp, LLVMBuildFCmp(e->b, LLVMRealORD, b, b, ""), "better");
+  }
+  const bool s = kind == DMLC_KIND_SIGNED;
+  const LLVMIntPredicate p =
+      is_argmax(e) ? (s ? LLVMIntSGT : LLVMIntUGT) : (s ? LLVMIntSLT : LLVMIntULT);
+  return LLVMBuildICmp(e->b, p, a, b, "better");
+}
+
+LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best) {
+  if (e->k->direction == DMLC_DIRECTION_INCREASING)
+    return better(e, x, best);
+  /* !better(best, x), fused. */
+  const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
+  if (kind == DMLC_KIND_FLOAT) {
+    LLVMValueRef cmp = LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealOLE : LLVMRealOGE, best, x, "");
+    return LLVMBuildOr(e->b, cmp, LLVMBuildFCmp(e->b, LLVMRealUNO, x, x, ""), "take");
+  }
+  const bool s = kind == DMLC_KIND_SIGNED;
+  const LLVMIntPredicate p =
+      is_argmax(e) ? (s ? LLVMIntSGE : LLVMIntUGE) : (s ? LLVMIntSLE : LLVMIntULE);
+  return LLVMBuildICmp(e->b, p, x, best, "take");
+}
+
+LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
+                           LLVMValueRef bi) {
+  LLVMValueRef eq;
+  if (dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_FLOAT) {
+    LLVMValueRef both_nan = LLVMBuildAnd(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, ""),
+                                         LLVMBuildFCmp(e->b, LLVMRealUNO, b, b, ""), "");
+    eq = LLVMBuildOr(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, a, b, ""), both_nan, "tie");
+  } else {
+    eq = LLVMBuildICmp(e->b, LLVMIntEQ, a, b, "tie");
+  }
+  const LLVMIntPredicate p = e->k->direction == DMLC_DIRECTION_INCREASING ? LLVMIntULT : LLVMIntUGT;
+  LLVMValueRef by_index = LLVMBuildAnd(e->b, eq, LLVMBuildICmp(e->b, p, bi, ai, ""), "");
+  return LLVMBuildOr(e->b, better(e, b, a), by_index, "take");
+}
+
+static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_t first) {
+  LLVMValueRef mask[32];
+  for (uint32_t i = 0; i < lanes; i++)
+    mask[i] = ec_i32(e, first + i);
+  if (lanes == 1)
+    return LLVMBuildExtractElement(e->b, v, mask[0], "");
+  return LLVMBuildShuffleVector(e->b, v, LLVMGetPoison(LLVMTypeOf(v)), LLVMConstVector(mask, lanes),
+                                "");
+}
+
+void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
+                    LLVMValueRef *out_val, LLVMValueRef *out_idx) {
+  while (lanes > 1) {
+    const uint32_t h = lanes / 2;
+    LLVMValueRef av = half_of(e, val, h, 0), ai = half_of(e, idx, h, 0);
+    LLVMValueRef bv = half_of(e, val, h, h), bi = half_of(e, idx, h, h);
+    LLVMValueRef take = ec_take_merge(e, av, ai, bv, bi);
+    val = LLVMBuildSelect(e->b, take, bv, av, "");
+    idx = LLVMBuildSelect(e->b, take, bi, ai, "");
+    lanes = h;
+  }
+  *out_val = val;
+  *out_idx = idx;
+}
+
+/* ---- conversions ---- */
+
+static LLVMValueRef call_intrinsic(emit_ctx *e, const char *name, LLVMTypeRef *types, size_t ntypes,
+                                   LLVMValueRef *args, unsigned nargs) {
+  const unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->m, id, types, ntypes);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(e->c, id, types, ntypes);
+  return LLVMBuildCall2(e->b, fty, fn, args, nargs, "");
+}
+
+/* binary64 -> binary16 rounded once: round to odd into binary32 (which keeps
+ * more than two extra bits), then to nearest even. */
+static LLVMValueRef f64_to_f16(emit_ctx *e, LLVMValueRef d, uint32_t lanes) {
+  LLVMTypeRef ft = ec_lanes(e->f32, lanes), it = ec_lanes(e->i32, lanes);
+  LLVMTypeRef dt = ec_lanes(e->f64, lanes);
+  LLVMValueRef f = LLVMBuildFPTrunc(e->b, d, ft, "");
+  LLVMValueRef back = LLVMBuildFPExt(e->b, f, dt, "");
+  LLVMValueRef inexact = LLVMBuildFCmp(e->b, LLVMRealONE, back, d, "");
+  LLVMValueRef abs_back = call_intrinsic(e, "llvm.fabs", &dt, 1, &back, 1);
+  LLVMValueRef abs_d = call_intrinsic(e, "llvm.fabs", &dt, 1, &d, 1);
+  LLVMValueRef away = LLVMBuildFCmp(e->b, LLVMRealOGT, abs_back, abs_d, "");
+  LLVMValueRef bits = LLVMBuildBitCast(e->b, f, it, "");
+  LLVMValueRef odd =
+      LLVMBuildOr(e->b, LLVMBuildSub(e->b, bits, LLVMBuildZExt(e->b, away, it, ""), ""),
+                  ec_splat(e, ec_i32(e, 1), lanes), "");
+  bits = LLVMBuildSelect(e->b, inexact, odd, bits, "");
+  f = LLVMBuildBitCast(e->b, bits, ft, "");
+  return LLVMBuildFPTrunc(e->b, f, ec_lanes(e->f16, lanes), "");
+}
+
+static uint32_t lanes_of(LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetVectorSize(t) : 1;
+}
+
+LLVMValueRef ec_convert(emit_ctx *e, LLVMValueRef v, dmlc_dtype from, dmlc_dtype to) {
+  const uint32_t lanes = lanes_of(v);
+  const dmlc_kind fk = dmlc_dtype_get(from)->kind, tk = dmlc_dtype_get(to)->kind;
+  LLVMTypeRef tt = ec_lanes(ec_store_type(e, to), lanes);
+  if (from == to && fk != DMLC_KIND_BOOL)
+    return v;
+  if (fk == DMLC_KIND_BOOL) { /* a byte that is not 0 reads as 1 */
+    LLVMValueRef nz = LLVMBuildICmp(e->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    v = LLVMBuildZExt(e->b, nz, ec_lanes(e->i8, lanes), "");
+    if (tk == DMLC_KIND_BOOL)
+      return v;
+    return ec_convert(e, v, DMLC_DTYPE_U8, to);
+  }
+  if (tk == DMLC_KIND_BOOL) {
+    LLVMValueRef nz = fk == DMLC_KIND_FLOAT
+                          ? LLVMBuildFCmp(e->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "")
+                          : LLVMBuildICmp(e->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    return LLVMBuildZExt(e->b, nz, tt, "");
+  }
+  if (fk != DMLC_KIND_FLOAT && tk != DMLC_KIND_FLOAT)
+    return LLVMBuildIntCast2(e->b, v, tt, fk == DMLC_KIND_SIGNED, "");
+  if (fk != DMLC_KIND_FLOAT) {
+    if (to == DMLC_DTYPE_F16) {
+      /* Exact in f32 below 2^24; at or above it, inf in f16 either way. */
+      LLVMValueRef f = fk == DMLC_KIND_SIGNED
+                           ? LLVMBuildSIToFP(e->b, v, ec_lanes(e->f32, lanes), "")
+                           : LLVMBuildUIToFP(e->b, v, ec_lanes(e->f32, lanes), "");
+      return LLVMBuildFPTrunc(e->b, f, tt, "");
+    }
+    return fk == DMLC_KIND_SIGNED ? LLVMBuildSIToFP(e->b, v, tt, "")
+                                  : LLVMBuildUIToFP(e->b, v, tt, "");
+  }
+  if (from == DMLC_DTYPE_F16) { /* widen exactly first */
+    v = LLVMBuildFPExt(e->b, v, ec_lanes(e->f32, lanes), "");
+    from = DMLC_DTYPE_F32;
+    if (to == DMLC_DTYPE_F32)
+      return v;
+  }
+  if (tk != DMLC_KIND_FLOAT) { /* truncate toward zero, saturate, NaN -> 0 */
+    LLVMTypeRef types[2] = {tt, LLVMTypeOf(v)};
+    return call_intrinsic(e, tk == DMLC_KIND_SIGNED ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types,
+                          2, &v, 1);
+  }
+  if (from == DMLC_DTYPE_F64 && to == DMLC_DTYPE_F16)
+    return f64_to_f16(e, v, lanes);
+  if (dmlc_dtype_size(to) > dmlc_dtype_size(from))
+    return LLVMBuildFPExt(e->b, v, tt, "");
+  return LLVMBuildFPTrunc(e->b, v, tt, "");
+}
+
+/* ---- outputs ---- */
+
+void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef count,
+             uint64_t stride, LLVMValueRef value) {
+  LLVMValueRef start = ec_i64(e, 0);
+  if (stride == 1) {
+    const uint32_t lanes = ec_vector_lanes(e, dt);
+    LLVMValueRef vec = ec_splat(e, value, lanes);
+    LLVMValueRef vend = LLVMBuildAnd(e->b, count, ec_i64(e, ~(uint64_t)(lanes - 1)), "");
+    ec_loop l;
+    LLVMValueRef i = ec_loop_begin(e, &l, start, vend, lanes);
+    ec_store(e, dt, base, ec_add(e, off, i), vec);
+    ec_loop_end(e, &l);
+    start = vend;
+  }
+  ec_loop l;
+  LLVMValueRef i = ec_loop_begin(e, &l, start, count, 1);
+  ec_store(e, dt, base, ec_madd(e, off, i, stride), value);
+  ec_loop_end(e, &l);
+}
+
+bool ec_is_reduced(const dmlc_kdesc *k, uint32_t d) { return (k->reduced_mask >> d) & 1u; }

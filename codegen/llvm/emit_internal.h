@@ -1,0 +1,109 @@
+/* Shared state and building blocks of the LLVM kernel emitter (emit_*.c). */
+#ifndef DMLC_CODEGEN_LLVM_EMIT_INTERNAL_H
+#define DMLC_CODEGEN_LLVM_EMIT_INTERNAL_H
+
+#include <llvm-c/Core.h>
+
+#include "codegen/llvm/emit.h"
+
+typedef struct emit_ctx {
+  LLVMContextRef c;
+  LLVMModuleRef m;
+  LLVMBuilderRef b;       /* the code */
+  LLVMBuilderRef entry_b; /* allocas and buffer pointers, in the entry block */
+  const dmlc_kdesc *k;
+  uint32_t vector_bytes;
+  LLVMValueRef fn;
+  LLVMBasicBlockRef entry;
+  /* Buffer pointers loaded in the entry block: read, outputs, scratch. */
+  LLVMValueRef read;
+  LLVMValueRef out[DMLC_KDESC_MAX_OUTPUTS];
+  LLVMValueRef scratch;
+  bool use_scratch; /* set before ec_function_begin to load the scratch pointer */
+  LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr, void_t;
+} emit_ctx;
+
+/* ---- functions (emit.c) ---- */
+/* Starts `name` as void(ptr buffers, i64 begin, i64 end) (ranged) or
+ * void(ptr buffers); *begin / *end receive the range arguments. */
+void ec_function_begin(emit_ctx *e, const char *name, bool ranged, LLVMValueRef *begin,
+                       LLVMValueRef *end);
+void ec_function_end(emit_ctx *e);
+
+/* ---- types and constants (emit_common.c) ---- */
+LLVMTypeRef ec_store_type(emit_ctx *e, dmlc_dtype dt); /* bool is i8, f16 is half */
+LLVMTypeRef ec_cmp_type(emit_ctx *e, dmlc_dtype dt);   /* f16 compares as float */
+LLVMTypeRef ec_lanes(LLVMTypeRef t, uint32_t lanes);   /* t itself when lanes == 1 */
+LLVMValueRef ec_i32(emit_ctx *e, uint64_t v);
+LLVMValueRef ec_i64(emit_ctx *e, uint64_t v);
+LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes);
+/* <0, 1, ..., lanes-1> as i32. */
+LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes);
+/* value (an int64 as the constant op holds it) as a dtype element. */
+LLVMValueRef ec_const_elem(emit_ctx *e, dmlc_dtype dt, int64_t value);
+/* Elements per vector for dtype dt: vector_bytes / size. */
+uint32_t ec_vector_lanes(const emit_ctx *e, dmlc_dtype dt);
+
+/* ---- memory ---- */
+LLVMValueRef ec_var(emit_ctx *e, LLVMTypeRef t, const char *name); /* entry alloca */
+LLVMValueRef ec_array(emit_ctx *e, LLVMTypeRef t, uint64_t count, uint32_t align);
+/* lanes elements of dt at base + off (in elements), unaligned. */
+LLVMValueRef ec_load(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                     uint32_t lanes);
+void ec_store(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v);
+/* lanes elements of the read at off, widened to ec_cmp_type. */
+LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes);
+LLVMValueRef ec_add(emit_ctx *e, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef ec_mul(emit_ctx *e, LLVMValueRef a, uint64_t c);
+/* a + b * c, with c a constant. */
+LLVMValueRef ec_madd(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, uint64_t c);
+
+/* ---- loops: for (iv = start; iv < end; iv += step), i64 ---- */
+typedef struct ec_loop {
+  LLVMBasicBlockRef head, body, exit;
+  LLVMValueRef iv;
+  uint64_t step;
+} ec_loop;
+LLVMValueRef ec_loop_begin(emit_ctx *e, ec_loop *l, LLVMValueRef start, LLVMValueRef end,
+                           uint64_t step);
+void ec_loop_end(emit_ctx *e, ec_loop *l);
+/* if (cond) {then} else {otherwise}: ec_if_begin positions at then;
+ * ec_if_else moves to otherwise; ec_if_end joins. */
+typedef struct ec_if {
+  LLVMBasicBlockRef then, otherwise, join;
+} ec_if;
+void ec_if_begin(emit_ctx *e, ec_if *f, LLVMValueRef cond);
+void ec_if_else(emit_ctx *e, ec_if *f);
+void ec_if_end(emit_ctx *e, ec_if *f);
+
+/* ---- the argmax / argmin order (scalars or vectors of ec_cmp_type) ---- */
+/* x comes after best in index order: true where x replaces best. */
+LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best);
+/* Two candidates with any indices (unsigned ai, bi): true where b wins. */
+LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
+                           LLVMValueRef bi);
+/* Reduces a vector of candidates (val, idx) to lane 0; returns scalars. */
+void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
+                    LLVMValueRef *out_val, LLVMValueRef *out_idx);
+
+/* ---- conversions ---- */
+/* v (elements of from, as loaded: ec_store_type) converted to `to` with the
+ * cast op's semantics. */
+LLVMValueRef ec_convert(emit_ctx *e, LLVMValueRef v, dmlc_dtype from, dmlc_dtype to);
+
+/* ---- outputs ---- */
+/* Writes value (a dtype constant) to count elements at base + off + i * stride. */
+void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef count,
+             uint64_t stride, LLVMValueRef value);
+/* Whether space dim d is reduced. */
+bool ec_is_reduced(const dmlc_kdesc *k, uint32_t d);
+
+/* ---- paths ---- */
+bool ec_row_matches(const dmlc_kdesc *k);
+bool ec_column_matches(const dmlc_kdesc *k);
+dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+dmlc_status ec_emit_generic(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+dmlc_status ec_emit_elementwise(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+
+#endif

@@ -1,0 +1,265 @@
+/* Rows: space [R] or [O, R] with the read contiguous along R. A task is one
+ * row, or, for long rows, one chunk of a row whose partial (value, index)
+ * goes to scratch for the finish function to merge in chunk order.
+ *
+ * A row is reduced with U independent vector accumulators (value, index of
+ * the vector's first element), merged lane-wise and then across lanes by
+ * the (value, index) order, so the result is the sequential one; the scalar
+ * tail continues sequentially (its indices are all larger). */
+#include <stdio.h>
+
+#include "codegen/llvm/emit_internal.h"
+
+enum {
+  ROW_SPLIT_MIN = 1u << 18, /* rows longer than this are split into chunks */
+  ROW_CHUNK = 1u << 16,     /* elements per chunk (a multiple of every U * lanes) */
+  PARTIAL_BYTES = 16,       /* value (as compared) at 0, u64 index at 8 */
+};
+
+bool ec_row_matches(const dmlc_kdesc *k) {
+  if (!k->has_reduction || k->read_strides[k->rank - 1] != 1)
+    return false;
+  if (!((k->rank == 1 && k->reduced_mask == 1u) || (k->rank == 2 && k->reduced_mask == 2u)))
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX && k->outputs[i].kind != DMLC_KOUT_ONEHOT)
+      return false;
+  return true;
+}
+
+/* Accumulators that fit in 12 of the 16 vector registers, at most 4. */
+static uint32_t row_unroll(const emit_ctx *e, uint32_t lanes) {
+  const uint32_t cmp_size =
+      e->k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(e->k->read_dtype);
+  const uint32_t vb = e->vector_bytes;
+  const uint32_t regs = (lanes * cmp_size + vb - 1) / vb + (lanes * 4 + vb - 1) / vb;
+  const uint32_t u = 12 / regs;
+  return u < 1 ? 1 : u > 4 ? 4 : u;
+}
+
+/* Reduces len elements of the read from element offset off; *val is the
+ * best value (compare type) and *idx its position in the row (i64). */
+static void reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                       LLVMValueRef *idx) {
+  const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
+  uint32_t unroll = row_unroll(e, lanes);
+  while (unroll > 1 && len < (uint64_t)unroll * lanes)
+    unroll--;
+  LLVMTypeRef ct = ec_cmp_type(e, e->k->read_dtype);
+  LLVMValueRef best = ec_var(e, ct, "best"), best_idx = ec_var(e, e->i64, "best_idx");
+  uint64_t tail = 1;
+  if (len >= (uint64_t)unroll * lanes) {
+    const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
+    LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(e->i32, lanes);
+    LLVMValueRef acc[4], acc_idx[4];
+    for (uint32_t u = 0; u < unroll; u++) {
+      acc[u] = ec_var(e, vt, "acc");
+      acc_idx[u] = ec_var(e, it, "acc_idx");
+      LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes),
+                     acc[u]);
+      LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
+    }
+    /* acc_idx holds the position of the iteration's first element: one
+     * vector add per iteration; lanes and accumulators are added after. */
+    LLVMValueRef jvar = ec_var(e, it, "j");
+    LLVMBuildStore(e->b, ec_splat(e, ec_i32(e, step), lanes), jvar);
+    ec_loop l;
+    LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
+    LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
+    for (uint32_t u = 0; u < unroll; u++) {
+      LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
+      LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);
+      LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
+      LLVMValueRef take = ec_take_next(e, x, a);
+      LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
+      LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
+      LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
+    }
+    LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, ec_i32(e, step), lanes)), jvar);
+    ec_loop_end(e, &l);
+    LLVMValueRef iota = ec_iota(e, lanes);
+    LLVMValueRef v = LLVMBuildLoad2(e->b, vt, acc[0], "");
+    LLVMValueRef vi = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[0], ""), iota);
+    for (uint32_t u = 1; u < unroll; u++) {
+      LLVMValueRef w = LLVMBuildLoad2(e->b, vt, acc[u], "");
+      LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * lanes), lanes));
+      LLVMValueRef wi = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
+      LLVMValueRef take = ec_take_merge(e, v, vi, w, wi);
+      v = LLVMBuildSelect(e->b, take, w, v, "");
+      vi = LLVMBuildSelect(e->b, take, wi, vi, "");
+    }
+    LLVMValueRef sv, si;
+    ec_merge_lanes(e, v, vi, lanes, &sv, &si);
+    LLVMBuildStore(e->b, sv, best);
+    LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
+    tail = vend;
+  } else {
+    LLVMBuildStore(e->b, ec_load_read_cmp(e, off, 1), best);
+    LLVMBuildStore(e->b, ec_i64(e, 0), best_idx);
+  }
+  if (tail < len) {
+    ec_loop l;
+    LLVMValueRef i = ec_loop_begin(e, &l, ec_i64(e, tail), ec_i64(e, len), 1);
+    LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, i), 1);
+    LLVMValueRef b = LLVMBuildLoad2(e->b, ct, best, "");
+    LLVMValueRef take = ec_take_next(e, x, b);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, b, ""), best);
+    LLVMValueRef bi = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, i, bi, ""), best_idx);
+    ec_loop_end(e, &l);
+  }
+  *val = LLVMBuildLoad2(e->b, ct, best, "");
+  *idx = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
+}
+
+/* Output element offset of row o (0 for the space [R]). */
+static LLVMValueRef row_base(emit_ctx *e, const uint64_t *strides, LLVMValueRef o) {
+  return e->k->rank == 2 ? ec_mul(e, o, strides[0]) : ec_i64(e, 0);
+}
+
+/* INDEX outputs and the 1 of ONEHOT outputs for row o. */
+static void store_results(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx) {
+  const dmlc_kdesc *k = e->k;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    LLVMValueRef off = row_base(e, out->strides, o);
+    if (out->kind == DMLC_KOUT_INDEX) {
+      ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+    } else {
+      off = ec_madd(e, off, idx, out->strides[k->rank - 1]);
+      ec_store(e, out->dtype, e->out[i], off, ec_const_elem(e, out->dtype, 1));
+    }
+  }
+}
+
+/* The 0s of ONEHOT outputs over count elements of row o from start. */
+static void fill_zeros(emit_ctx *e, LLVMValueRef o, LLVMValueRef start, LLVMValueRef count) {
+  const dmlc_kdesc *k = e->k;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    if (out->kind != DMLC_KOUT_ONEHOT)
+      continue;
+    const uint64_t s = out->strides[k->rank - 1];
+    LLVMValueRef off = ec_madd(e, row_base(e, out->strides, o), start, s);
+    ec_fill(e, out->dtype, e->out[i], off, count, s, ec_const_elem(e, out->dtype, 0));
+  }
+}
+
+static uint64_t output_bytes(const dmlc_kdesc *k, uint64_t elems) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    n +=
+        dmlc_dtype_size(k->outputs[i].dtype) * (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? elems : 1);
+  return n;
+}
+
+static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const uint64_t len = k->dims[k->rank - 1];
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  ec_loop l;
+  LLVMValueRef o = ec_loop_begin(e, &l, begin, end, 1);
+  LLVMValueRef val, idx;
+  reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
+  fill_zeros(e, o, ec_i64(e, 0), ec_i64(e, len));
+  store_results(e, o, idx);
+  ec_loop_end(e, &l);
+  ec_function_end(e);
+  info->num_tasks = k->rank == 2 ? k->dims[0] : 1;
+  info->bytes_per_task = len * dmlc_dtype_size(k->read_dtype) + output_bytes(k, len);
+}
+
+/* Tasks are (row, chunk); each writes its partial and its share of 0s. */
+static void emit_split_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const uint64_t len = k->dims[k->rank - 1], rows = k->rank == 2 ? k->dims[0] : 1;
+  const uint64_t chunks = (len + ROW_CHUNK - 1) / ROW_CHUNK;
+  const uint64_t last = len - (chunks - 1) * ROW_CHUNK;
+  LLVMTypeRef ct = ec_cmp_type(e, k->read_dtype);
+  e->use_scratch = true;
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  LLVMValueRef val_var = ec_var(e, ct, "part"), idx_var = ec_var(e, e->i64, "part_idx");
+  ec_loop l;
+  LLVMValueRef t = ec_loop_begin(e, &l, begin, end, 1);
+  LLVMValueRef o = LLVMBuildUDiv(e->b, t, ec_i64(e, chunks), "row");
+  LLVMValueRef c = LLVMBuildURem(e->b, t, ec_i64(e, chunks), "chunk");
+  LLVMValueRef start = ec_mul(e, c, ROW_CHUNK);
+  LLVMValueRef off = ec_add(e, row_base(e, k->read_strides, o), start);
+  LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, c, ec_i64(e, chunks - 1), "");
+  LLVMValueRef val, idx;
+  ec_if f;
+  ec_if_begin(e, &f, is_last);
+  reduce_row(e, off, last, &val, &idx);
+  LLVMBuildStore(e->b, val, val_var);
+  LLVMBuildStore(e->b, idx, idx_var);
+  ec_if_else(e, &f);
+  if (chunks > 1) {
+    reduce_row(e, off, ROW_CHUNK, &val, &idx);
+    LLVMBuildStore(e->b, val, val_var);
+    LLVMBuildStore(e->b, idx, idx_var);
+  }
+  ec_if_end(e, &f);
+  LLVMValueRef byte = ec_mul(e, t, PARTIAL_BYTES);
+  LLVMValueRef slot = LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
+  LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, ct, val_var, ""), slot);
+  LLVMValueRef eight = ec_i64(e, 8);
+  LLVMValueRef islot = LLVMBuildGEP2(e->b, e->i8, slot, &eight, 1, "");
+  LLVMBuildStore(e->b, ec_add(e, LLVMBuildLoad2(e->b, e->i64, idx_var, ""), start), islot);
+  LLVMValueRef count =
+      LLVMBuildSelect(e->b, is_last, ec_i64(e, last), ec_i64(e, ROW_CHUNK), "count");
+  fill_zeros(e, o, start, count);
+  ec_loop_end(e, &l);
+  ec_function_end(e);
+
+  /* finish: merge each row's partials in chunk order (later chunks have
+   * larger indices, so the sequential rule is exact), then store. */
+  char finish[256];
+  snprintf(finish, sizeof finish, "%s_finish", name);
+  ec_function_begin(e, finish, false, NULL, NULL);
+  LLVMValueRef best = ec_var(e, ct, "best"), best_idx = ec_var(e, e->i64, "best_idx");
+  ec_loop lo;
+  o = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, rows), 1);
+  LLVMValueRef first = ec_mul(e, o, chunks);
+  for (int pass = 0; pass < 2; pass++) {
+    ec_loop lc;
+    LLVMValueRef ci = first;
+    if (pass == 1)
+      ci = ec_loop_begin(e, &lc, ec_i64(e, 1), ec_i64(e, chunks), 1);
+    LLVMValueRef b = ec_mul(e, pass == 1 ? ec_add(e, first, ci) : first, PARTIAL_BYTES);
+    LLVMValueRef p = LLVMBuildGEP2(e->b, e->i8, e->scratch, &b, 1, "");
+    LLVMValueRef x = LLVMBuildLoad2(e->b, ct, p, "");
+    LLVMValueRef xi =
+        LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, e->i8, p, &eight, 1, ""), "");
+    if (pass == 0) {
+      LLVMBuildStore(e->b, x, best);
+      LLVMBuildStore(e->b, xi, best_idx);
+      continue;
+    }
+    LLVMValueRef bv = LLVMBuildLoad2(e->b, ct, best, "");
+    LLVMValueRef take = ec_take_next(e, x, bv);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, bv, ""), best);
+    LLVMValueRef bi = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, xi, bi, ""), best_idx);
+    ec_loop_end(e, &lc);
+  }
+  store_results(e, o, LLVMBuildLoad2(e->b, e->i64, best_idx, ""));
+  ec_loop_end(e, &lo);
+  ec_function_end(e);
+
+  info->num_tasks = rows * chunks;
+  info->bytes_per_task =
+      ROW_CHUNK * (uint64_t)dmlc_dtype_size(k->read_dtype) + output_bytes(k, ROW_CHUNK);
+  info->scratch_bytes = info->num_tasks * PARTIAL_BYTES;
+  info->has_finish = true;
+}
+
+dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
+    emit_split_rows(e, name, info);
+  else
+    emit_whole_rows(e, name, info);
+  return DMLC_OK;
+}

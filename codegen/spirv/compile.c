@@ -1,0 +1,185 @@
+/* dmlc_spirv_compile: choosing how a kernel maps onto workgroups, emitting
+ * its shader, validating it (a failure is an internal compiler error that
+ * carries the validator's message) and running the optimizer's performance
+ * passes over it (keeping the unoptimized module if they fail). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/spirv/emit_internal.h"
+
+dmlc_spirv_caps dmlc_spirv_caps_minimal(void) {
+  dmlc_spirv_caps c;
+  memset(&c, 0, sizeof c);
+  c.max_workgroup_size = 128;    /* maxComputeWorkGroupInvocations' minimum */
+  c.max_workgroup_count = 65535; /* maxComputeWorkGroupCount[0]'s minimum */
+  c.max_shared_bytes = 16384;    /* maxComputeSharedMemorySize's minimum */
+  return c;
+}
+
+static uint32_t pow2_floor(uint64_t v) {
+  uint32_t p = 1;
+  while ((uint64_t)p * 2 <= v && p < (1u << 30))
+    p *= 2;
+  return p;
+}
+
+/* Reduced extents below this always take the small path: a workgroup would
+ * mostly idle. */
+#define LARGE_MIN_REDUCED 32
+/* A column reduction (kept dim innermost) keeps one invocation per kept
+ * point, which reads coalesced, unless there are too few kept points to
+ * fill the device and many reduced points to split among a group. */
+#define COLUMN_MIN_KEPT 4096
+#define COLUMN_LARGE_MIN_REDUCED 256
+#define MAX_LOCAL 256
+#define SMALL_LOCAL 128
+
+static uint64_t max_offset(const dmlc_kdesc *k, const uint64_t *strides) {
+  uint64_t off = 0;
+  for (uint32_t d = 0; d < k->rank; d++)
+    if (k->dims[d] > 1)
+      off += (uint64_t)(k->dims[d] - 1) * strides[d];
+  return off;
+}
+
+static dmlc_status check_buffer(const dmlc_kdesc *k, const uint64_t *strides, dmlc_dtype dtype,
+                                const char *what, dmlc_diag *diag) {
+  const uint64_t words_per_elem = dmlc_dtype_size(dtype) == 8 ? 2 : 1;
+  for (uint32_t d = 0; d < k->rank; d++)
+    if (k->dims[d] > 1 && strides[d] > UINT32_MAX)
+      return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                           "SPIR-V kernel: %s stride %" PRIu64 " exceeds 32 bits", what,
+                           strides[d]);
+  const uint64_t off = max_offset(k, strides);
+  if (off > UINT32_MAX || (off + 1) * words_per_elem > UINT32_MAX)
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "SPIR-V kernel: %s spans %" PRIu64
+                         " elements, beyond 32-bit word addressing",
+                         what, off + 1);
+  return DMLC_OK;
+}
+
+static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
+  if (k->rank < 1 || k->rank > DMLC_MAX_RANK || k->num_outputs < 1 ||
+      k->num_outputs > DMLC_KDESC_MAX_OUTPUTS || (k->reduced_mask >> k->rank) != 0 ||
+      (k->has_reduction != (k->reduced_mask != 0)) || (k->has_reduction && !k->has_read))
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "SPIR-V kernel: malformed kernel description");
+  if (k->has_reduction && k->reduction != DMLC_OP_ARGMAX && k->reduction != DMLC_OP_ARGMIN)
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "SPIR-V kernel: unknown reduction");
+  if (k->has_read)
+    DMLC_RETURN_IF_ERROR(check_buffer(k, k->read_strides, k->read_dtype, "the read", diag));
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    DMLC_RETURN_IF_ERROR(check_buffer(k, o->strides, o->dtype, "an output", diag));
+    const bool needs_reduction = o->kind == DMLC_KOUT_INDEX || o->kind == DMLC_KOUT_ONEHOT;
+    if ((needs_reduction && !k->has_reduction) ||
+        (o->kind == DMLC_KOUT_COPY && (k->has_reduction || !k->has_read)))
+      return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                           "SPIR-V kernel: output %u does not fit the kernel", i);
+    if (o->kind == DMLC_KOUT_INDEX && !dmlc_dtype_is_integer(o->dtype))
+      return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED, "SPIR-V kernel: an index written as %s",
+                           dmlc_dtype_name(o->dtype));
+    if (o->kind == DMLC_KOUT_COPY && !spv_copy_supported(k->read_dtype, o->dtype))
+      return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                           "SPIR-V kernel: no exact %s -> %s conversion yet",
+                           dmlc_dtype_name(k->read_dtype), dmlc_dtype_name(o->dtype));
+  }
+  return DMLC_OK;
+}
+
+static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_plan *p,
+                             dmlc_diag *diag) {
+  memset(p, 0, sizeof *p);
+  p->kept = p->reduced = 1;
+  for (uint32_t d = 0; d < k->rank; d++) {
+    if ((k->reduced_mask >> d) & 1)
+      p->reduced *= k->dims[d];
+    else
+      p->kept *= k->dims[d];
+  }
+  p->points = p->kept * p->reduced;
+  /* Indices and loop counters are 32-bit; leave room for one group's step. */
+  if (p->points > UINT32_MAX - 2 * MAX_LOCAL)
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "SPIR-V kernel: %" PRIu64 " points exceed 32-bit indexing", p->points);
+  const uint32_t max_local = caps->max_workgroup_size ? caps->max_workgroup_size : 1;
+  if (!k->has_reduction) {
+    p->path = SPV_PATH_ELEMENTWISE;
+    p->local_size = pow2_floor(max_local < MAX_LOCAL ? max_local : MAX_LOCAL);
+    p->num_groups = (p->points + p->local_size - 1) / p->local_size;
+    return DMLC_OK;
+  }
+  const bool inner_reduced = (k->reduced_mask >> (k->rank - 1)) & 1;
+  const bool large =
+      p->reduced >= LARGE_MIN_REDUCED &&
+      (inner_reduced || (p->kept < COLUMN_MIN_KEPT && p->reduced >= COLUMN_LARGE_MIN_REDUCED));
+  if (!large) {
+    p->path = SPV_PATH_SMALL;
+    p->local_size = pow2_floor(max_local < SMALL_LOCAL ? max_local : SMALL_LOCAL);
+    p->num_groups = (p->kept + p->local_size - 1) / p->local_size;
+    return DMLC_OK;
+  }
+  p->path = SPV_PATH_LARGE;
+  uint64_t l = max_local < MAX_LOCAL ? max_local : MAX_LOCAL;
+  if (l > p->reduced)
+    l = p->reduced;
+  /* Shared memory: up to three words per invocation, plus the result. */
+  const uint64_t shared_per = 12;
+  if (caps->max_shared_bytes && l * shared_per + 4 > caps->max_shared_bytes)
+    l = (caps->max_shared_bytes - 4) / shared_per;
+  p->local_size = pow2_floor(l ? l : 1);
+  const uint32_t sg = caps->subgroup_size;
+  p->subgroups =
+      caps->subgroup_shuffle && sg > 0 && (sg & (sg - 1)) == 0 && p->local_size % sg == 0;
+  p->num_groups = p->kept;
+  return DMLC_OK;
+}
+
+void dmlc_spirv_module_free(dmlc_spirv_module *m) {
+  if (!m)
+    return;
+  free(m->words);
+  memset(m, 0, sizeof *m);
+}
+
+dmlc_status dmlc_spirv_compile(const dmlc_kdesc *k, const dmlc_spirv_caps *caps,
+                               dmlc_spirv_module *out, dmlc_diag *diag) {
+  memset(out, 0, sizeof *out);
+  DMLC_RETURN_IF_ERROR(check_kdesc(k, diag));
+  spv_em e;
+  memset(&e, 0, sizeof e);
+  e.k = k;
+  e.caps = caps;
+  DMLC_RETURN_IF_ERROR(make_plan(k, caps, &e.plan, diag));
+  spvb_init(&e.b);
+  uint32_t *words = NULL;
+  size_t n = 0;
+  dmlc_status s = spv_emit_module(&e, &words, &n, diag);
+  spvb_free(&e.b);
+  if (s != DMLC_OK)
+    return s;
+  s = dmlc_spirv_validate(words, n, diag);
+  if (s != DMLC_OK) {
+    free(words);
+    return s;
+  }
+  uint32_t *opt = NULL;
+  size_t opt_n = 0;
+  if (dmlc_spirv_optimize(words, n, &opt, &opt_n)) {
+    dmlc_diag scratch;
+    if (dmlc_spirv_validate(opt, opt_n, &scratch) == DMLC_OK) {
+      free(words);
+      words = opt;
+      n = opt_n;
+    } else {
+      free(opt);
+    }
+  }
+  out->words = words;
+  out->num_words = n;
+  out->local_size = e.plan.local_size;
+  out->num_groups = e.plan.num_groups;
+  out->num_bindings = 1 + k->num_outputs;
+  return DMLC_OK;
+}

@@ -1,0 +1,512 @@
+/* Kernel descriptions -> SPIR-V compute shaders: the module's interface
+ * (buffers, push constant, built-ins) and the three kernel shapes.
+ *
+ *  - elementwise: one invocation per point of the space (COPY, CONSTANT);
+ *  - small:  one invocation per kept point, looping over the reduced points
+ *            (consecutive invocations take consecutive kept points, so
+ *            column reductions read coalesced);
+ *  - large:  one workgroup per kept point; its invocations stride over the
+ *            reduced points (coalesced when the reduced dim is innermost),
+ *            then merge (key, index) pairs within subgroups by shuffles and
+ *            across them, or across the whole group, in shared memory.
+ *
+ * All buffers are runtime arrays of 32-bit words (binding 0 the read,
+ * 1 + i output i); narrower outputs are written through 8/16-bit views of
+ * the same binding when the device has 8/16-bit storage. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/spirv/emit_internal.h"
+
+#define BARRIER_SEMANTICS                                                                          \
+  (SpvMemorySemanticsAcquireReleaseMask | SpvMemorySemanticsWorkgroupMemoryMask)
+
+/* ---- module interface ---- */
+
+static uint32_t block_buffer(spv_em *e, uint32_t elem_type, uint32_t stride, uint32_t binding,
+                             bool read_only, uint32_t *elem_ptr) {
+  spvb *b = &e->b;
+  const uint32_t rta = SPV_TYPE(b, SpvOpTypeRuntimeArray, elem_type);
+  /* Deduplicated: decorate a runtime array type once. */
+  bool decorated = false;
+  for (size_t i = 0; i < b->annots.n;) {
+    const uint32_t len = b->annots.w[i] >> SpvWordCountShift;
+    if ((b->annots.w[i] & SpvOpCodeMask) == SpvOpDecorate && b->annots.w[i + 1] == rta)
+      decorated = true;
+    i += len;
+  }
+  if (!decorated)
+    spvb_decorate(b, rta, SpvDecorationArrayStride, &stride, 1);
+  const uint32_t st = SPV_TYPE(b, SpvOpTypeStruct, rta);
+  spvb_decorate(b, st, SpvDecorationBlock, NULL, 0);
+  const uint32_t zero = 0, set = 0;
+  spvb_member_decorate(b, st, 0, SpvDecorationOffset, &zero, 1);
+  const uint32_t ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, st);
+  const uint32_t var = spvb_global_var(b, ptr, SpvStorageClassStorageBuffer);
+  spvb_decorate(b, var, SpvDecorationDescriptorSet, &set, 1);
+  spvb_decorate(b, var, SpvDecorationBinding, &binding, 1);
+  if (read_only)
+    spvb_decorate(b, var, SpvDecorationNonWritable, NULL, 0);
+  *elem_ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, elem_type);
+  return var;
+}
+
+static uint32_t builtin_input(spv_em *e, uint32_t type, SpvBuiltIn builtin) {
+  const uint32_t ptr = SPV_TYPE(&e->b, SpvOpTypePointer, SpvStorageClassInput, type);
+  const uint32_t var = spvb_global_var(&e->b, ptr, SpvStorageClassInput);
+  const uint32_t bi = (uint32_t)builtin;
+  spvb_decorate(&e->b, var, SpvDecorationBuiltIn, &bi, 1);
+  return var;
+}
+
+static uint32_t load_builtin_x(spv_em *e, SpvBuiltIn builtin) {
+  const uint32_t var = builtin_input(e, e->t_v3, builtin);
+  const uint32_t v = SPV(&e->b, SpvOpLoad, e->t_v3, var);
+  return SPV(&e->b, SpvOpCompositeExtract, e->t_u32, v, 0);
+}
+
+static uint32_t load_builtin_u32(spv_em *e, SpvBuiltIn builtin) {
+  return SPV(&e->b, SpvOpLoad, e->t_u32, builtin_input(e, e->t_u32, builtin));
+}
+
+/* The workgroup's index: WorkgroupId.x plus the chunk offset pushed by the
+ * runtime. */
+static uint32_t group_index(spv_em *e) {
+  spvb *b = &e->b;
+  const uint32_t st = SPV_TYPE(b, SpvOpTypeStruct, e->t_u32);
+  const uint32_t zero = 0;
+  spvb_decorate(b, st, SpvDecorationBlock, NULL, 0);
+  spvb_member_decorate(b, st, 0, SpvDecorationOffset, &zero, 1);
+  const uint32_t ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassPushConstant, st);
+  const uint32_t var = spvb_global_var(b, ptr, SpvStorageClassPushConstant);
+  const uint32_t p_u32 = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassPushConstant, e->t_u32);
+  const uint32_t off = spv_load(e, SPV(b, SpvOpAccessChain, p_u32, var, spv_u32(e, 0)));
+  return spv_op(e, SpvOpIAdd, load_builtin_x(e, SpvBuiltInWorkgroupId), off);
+}
+
+static void declare_interface(spv_em *e) {
+  spvb *b = &e->b;
+  spvb_capability(b, SpvCapabilityShader);
+  e->t_void = spvb_type(b, SpvOpTypeVoid, NULL, 0);
+  e->t_bool = spvb_type(b, SpvOpTypeBool, NULL, 0);
+  e->t_u32 = SPV_TYPE(b, SpvOpTypeInt, 32, 0);
+  e->t_v3 = SPV_TYPE(b, SpvOpTypeVector, e->t_u32, 3);
+  e->t_fn = SPV_TYPE(b, SpvOpTypeFunction, e->t_void);
+  e->p_fn_u32 = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassFunction, e->t_u32);
+  e->read_var = block_buffer(e, e->t_u32, 4, 0, true, &e->p_sb_u32);
+  for (uint32_t i = 0; i < e->k->num_outputs; i++) {
+    spv_out *o = &e->outs[i];
+    const uint32_t size = dmlc_dtype_size(e->k->outputs[i].dtype);
+    const bool typed =
+        (size == 1 && e->caps->storage_8bit) || (size == 2 && e->caps->storage_16bit);
+    if (size >= 4 || !typed) {
+      o->mode = size >= 4 ? SPV_STORE_WORDS : SPV_STORE_ATOMIC;
+      o->elem_type = e->t_u32;
+      o->var = block_buffer(e, e->t_u32, 4, 1 + i, false, &o->elem_ptr);
+      continue;
+    }
+    o->mode = SPV_STORE_TYPED;
+    if (size == 1) {
+      spvb_capability(b, SpvCapabilityStorageBuffer8BitAccess);
+      spvb_extension(b, "SPV_KHR_8bit_storage");
+    } else {
+      spvb_capability(b, SpvCapabilityStorageBuffer16BitAccess);
+      spvb_extension(b, "SPV_KHR_16bit_storage");
+    }
+    o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
+    o->var = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
+  }
+}
+
+/* ---- control flow ---- */
+
+typedef struct spv_if {
+  uint32_t merge;
+} spv_if;
+
+static void if_begin(spv_em *e, uint32_t cond, spv_if *f) {
+  const uint32_t then = spvb_id(&e->b);
+  f->merge = spvb_id(&e->b);
+  SPV(&e->b, SpvOpSelectionMerge, 0, f->merge, SpvSelectionControlMaskNone);
+  SPV(&e->b, SpvOpBranchConditional, 0, cond, then, f->merge);
+  spvb_label(&e->b, then);
+}
+
+static void if_end(spv_em *e, const spv_if *f) {
+  SPV(&e->b, SpvOpBranch, 0, f->merge);
+  spvb_label(&e->b, f->merge);
+}
+
+typedef struct spv_loop {
+  uint32_t var, cont, merge, header, step;
+} spv_loop;
+
+/* for (i = start; i < end; i += step): returns i in the body. */
+static uint32_t loop_begin(spv_em *e, spv_loop *l, uint32_t start, uint32_t end, uint32_t step) {
+  spvb *b = &e->b;
+  l->var = spv_var(e);
+  l->step = step;
+  l->header = spvb_id(b);
+  l->cont = spvb_id(b);
+  l->merge = spvb_id(b);
+  const uint32_t check = spvb_id(b), body = spvb_id(b);
+  spv_store(e, l->var, start);
+  SPV(b, SpvOpBranch, 0, l->header);
+  spvb_label(b, l->header);
+  SPV(b, SpvOpLoopMerge, 0, l->merge, l->cont, SpvLoopControlMaskNone);
+  SPV(b, SpvOpBranch, 0, check);
+  spvb_label(b, check);
+  const uint32_t i = spv_load(e, l->var);
+  SPV(b, SpvOpBranchConditional, 0, spv_cmp(e, SpvOpULessThan, i, end), body, l->merge);
+  spvb_label(b, body);
+  return i;
+}
+
+static void loop_end(spv_em *e, const spv_loop *l) {
+  spvb *b = &e->b;
+  SPV(b, SpvOpBranch, 0, l->cont);
+  spvb_label(b, l->cont);
+  spv_store(e, l->var, spv_op(e, SpvOpIAdd, spv_load(e, l->var), l->step));
+  SPV(b, SpvOpBranch, 0, l->header);
+  spvb_label(b, l->merge);
+}
+
+static void barrier(spv_em *e) {
+  const uint32_t wg = spv_u32(e, SpvScopeWorkgroup);
+  SPV(&e->b, SpvOpControlBarrier, 0, wg, wg, spv_u32(e, BARRIER_SEMANTICS));
+}
+
+/* ---- iteration space ---- */
+
+#define MAX_BUFS (1 + DMLC_KDESC_MAX_OUTPUTS)
+
+/* The element offsets, in nbuf buffers with strides[j], of the point whose
+ * row-major position within the dims of mask is idx. */
+static void offsets_of(spv_em *e, uint32_t idx, uint32_t mask, uint32_t nbuf,
+                       const uint64_t *const *strides, uint32_t *out) {
+  const dmlc_kdesc *k = e->k;
+  uint32_t outer = 0; /* the outermost dim in mask */
+  while (outer < k->rank && !((mask >> outer) & 1))
+    outer++;
+  for (uint32_t j = 0; j < nbuf; j++)
+    out[j] = 0;
+  uint64_t div = 1;
+  for (uint32_t d = k->rank; d-- > 0;) {
+    if (!((mask >> d) & 1))
+      continue;
+    bool used = false;
+    for (uint32_t j = 0; j < nbuf; j++)
+      used |= k->dims[d] > 1 && strides[j][d] != 0;
+    if (used) {
+      uint32_t c = div > 1 ? spv_op(e, SpvOpUDiv, idx, spv_u32(e, (uint32_t)div)) : idx;
+      if (d != outer)
+        c = spv_op(e, SpvOpUMod, c, spv_u32(e, k->dims[d]));
+      for (uint32_t j = 0; j < nbuf; j++) {
+        if (k->dims[d] <= 1 || strides[j][d] == 0)
+          continue;
+        const uint32_t t =
+            strides[j][d] == 1 ? c : spv_op(e, SpvOpIMul, c, spv_u32(e, (uint32_t)strides[j][d]));
+        out[j] = out[j] ? spv_op(e, SpvOpIAdd, out[j], t) : t;
+      }
+    }
+    div *= k->dims[d];
+  }
+  for (uint32_t j = 0; j < nbuf; j++)
+    if (!out[j])
+      out[j] = spv_u32(e, 0);
+}
+
+static uint32_t add_or(spv_em *e, uint32_t a, uint32_t b) { return spv_op(e, SpvOpIAdd, a, b); }
+
+/* Offsets of the read (out[0]) and every output (out[1 + i]). */
+static void all_offsets(spv_em *e, uint32_t idx, uint32_t mask, uint32_t *out) {
+  const uint64_t *strides[MAX_BUFS];
+  strides[0] = e->k->read_strides;
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    strides[1 + i] = e->k->outputs[i].strides;
+  offsets_of(e, idx, mask, 1 + e->k->num_outputs, strides, out);
+}
+
+/* ---- reductions ---- */
+
+typedef struct spv_acc {
+  uint32_t k0, k1, idx; /* Function variables */
+} spv_acc;
+
+static spv_acc acc_init(spv_em *e) {
+  spv_acc a = {spv_var(e), e->key64 ? spv_var(e) : 0, spv_var(e)};
+  spv_store(e, a.k0, spv_u32(e, 0));
+  if (a.k1)
+    spv_store(e, a.k1, spv_u32(e, 0));
+  /* The identity: the least key, with the index every tie prefers over it. */
+  const bool inc = e->k->direction == DMLC_DIRECTION_INCREASING;
+  spv_store(e, a.idx, spv_u32(e, inc ? ~0u : 0));
+  return a;
+}
+
+static spv_key acc_key(spv_em *e, const spv_acc *a) {
+  return (spv_key){spv_load(e, a->k0), a->k1 ? spv_load(e, a->k1) : spv_u32(e, 0)};
+}
+
+static void acc_merge(spv_em *e, const spv_acc *a, spv_key k, uint32_t idx) {
+  const spv_key ak = acc_key(e, a);
+  const uint32_t ai = spv_load(e, a->idx);
+  const uint32_t better = spv_better(e, ak, ai, k, idx);
+  spv_store(e, a->k0, spv_select(e, better, k.k0, ak.k0));
+  if (a->k1)
+    spv_store(e, a->k1, spv_select(e, better, k.k1, ak.k1));
+  spv_store(e, a->idx, spv_select(e, better, idx, ai));
+}
+
+/* acc <- the best of the reduced points start, start + step, ... of the
+ * kept point whose read offset is base. */
+static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start,
+                          uint32_t step) {
+  spv_loop l;
+  const uint32_t r = loop_begin(e, &l, start, spv_u32(e, (uint32_t)e->plan.reduced), step);
+  uint32_t off;
+  const uint64_t *strides[1] = {e->k->read_strides};
+  offsets_of(e, r, e->k->reduced_mask, 1, strides, &off);
+  const spv_bits raw = spv_load_read(e, add_or(e, base, off));
+  acc_merge(e, a, spv_key_of(e, raw), r);
+  loop_end(e, &l);
+}
+
+typedef struct spv_shared {
+  uint32_t k0, k1, idx, ptr;
+} spv_shared;
+
+static uint32_t shared_array(spv_em *e, uint32_t len) {
+  const uint32_t arr = SPV_TYPE(&e->b, SpvOpTypeArray, e->t_u32, spv_u32(e, len));
+  const uint32_t ptr = SPV_TYPE(&e->b, SpvOpTypePointer, SpvStorageClassWorkgroup, arr);
+  return spvb_global_var(&e->b, ptr, SpvStorageClassWorkgroup);
+}
+
+static uint32_t sh_at(spv_em *e, const spv_shared *s, uint32_t var, uint32_t i) {
+  return SPV(&e->b, SpvOpAccessChain, s->ptr, var, i);
+}
+
+static void sh_put(spv_em *e, const spv_shared *s, uint32_t i, spv_key k, uint32_t idx) {
+  spv_store(e, sh_at(e, s, s->k0, i), k.k0);
+  if (s->k1)
+    spv_store(e, sh_at(e, s, s->k1, i), k.k1);
+  spv_store(e, sh_at(e, s, s->idx, i), idx);
+}
+
+static spv_key sh_key(spv_em *e, const spv_shared *s, uint32_t i) {
+  return (spv_key){spv_load(e, sh_at(e, s, s->k0, i)),
+                   s->k1 ? spv_load(e, sh_at(e, s, s->k1, i)) : spv_u32(e, 0)};
+}
+
+/* Merges the group's accumulators; returns the winning index, in every
+ * invocation. All invocations must reach this (uniform control flow). */
+static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
+  spvb *b = &e->b;
+  const uint32_t L = e->plan.local_size;
+  spv_shared s = {shared_array(e, L), e->key64 ? shared_array(e, L) : 0, shared_array(e, L), 0};
+  s.ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassWorkgroup, e->t_u32);
+  const uint32_t result = shared_array(e, 1);
+  if (e->plan.subgroups) {
+    spvb_capability(b, SpvCapabilityGroupNonUniform);
+    spvb_capability(b, SpvCapabilityGroupNonUniformShuffle);
+    const uint32_t sg_size = load_builtin_u32(e, SpvBuiltInSubgroupSize);
+    const uint32_t sg_lane = load_builtin_u32(e, SpvBuiltInSubgroupLocalInvocationId);
+    const uint32_t sg_id = load_builtin_u32(e, SpvBuiltInSubgroupId);
+    const uint32_t num_sg = load_builtin_u32(e, SpvBuiltInNumSubgroups);
+    /* Butterfly: for (m = size / 2; m > 0; m /= 2) merge with lane ^ m. */
+    const uint32_t m = spv_var(e);
+    spv_store(e, m, spv_op(e, SpvOpShiftRightLogical, sg_size, spv_u32(e, 1)));
+    const uint32_t header = spvb_id(b), check = spvb_id(b), body = spvb_id(b);
+    const uint32_t cont = spvb_id(b), merge = spvb_id(b);
+    SPV(b, SpvOpBranch, 0, header);
+    spvb_label(b, header);
+    SPV(b, SpvOpLoopMerge, 0, merge, cont, SpvLoopControlMaskNone);
+    SPV(b, SpvOpBranch, 0, check);
+    spvb_label(b, check);
+    const uint32_t mv = spv_load(e, m);
+    SPV(b, SpvOpBranchConditional, 0, spv_cmp(e, SpvOpUGreaterThan, mv, spv_u32(e, 0)), body,
+        merge);
+    spvb_label(b, body);
+    const uint32_t scope = spv_u32(e, SpvScopeSubgroup);
+    const spv_key mine = acc_key(e, a);
+    spv_key other;
+    other.k0 = SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, mine.k0, mv);
+    other.k1 = a->k1 ? SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, mine.k1, mv)
+                     : spv_u32(e, 0);
+    const uint32_t oi =
+        SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, spv_load(e, a->idx), mv);
+    acc_merge(e, a, other, oi);
+    SPV(b, SpvOpBranch, 0, cont);
+    spvb_label(b, cont);
+    spv_store(e, m, spv_op(e, SpvOpShiftRightLogical, spv_load(e, m), spv_u32(e, 1)));
+    SPV(b, SpvOpBranch, 0, header);
+    spvb_label(b, merge);
+    spv_if f;
+    if_begin(e, spv_cmp(e, SpvOpIEqual, sg_lane, spv_u32(e, 0)), &f);
+    sh_put(e, &s, sg_id, acc_key(e, a), spv_load(e, a->idx));
+    if_end(e, &f);
+    barrier(e);
+    /* Invocation 0 merges every subgroup's winner, its own included (merging
+     * a pair twice changes nothing): Vulkan does not promise that it is
+     * lane 0 of subgroup 0. */
+    if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+    spv_loop l;
+    const uint32_t j = loop_begin(e, &l, spv_u32(e, 0), num_sg, spv_u32(e, 1));
+    acc_merge(e, a, sh_key(e, &s, j), spv_load(e, sh_at(e, &s, s.idx, j)));
+    loop_end(e, &l);
+    spv_store(e, sh_at(e, &s, result, spv_u32(e, 0)), spv_load(e, a->idx));
+    if_end(e, &f);
+  } else {
+    sh_put(e, &s, lid, acc_key(e, a), spv_load(e, a->idx));
+    barrier(e);
+    for (uint32_t half = L / 2; half > 0; half /= 2) {
+      spv_if f;
+      if_begin(e, spv_cmp(e, SpvOpULessThan, lid, spv_u32(e, half)), &f);
+      const uint32_t other = spv_op(e, SpvOpIAdd, lid, spv_u32(e, half));
+      const spv_key ak = sh_key(e, &s, lid), bk = sh_key(e, &s, other);
+      const uint32_t ai = spv_load(e, sh_at(e, &s, s.idx, lid));
+      const uint32_t bi = spv_load(e, sh_at(e, &s, s.idx, other));
+      const uint32_t better = spv_better(e, ak, ai, bk, bi);
+      const spv_key w = {spv_select(e, better, bk.k0, ak.k0), spv_select(e, better, bk.k1, ak.k1)};
+      sh_put(e, &s, lid, w, spv_select(e, better, bi, ai));
+      if_end(e, &f);
+      barrier(e);
+    }
+    spv_if f;
+    if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+    spv_store(e, sh_at(e, &s, result, spv_u32(e, 0)),
+              spv_load(e, sh_at(e, &s, s.idx, spv_u32(e, 0))));
+    if_end(e, &f);
+  }
+  barrier(e);
+  return spv_load(e, sh_at(e, &s, result, spv_u32(e, 0)));
+}
+
+/* ---- outputs ---- */
+
+static bool is_group_output(const dmlc_kout *o) {
+  return o->kind == DMLC_KOUT_ONEHOT || o->kind == DMLC_KOUT_CONSTANT;
+}
+
+/* INDEX outputs: the winning index at the kept point's offsets. */
+static void write_indices(spv_em *e, const uint32_t *base, uint32_t best) {
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    if (e->k->outputs[i].kind == DMLC_KOUT_INDEX)
+      spv_store_out(e, i, base[1 + i], spv_index_bits(e, best));
+}
+
+/* ONEHOT and CONSTANT outputs over the reduced points start, start + step,
+ * ... of one kept point. */
+static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t start,
+                        uint32_t step) {
+  const dmlc_kdesc *k = e->k;
+  bool any = false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    any |= is_group_output(&k->outputs[i]);
+  if (!any)
+    return;
+  spv_loop l;
+  const uint32_t r = loop_begin(e, &l, start, spv_u32(e, (uint32_t)e->plan.reduced), step);
+  uint32_t off[MAX_BUFS];
+  all_offsets(e, r, k->reduced_mask, off);
+  const uint32_t hit = spv_cmp(e, SpvOpIEqual, r, best);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    if (!is_group_output(o))
+      continue;
+    spv_bits v = spv_const_bits(e, o->dtype, o->constant);
+    if (o->kind == DMLC_KOUT_ONEHOT) {
+      const spv_bits one = spv_const_bits(e, o->dtype, 1);
+      v.lo = spv_select(e, hit, one.lo, spv_u32(e, 0));
+      v.hi = spv_select(e, hit, one.hi, spv_u32(e, 0));
+    }
+    spv_store_out(e, i, add_or(e, base[1 + i], off[1 + i]), v);
+  }
+  loop_end(e, &l);
+}
+
+/* ---- kernel shapes ---- */
+
+static uint32_t kept_mask(const dmlc_kdesc *k) {
+  return ~k->reduced_mask & ((k->rank >= 32 ? 0 : (1u << k->rank)) - 1);
+}
+
+static void emit_elementwise(spv_em *e, uint32_t group, uint32_t lid) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t L = e->plan.local_size;
+  const uint32_t p = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, p, spv_u32(e, (uint32_t)e->plan.points)), &f);
+  uint32_t off[MAX_BUFS];
+  all_offsets(e, p, (1u << k->rank) - 1, off);
+  spv_bits raw = {0, 0};
+  bool loaded = false;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    spv_bits v;
+    if (o->kind == DMLC_KOUT_COPY) {
+      if (!loaded)
+        raw = spv_load_read(e, off[0]);
+      loaded = true;
+      v = spv_convert(e, raw, k->read_dtype, o->dtype);
+    } else {
+      v = spv_const_bits(e, o->dtype, o->constant);
+    }
+    spv_store_out(e, i, off[1 + i], v);
+  }
+  if_end(e, &f);
+}
+
+static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t L = e->plan.local_size;
+  const uint32_t q = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)e->plan.kept)), &f);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  reduce_points(e, &a, base[0], spv_u32(e, 0), spv_u32(e, 1));
+  const uint32_t best = spv_load(e, a.idx);
+  write_indices(e, base, best);
+  write_group(e, base, best, spv_u32(e, 0), spv_u32(e, 1));
+  if_end(e, &f);
+}
+
+static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t L = spv_u32(e, e->plan.local_size);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, group, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  reduce_points(e, &a, base[0], lid, L);
+  const uint32_t best = reduce_group(e, &a, lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+  write_indices(e, base, best);
+  if_end(e, &f);
+  write_group(e, base, best, lid, L);
+}
+
+dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc_diag *diag) {
+  const dmlc_dtype_info *ri = dmlc_dtype_get(e->k->read_dtype);
+  e->key64 = e->k->has_reduction && ri->size == 8;
+  declare_interface(e);
+  const uint32_t main_fn = spvb_id(&e->b);
+  const uint32_t group = group_index(e);
+  const uint32_t lid = load_builtin_x(e, SpvBuiltInLocalInvocationId);
+  switch (e->plan.path) {
+  case SPV_PATH_ELEMENTWISE:
+    emit_elementwise(e, group, lid);
+    break;
+  case SPV_PATH_SMALL:
+    emit_small(e, group, lid);
+    break;
+  case SPV_PATH_LARGE:
+    emit_large(e, group, lid);
+    break;
+  }
+  spvb_code(&e->b, SpvOpReturn, 0, NULL, 0);
+  *words = spvb_finish(&e->b, main_fn, e->t_void, e->t_fn, e->plan.local_size, num_words);
+  if (!*words)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory emitting SPIR-V");
+  return DMLC_OK;
+}

@@ -1,0 +1,94 @@
+/* Shared by the SPIR-V kernel emitter's files: the emission context, the
+ * launch plan, and the value-level helpers (values.c) that the kernel
+ * shapes (emit.c) are built from. Every value the shaders compute is a
+ * 32-bit uint; 64-bit elements travel as (lo, hi) pairs. */
+#ifndef DMLC_CODEGEN_SPIRV_EMIT_INTERNAL_H
+#define DMLC_CODEGEN_SPIRV_EMIT_INTERNAL_H
+
+#include "codegen/spirv/builder.h"
+#include "codegen/spirv/spirv.h"
+
+typedef enum spv_path {
+  SPV_PATH_ELEMENTWISE, /* no reduction: one invocation per point */
+  SPV_PATH_SMALL,       /* one invocation per kept point, looping over the reduced points */
+  SPV_PATH_LARGE,       /* one workgroup per kept point, subgroup / shared-memory merge */
+} spv_path;
+
+typedef struct spv_plan {
+  spv_path path;
+  uint32_t local_size;
+  uint64_t num_groups;
+  bool subgroups; /* LARGE: merge within subgroups with OpGroupNonUniformShuffleXor */
+  uint64_t kept, reduced, points;
+} spv_plan;
+
+/* Element bits: lo, and hi for 64-bit elements (0 otherwise). */
+typedef struct spv_bits {
+  uint32_t lo, hi;
+} spv_bits;
+
+/* An order key: k0 primary, k1 the low word of 64-bit keys. Greater is
+ * better (argmin keys are complemented); NaN maps to the maximum. */
+typedef struct spv_key {
+  uint32_t k0, k1;
+} spv_key;
+
+typedef enum spv_store_mode {
+  SPV_STORE_WORDS, /* 4- and 8-byte elements: whole words */
+  SPV_STORE_TYPED, /* 1- or 2-byte elements through an 8/16-bit storage view */
+  SPV_STORE_ATOMIC /* 1- or 2-byte elements without 8/16-bit storage: atomic and/or */
+} spv_store_mode;
+
+typedef struct spv_out {
+  uint32_t var;      /* the output's variable (word or typed view) */
+  uint32_t elem_ptr; /* StorageBuffer pointer to one element of the view */
+  uint32_t elem_type;
+  spv_store_mode mode;
+} spv_out;
+
+typedef struct spv_em {
+  spvb b;
+  const dmlc_kdesc *k;
+  const dmlc_spirv_caps *caps;
+  spv_plan plan;
+  uint32_t t_void, t_bool, t_u32, t_v3, t_fn;
+  uint32_t p_sb_u32, p_fn_u32, p_fn_bool;
+  uint32_t read_var;
+  spv_out outs[DMLC_KDESC_MAX_OUTPUTS];
+  bool key64; /* the read's key needs two words */
+} spv_em;
+
+/* ---- scalar helpers (values.c) ---- */
+uint32_t spv_u32(spv_em *e, uint32_t v);
+uint32_t spv_bool(spv_em *e, bool v);
+uint32_t spv_op(spv_em *e, SpvOp op, uint32_t a, uint32_t b);  /* uint result */
+uint32_t spv_cmp(spv_em *e, SpvOp op, uint32_t a, uint32_t b); /* bool result */
+uint32_t spv_select(spv_em *e, uint32_t cond, uint32_t a, uint32_t b);
+uint32_t spv_not(spv_em *e, uint32_t a);
+uint32_t spv_var(spv_em *e);                         /* a Function uint variable */
+uint32_t spv_load(spv_em *e, uint32_t var);          /* of a uint variable */
+void spv_store(spv_em *e, uint32_t var, uint32_t v); /* to a uint pointer */
+
+/* ---- elements (values.c) ---- */
+/* The bits of the read element at element offset off (zero-extended). */
+spv_bits spv_load_read(spv_em *e, uint32_t off);
+spv_key spv_key_of(spv_em *e, spv_bits raw);
+/* True when (bk, bi) beats (ak, ai): a greater key, or an equal key and the
+ * index the direction prefers. Commutative in effect: the winner of a pair
+ * does not depend on the order they come in. */
+uint32_t spv_better(spv_em *e, spv_key ak, uint32_t ai, spv_key bk, uint32_t bi);
+/* Stores bits (already in output i's dtype) at element offset off. */
+void spv_store_out(spv_em *e, uint32_t i, uint32_t off, spv_bits v);
+/* The bit pattern of an integer constant in dtype (as the IR's constant
+ * folding converted it), of 1 in dtype, of index idx in dtype. */
+spv_bits spv_const_bits(spv_em *e, dmlc_dtype dtype, int64_t value);
+spv_bits spv_index_bits(spv_em *e, uint32_t idx);
+/* Whether COPY from -> to can be emitted exactly, and its emission. */
+bool spv_copy_supported(dmlc_dtype from, dmlc_dtype to);
+spv_bits spv_convert(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtype to);
+
+/* ---- kernels (emit.c) ---- */
+/* Emits the whole module for e->k and e->plan into words. */
+dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc_diag *diag);
+
+#endif

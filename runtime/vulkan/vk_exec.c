@@ -1,0 +1,645 @@
+/* See vk_device.h. Executables: the device's kernel cache (SPIR-V, shader
+ * module and pipeline per kernel description), buffers, descriptor sets and
+ * one command buffer recorded at creation and submitted by each execute. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/vulkan/vk_internal.h"
+
+/* ---- the kernel cache ---- */
+
+typedef struct vk_kernel {
+  char *key; /* dmlc_kdesc_print of the kernel */
+  dmlc_spirv_module module;
+  VkShaderModule shader;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+} vk_kernel;
+
+struct dmlc_vk_kernel_cache {
+  vk_kernel **entries;
+  uint32_t count, cap;
+};
+
+static void kernel_free(dmlc_vk_device *dev, vk_kernel *k) {
+  if (!k)
+    return;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  if (k->pipeline)
+    fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
+  if (k->layout)
+    fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
+  if (k->set_layout)
+    fn->vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
+  if (k->shader)
+    fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
+  dmlc_spirv_module_free(&k->module);
+  free(k->key);
+  free(k);
+}
+
+void dmlc_vk_kernel_cache_destroy(dmlc_vk_device *dev) {
+  struct dmlc_vk_kernel_cache *c = dev->kernels;
+  if (!c)
+    return;
+  for (uint32_t i = 0; i < c->count; i++)
+    kernel_free(dev, c->entries[i]);
+  free(c->entries);
+  free(c);
+  dev->kernels = NULL;
+}
+
+static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkShaderModuleCreateInfo shader = {
+      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+      .codeSize = k->module.num_words * sizeof(uint32_t),
+      .pCode = k->module.words,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateShaderModule(dev->device, &shader, NULL, &k->shader),
+                "vkCreateShaderModule");
+  VkDescriptorSetLayoutBinding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
+  for (uint32_t i = 0; i < k->module.num_bindings; i++)
+    bindings[i] = (VkDescriptorSetLayoutBinding){
+        .binding = i,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .descriptorCount = 1,
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+    };
+  const VkDescriptorSetLayoutCreateInfo set = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .bindingCount = k->module.num_bindings,
+      .pBindings = bindings,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorSetLayout(dev->device, &set, NULL, &k->set_layout),
+                "vkCreateDescriptorSetLayout");
+  const VkPushConstantRange push = {
+      .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+      .size = sizeof(uint32_t),
+  };
+  const VkPipelineLayoutCreateInfo layout = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+      .setLayoutCount = 1,
+      .pSetLayouts = &k->set_layout,
+      .pushConstantRangeCount = 1,
+      .pPushConstantRanges = &push,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreatePipelineLayout(dev->device, &layout, NULL, &k->layout),
+                "vkCreatePipelineLayout");
+  /* The code was generated for caps.subgroup_size; require it where the
+   * device could otherwise pick another. */
+  const VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+      .requiredSubgroupSize = dev->caps.subgroup_size,
+  };
+  const bool pin =
+      dev->pin_subgroup_size && dev->caps.subgroup_size &&
+      k->module.local_size <= (uint64_t)dev->max_subgroups_per_workgroup * dev->caps.subgroup_size;
+  const VkComputePipelineCreateInfo pipeline = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage =
+          {
+              .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              .pNext = pin ? &subgroup : NULL,
+              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+              .module = k->shader,
+              .pName = "main",
+          },
+      .layout = k->layout,
+  };
+  DMLC_VK_CHECK(diag,
+                fn->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &pipeline, NULL,
+                                             &k->pipeline),
+                "vkCreateComputePipelines");
+  return DMLC_OK;
+}
+
+static dmlc_status kernel_compile(dmlc_vk_device *dev, const dmlc_kdesc *desc, char *key,
+                                  vk_kernel **out, dmlc_diag *diag) {
+  vk_kernel *k = calloc(1, sizeof *k);
+  if (!k) {
+    free(key);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  }
+  k->key = key;
+  dmlc_status status = dmlc_spirv_compile(desc, &dev->caps, &k->module, diag);
+  if (status == DMLC_OK &&
+      (k->module.num_bindings != 1 + desc->num_outputs || k->module.local_size == 0 ||
+       k->module.local_size > dev->caps.max_workgroup_size ||
+       k->module.num_groups > (uint64_t)UINT32_MAX + 1))
+    status =
+        dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                      "Vulkan: kernel '%s' compiled to %" PRIu32 " bindings, workgroups of %" PRIu32
+                      " and %" PRIu64 " groups, which this device cannot run",
+                      key, k->module.num_bindings, k->module.local_size, k->module.num_groups);
+  if (status == DMLC_OK)
+    status = kernel_pipeline(dev, k, diag);
+  if (status != DMLC_OK) {
+    kernel_free(dev, k);
+    return status;
+  }
+  *out = k;
+  return DMLC_OK;
+}
+
+/* The device's compiled kernel for desc, compiling it on first use. */
+static dmlc_status kernel_get(dmlc_vk_device *dev, const dmlc_kdesc *desc, vk_kernel **out,
+                              dmlc_diag *diag) {
+  if (!dev->kernels && !(dev->kernels = calloc(1, sizeof *dev->kernels)))
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  struct dmlc_vk_kernel_cache *c = dev->kernels;
+  char *key = dmlc_kdesc_print(desc);
+  if (!key)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  for (uint32_t i = 0; i < c->count; i++)
+    if (strcmp(c->entries[i]->key, key) == 0) {
+      free(key);
+      *out = c->entries[i];
+      return DMLC_OK;
+    }
+  if (c->count == c->cap) {
+    const uint32_t cap = c->cap ? 2 * c->cap : 16;
+    vk_kernel **grown = realloc(c->entries, cap * sizeof *grown);
+    if (!grown) {
+      free(key);
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+    }
+    c->entries = grown;
+    c->cap = cap;
+  }
+  DMLC_RETURN_IF_ERROR(kernel_compile(dev, desc, key, out, diag));
+  c->entries[c->count++] = *out;
+  return DMLC_OK;
+}
+
+/* ---- buffers ---- */
+
+/* One device buffer. Graph inputs and outputs are reached from the host
+ * either by mapping the buffer itself (host-visible memory: lavapipe,
+ * integrated GPUs) or through a staging buffer copied on the device. */
+typedef struct vk_buffer {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *mapped; /* the buffer's own memory, when host-visible */
+  VkBuffer staging;
+  VkDeviceMemory staging_memory;
+  void *staging_mapped;
+  VkDeviceSize bytes; /* what the host exchanges */
+  VkDeviceSize size;  /* the buffer's size: bytes rounded up to a word */
+} vk_buffer;
+
+static uint32_t memory_type(const dmlc_vk_device *dev, uint32_t allowed,
+                            VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < dev->memory.memoryTypeCount; i++) {
+    const VkMemoryPropertyFlags flags = dev->memory.memoryTypes[i].propertyFlags;
+    if (!(allowed & (1u << i)) || (flags & required) != required)
+      continue;
+    if ((flags & preferred) == preferred)
+      return i;
+    if (fallback == UINT32_MAX)
+      fallback = i;
+  }
+  return fallback;
+}
+
+static dmlc_status buffer_bind(dmlc_vk_device *dev, VkDeviceSize size, VkBufferUsageFlags usage,
+                               bool device_local, VkBuffer *buffer, VkDeviceMemory *memory,
+                               void **mapped, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkBufferCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size,
+      .usage = usage,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateBuffer(dev->device, &info, NULL, buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  fn->vkGetBufferMemoryRequirements(dev->device, *buffer, &req);
+  const VkMemoryPropertyFlags host =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  /* Device buffers: the first device-local type (drivers list the fastest
+   * first), else any host-visible one. Staging: host-visible, cached for
+   * fast downloads where possible. */
+  uint32_t type =
+      device_local ? memory_type(dev, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
+                   : memory_type(dev, req.memoryTypeBits, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  if (type == UINT32_MAX)
+    type = memory_type(dev, req.memoryTypeBits, host, 0);
+  if (type == UINT32_MAX)
+    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
+                         "Vulkan: no memory type for a buffer of %" PRIu64 " bytes",
+                         (uint64_t)size);
+  const VkMemoryAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+      .allocationSize = req.size,
+      .memoryTypeIndex = type,
+  };
+  DMLC_VK_CHECK(diag, fn->vkAllocateMemory(dev->device, &alloc, NULL, memory), "vkAllocateMemory");
+  DMLC_VK_CHECK(diag, fn->vkBindBufferMemory(dev->device, *buffer, *memory, 0),
+                "vkBindBufferMemory");
+  *mapped = NULL;
+  const VkMemoryPropertyFlags flags = dev->memory.memoryTypes[type].propertyFlags;
+  if ((flags & host) == host)
+    DMLC_VK_CHECK(diag, fn->vkMapMemory(dev->device, *memory, 0, VK_WHOLE_SIZE, 0, mapped),
+                  "vkMapMemory");
+  return DMLC_OK;
+}
+
+/* host_io: the host uploads to or downloads from it (graph inputs and
+ * outputs); then it is mapped, or gets a staging buffer. */
+static dmlc_status buffer_create(dmlc_vk_device *dev, uint64_t bytes, bool host_io, vk_buffer *b,
+                                 dmlc_diag *diag) {
+  b->bytes = bytes;
+  b->size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
+  if (b->size > dev->props.limits.maxStorageBufferRange)
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "Vulkan: a buffer of %" PRIu64
+                         " bytes exceeds the device's maxStorageBufferRange (%" PRIu32 ")",
+                         (uint64_t)b->size, dev->props.limits.maxStorageBufferRange);
+  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  DMLC_RETURN_IF_ERROR(
+      buffer_bind(dev, b->size, usage, true, &b->buffer, &b->memory, &b->mapped, diag));
+  if (!host_io || b->mapped)
+    return DMLC_OK;
+  return buffer_bind(dev, b->size,
+                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, false,
+                     &b->staging, &b->staging_memory, &b->staging_mapped, diag);
+}
+
+static void buffer_destroy(dmlc_vk_device *dev, vk_buffer *b) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  if (b->staging)
+    fn->vkDestroyBuffer(dev->device, b->staging, NULL);
+  if (b->staging_memory)
+    fn->vkFreeMemory(dev->device, b->staging_memory, NULL); /* unmaps */
+  if (b->buffer)
+    fn->vkDestroyBuffer(dev->device, b->buffer, NULL);
+  if (b->memory)
+    fn->vkFreeMemory(dev->device, b->memory, NULL);
+}
+
+/* Where the host reads and writes b. */
+static void *buffer_host(const vk_buffer *b) { return b->mapped ? b->mapped : b->staging_mapped; }
+
+/* ---- executables ---- */
+
+struct dmlc_vk_executable {
+  dmlc_vk_device *dev;
+  uint32_t num_inputs, num_outputs, num_temps, num_kernels;
+  /* inputs, outputs, temporaries, then a dummy bound as the read of
+   * kernels without one */
+  vk_buffer *buffers;
+  uint32_t num_buffers;
+  vk_kernel **kernels; /* the device's cache owns them */
+  VkDescriptorPool descriptor_pool;
+  VkDescriptorSet *sets;
+  VkCommandBuffer commands;
+  VkQueryPool timestamps; /* two per kernel; VK_NULL_HANDLE without */
+  VkFence fence;
+  double *times_ns;
+  bool staged; /* some buffer goes through staging */
+};
+
+static const vk_buffer *binding_buffer(const dmlc_vk_executable *exe, dmlc_binding b) {
+  switch (b.kind) {
+  case DMLC_BINDING_INPUT:
+    return b.index < exe->num_inputs ? &exe->buffers[b.index] : NULL;
+  case DMLC_BINDING_OUTPUT:
+    return b.index < exe->num_outputs ? &exe->buffers[exe->num_inputs + b.index] : NULL;
+  case DMLC_BINDING_TEMP:
+    return b.index < exe->num_temps ? &exe->buffers[exe->num_inputs + exe->num_outputs + b.index]
+                                    : NULL;
+  }
+  return NULL;
+}
+
+static dmlc_status buffers_create(dmlc_vk_executable *exe, const dmlc_kernel_plan *plan,
+                                  const uint64_t *input_bytes, const uint64_t *output_bytes,
+                                  dmlc_diag *diag) {
+  exe->num_buffers = exe->num_inputs + exe->num_outputs + exe->num_temps + 1;
+  exe->buffers = calloc(exe->num_buffers, sizeof *exe->buffers);
+  if (!exe->buffers)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating buffers");
+  for (uint32_t i = 0; i < exe->num_buffers; i++) {
+    const uint32_t o = i - exe->num_inputs, t = o - exe->num_outputs;
+    const bool host_io = i < exe->num_inputs + exe->num_outputs;
+    const uint64_t bytes = i < exe->num_inputs    ? input_bytes[i]
+                           : o < exe->num_outputs ? output_bytes[o]
+                           : t < exe->num_temps   ? plan->temp_bytes[t]
+                                                  : 4;
+    DMLC_RETURN_IF_ERROR(buffer_create(exe->dev, bytes, host_io, &exe->buffers[i], diag));
+    exe->staged |= exe->buffers[i].staging != VK_NULL_HANDLE;
+  }
+  return DMLC_OK;
+}
+
+static dmlc_status descriptors_create(dmlc_vk_executable *exe, const dmlc_kernel_plan *plan,
+                                      dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  VkDevice device = exe->dev->device;
+  uint32_t descriptors = 0;
+  for (uint32_t i = 0; i < exe->num_kernels; i++)
+    descriptors += exe->kernels[i]->module.num_bindings;
+  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
+  const VkDescriptorPoolCreateInfo pool = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+      .maxSets = exe->num_kernels,
+      .poolSizeCount = 1,
+      .pPoolSizes = &size,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(device, &pool, NULL, &exe->descriptor_pool),
+                "vkCreateDescriptorPool");
+  exe->sets = calloc(exe->num_kernels, sizeof *exe->sets);
+  if (!exe->sets)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating descriptors");
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+    const vk_kernel *k = exe->kernels[i];
+    const dmlc_kdesc *desc = &plan->kernels[i];
+    const VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = exe->descriptor_pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &k->set_layout,
+    };
+    DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(device, &alloc, &exe->sets[i]),
+                  "vkAllocateDescriptorSets");
+    VkDescriptorBufferInfo infos[1 + DMLC_KDESC_MAX_OUTPUTS];
+    VkWriteDescriptorSet writes[1 + DMLC_KDESC_MAX_OUTPUTS];
+    for (uint32_t b = 0; b < k->module.num_bindings; b++) {
+      const vk_buffer *buf = b == 0 ? (desc->has_read ? binding_buffer(exe, desc->read_binding)
+                                                      : &exe->buffers[exe->num_buffers - 1])
+                                    : binding_buffer(exe, desc->outputs[b - 1].binding);
+      if (!buf)
+        return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                             "Vulkan: kernel %" PRIu32 " binds a buffer the plan does not have", i);
+      infos[b] = (VkDescriptorBufferInfo){buf->buffer, 0, VK_WHOLE_SIZE};
+      writes[b] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = exe->sets[i],
+          .dstBinding = b,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[b],
+      };
+    }
+    fn->vkUpdateDescriptorSets(device, k->module.num_bindings, writes, 0, NULL);
+  }
+  return DMLC_OK;
+}
+
+static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                    VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+  const VkMemoryBarrier b = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = src,
+      .dstAccessMask = dst,
+  };
+  fn->vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+/* Staging copies for the graph's inputs and outputs (the outputs' current
+ * bytes go up too, so padding no kernel writes keeps its value). */
+static void record_copies(const dmlc_vk_executable *exe, bool upload) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const uint32_t first = upload ? 0 : exe->num_inputs;
+  for (uint32_t i = first; i < exe->num_inputs + exe->num_outputs; i++) {
+    const vk_buffer *b = &exe->buffers[i];
+    if (!b->staging)
+      continue;
+    const VkBufferCopy region = {0, 0, b->size};
+    if (upload)
+      fn->vkCmdCopyBuffer(exe->commands, b->staging, b->buffer, 1, &region);
+    else
+      fn->vkCmdCopyBuffer(exe->commands, b->buffer, b->staging, 1, &region);
+  }
+}
+
+static void record_kernel(const dmlc_vk_executable *exe, uint32_t i) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const VkCommandBuffer cmd = exe->commands;
+  const vk_kernel *k = exe->kernels[i];
+  if (exe->timestamps)
+    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, exe->timestamps, 2 * i);
+  fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+  fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &exe->sets[i],
+                              0, NULL);
+  const uint64_t chunk = exe->dev->caps.max_workgroup_count;
+  for (uint64_t first = 0; first < k->module.num_groups; first += chunk) {
+    const uint64_t left = k->module.num_groups - first;
+    const uint32_t offset = (uint32_t)first;
+    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof offset, &offset);
+    fn->vkCmdDispatch(cmd, (uint32_t)(left < chunk ? left : chunk), 1, 1);
+  }
+  if (exe->timestamps)
+    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, exe->timestamps, 2 * i + 1);
+}
+
+static dmlc_status commands_record(dmlc_vk_executable *exe, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = exe->dev->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  DMLC_VK_CHECK(diag, fn->vkAllocateCommandBuffers(exe->dev->device, &alloc, &exe->commands),
+                "vkAllocateCommandBuffers");
+  const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(exe->commands, &begin), "vkBeginCommandBuffer");
+  const VkCommandBuffer cmd = exe->commands;
+  const VkAccessFlags shader = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  if (exe->timestamps)
+    fn->vkCmdResetQueryPool(cmd, exe->timestamps, 0, 2 * exe->num_kernels);
+  if (exe->staged) {
+    record_copies(exe, true);
+    barrier(fn, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, shader);
+  }
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+    if (i > 0)
+      barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, shader);
+    record_kernel(exe, i);
+  }
+  if (exe->staged) {
+    barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+    record_copies(exe, false);
+    barrier(fn, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  }
+  barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+  DMLC_VK_CHECK(diag, fn->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  return DMLC_OK;
+}
+
+static dmlc_status sync_create(dmlc_vk_executable *exe, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  DMLC_VK_CHECK(diag, fn->vkCreateFence(exe->dev->device, &fence, NULL, &exe->fence),
+                "vkCreateFence");
+  exe->times_ns = calloc(exe->num_kernels ? exe->num_kernels : 1, sizeof *exe->times_ns);
+  if (!exe->times_ns)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating timestamps");
+  if (!exe->dev->timestamp_valid_bits || exe->num_kernels == 0)
+    return DMLC_OK;
+  const VkQueryPoolCreateInfo pool = {
+      .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+      .queryType = VK_QUERY_TYPE_TIMESTAMP,
+      .queryCount = 2 * exe->num_kernels,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateQueryPool(exe->dev->device, &pool, NULL, &exe->timestamps),
+                "vkCreateQueryPool");
+  return DMLC_OK;
+}
+
+static dmlc_status executable_init(dmlc_vk_executable *exe, const dmlc_kernel_plan *plan,
+                                   const uint64_t *input_bytes, const uint64_t *output_bytes,
+                                   dmlc_diag *diag) {
+  exe->kernels = calloc(exe->num_kernels ? exe->num_kernels : 1, sizeof *exe->kernels);
+  if (!exe->kernels)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling kernels");
+  for (uint32_t i = 0; i < exe->num_kernels; i++)
+    DMLC_RETURN_IF_ERROR(kernel_get(exe->dev, &plan->kernels[i], &exe->kernels[i], diag));
+  DMLC_RETURN_IF_ERROR(buffers_create(exe, plan, input_bytes, output_bytes, diag));
+  if (exe->num_kernels)
+    DMLC_RETURN_IF_ERROR(descriptors_create(exe, plan, diag));
+  DMLC_RETURN_IF_ERROR(sync_create(exe, diag));
+  DMLC_RETURN_IF_ERROR(commands_record(exe, diag));
+  return dmlc_vk_check_messages(exe->dev, diag);
+}
+
+dmlc_status dmlc_vk_executable_create(dmlc_vk_device *dev, const dmlc_kernel_plan *plan,
+                                      const uint64_t *input_bytes, uint32_t num_inputs,
+                                      const uint64_t *output_bytes, uint32_t num_outputs,
+                                      dmlc_vk_executable **out, dmlc_diag *diag) {
+  *out = NULL;
+  dmlc_vk_executable *exe = calloc(1, sizeof *exe);
+  if (!exe)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating an executable");
+  exe->dev = dev;
+  exe->num_inputs = num_inputs;
+  exe->num_outputs = num_outputs;
+  exe->num_temps = plan->num_temps;
+  exe->num_kernels = plan->num_kernels;
+  const dmlc_status status = executable_init(exe, plan, input_bytes, output_bytes, diag);
+  if (status != DMLC_OK) {
+    dmlc_vk_executable_destroy(exe);
+    return status;
+  }
+  *out = exe;
+  return DMLC_OK;
+}
+
+void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
+  if (!exe)
+    return;
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  VkDevice device = exe->dev->device;
+  if (exe->commands)
+    fn->vkFreeCommandBuffers(device, exe->dev->command_pool, 1, &exe->commands);
+  if (exe->fence)
+    fn->vkDestroyFence(device, exe->fence, NULL);
+  if (exe->timestamps)
+    fn->vkDestroyQueryPool(device, exe->timestamps, NULL);
+  if (exe->descriptor_pool)
+    fn->vkDestroyDescriptorPool(device, exe->descriptor_pool, NULL);
+  for (uint32_t i = 0; exe->buffers && i < exe->num_buffers; i++)
+    buffer_destroy(exe->dev, &exe->buffers[i]);
+  free(exe->buffers);
+  free(exe->sets);
+  free(exe->kernels);
+  free(exe->times_ns);
+  free(exe);
+}
+
+static void read_times(dmlc_vk_executable *exe) {
+  if (!exe->timestamps)
+    return;
+  const dmlc_vk_device *dev = exe->dev;
+  const uint32_t n = 2 * exe->num_kernels;
+  uint64_t *ticks = calloc(n, sizeof *ticks);
+  if (!ticks)
+    return;
+  if (dev->inst.fn.vkGetQueryPoolResults(
+          dev->device, exe->timestamps, 0, n, n * sizeof *ticks, ticks, sizeof *ticks,
+          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
+    const uint64_t mask = dev->timestamp_valid_bits >= 64
+                              ? UINT64_MAX
+                              : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
+    for (uint32_t i = 0; i < exe->num_kernels; i++)
+      exe->times_ns[i] = (double)((ticks[2 * i + 1] - ticks[2 * i]) & mask) *
+                         (double)dev->props.limits.timestampPeriod;
+  }
+  free(ticks);
+}
+
+dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_buffer *inputs,
+                            const dmlc_buffer *outputs, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const uint32_t io = exe->num_inputs + exe->num_outputs;
+  for (uint32_t i = 0; i < io; i++) {
+    const vk_buffer *b = &exe->buffers[i];
+    const dmlc_buffer *host = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
+    memcpy(buffer_host(b), host->data, host->size_bytes < b->bytes ? host->size_bytes : b->bytes);
+  }
+  DMLC_VK_CHECK(diag, fn->vkResetFences(exe->dev->device, 1, &exe->fence), "vkResetFences");
+  const VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &exe->commands,
+  };
+  DMLC_VK_CHECK(diag, fn->vkQueueSubmit(exe->dev->queue, 1, &submit, exe->fence), "vkQueueSubmit");
+  DMLC_VK_CHECK(diag, fn->vkWaitForFences(exe->dev->device, 1, &exe->fence, VK_TRUE, UINT64_MAX),
+                "vkWaitForFences");
+  for (uint32_t o = 0; o < exe->num_outputs; o++) {
+    const vk_buffer *b = &exe->buffers[exe->num_inputs + o];
+    memcpy(outputs[o].data, buffer_host(b),
+           outputs[o].size_bytes < b->bytes ? outputs[o].size_bytes : b->bytes);
+  }
+  read_times(exe);
+  return dmlc_vk_check_messages(exe->dev, diag);
+}
+
+uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max) {
+  for (uint32_t i = 0; i < exe->num_kernels && i < max; i++)
+    ns[i] = exe->times_ns[i];
+  return exe->num_kernels;
+}
+
+dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, dmlc_diag *diag) {
+  *out_text = NULL;
+  size_t len = 0;
+  char *text = calloc(1, 1);
+  for (uint32_t i = 0; text && i < exe->num_kernels; i++) {
+    const vk_kernel *k = exe->kernels[i];
+    char *body = NULL;
+    const dmlc_status status =
+        dmlc_spirv_disassemble(k->module.words, k->module.num_words, &body, diag);
+    if (status != DMLC_OK) {
+      free(text);
+      return status;
+    }
+    const size_t add = strlen(k->key) + strlen(body) + 128;
+    char *grown = realloc(text, len + add);
+    if (grown)
+      len += (size_t)snprintf(grown + len, add,
+                              "; kernel %" PRIu32 ": %s\n; local size %" PRIu32 ", %" PRIu64
+                              " workgroups\n%s",
+                              i, k->key, k->module.local_size, k->module.num_groups, body);
+    else
+      free(text);
+    text = grown;
+    free(body);
+  }
+  if (!text)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory disassembling");
+  *out_text = text;
+  return DMLC_OK;
+}

@@ -1,0 +1,361 @@
+/* The CPU runtime: the thread pool, the JIT on hand-written LLVM IR, the
+ * kernel cache, thread counts, the default device, dumps, and contexts
+ * destroyed with live JIT code (run under valgrind:
+ * CK_FORK=no valgrind --leak-check=full --suppressions=tests/valgrind.supp). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "codegen/llvm/jit.h"
+#include "dmlc/dmlc.h"
+#include "runtime/cpu/thread_pool.h"
+#include "testutil.h"
+
+/* ---- the thread pool ---- */
+
+typedef struct pool_record {
+  _Atomic uint64_t sum;
+  _Atomic uint32_t *hits; /* one per task */
+} pool_record;
+
+static void record_tasks(void *const *buffers, uint64_t begin, uint64_t end) {
+  pool_record *r = buffers[0];
+  for (uint64_t t = begin; t < end; t++) {
+    atomic_fetch_add(&r->sum, t);
+    atomic_fetch_add(&r->hits[t], 1);
+  }
+}
+
+START_TEST(pool_runs_every_task_once) {
+  static const uint32_t thread_counts[] = {1, 2, 3, 8};
+  static const uint64_t task_counts[] = {0, 1, 2, 7, 64, 1000, 4099};
+  static const uint64_t chunks[] = {0, 1, 3, 64, 5000};
+  for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+    dmlc_thread_pool *pool;
+    ck_assert_int_eq(dmlc_thread_pool_create(thread_counts[t], &pool), DMLC_OK);
+    ck_assert_uint_eq(dmlc_thread_pool_num_threads(pool), thread_counts[t]);
+    for (int repeat = 0; repeat < 5; repeat++)
+      for (size_t n = 0; n < sizeof task_counts / sizeof task_counts[0]; n++)
+        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+          const uint64_t num_tasks = task_counts[n];
+          pool_record r = {0};
+          r.hits = calloc(num_tasks + 1, sizeof *r.hits);
+          void *buffers[1] = {&r};
+          dmlc_thread_pool_run(pool, num_tasks, chunks[c], record_tasks, buffers);
+          ck_assert_uint_eq(atomic_load(&r.sum), num_tasks * (num_tasks ? num_tasks - 1 : 0) / 2);
+          for (uint64_t i = 0; i < num_tasks; i++)
+            ck_assert_uint_eq(atomic_load(&r.hits[i]), 1);
+          free(r.hits);
+        }
+    dmlc_thread_pool_destroy(pool);
+  }
+}
+END_TEST
+
+START_TEST(pool_defaults_to_online_cores) {
+  dmlc_thread_pool *pool;
+  ck_assert_int_eq(dmlc_thread_pool_create(0, &pool), DMLC_OK);
+  ck_assert_uint_eq(dmlc_thread_pool_num_threads(pool), dmlc_online_cores());
+  dmlc_thread_pool_destroy(pool); /* never ran: no threads to join */
+}
+END_TEST
+
+/* ---- the JIT on LLVM IR written by hand ---- */
+
+/* buffers[0][i] = 2 * i for i in [begin, end). */
+static const char twice_ir[] = "define void @twice(ptr %buffers, i64 %begin, i64 %end) {\n"
+                               "entry:\n"
+                               "  %out = load ptr, ptr %buffers\n"
+                               "  %empty = icmp uge i64 %begin, %end\n"
+                               "  br i1 %empty, label %done, label %loop\n"
+                               "loop:\n"
+                               "  %i = phi i64 [ %begin, %entry ], [ %next, %loop ]\n"
+                               "  %v = shl i64 %i, 1\n"
+                               "  %p = getelementptr i64, ptr %out, i64 %i\n"
+                               "  store i64 %v, ptr %p\n"
+                               "  %next = add i64 %i, 1\n"
+                               "  %more = icmp ult i64 %next, %end\n"
+                               "  br i1 %more, label %loop, label %done\n"
+                               "done:\n"
+                               "  ret void\n"
+                               "}\n";
+
+START_TEST(jit_compiles_ir) {
+  dmlc_diag diag = {0};
+  dmlc_llvm_jit *jit;
+  ck_assert_int_eq(dmlc_llvm_jit_create(&jit, &diag), DMLC_OK);
+  const uint32_t vb = dmlc_llvm_jit_vector_bytes(jit);
+  ck_assert(vb == 16 || vb == 32 || vb == 64);
+  dmlc_llvm_text text = {0};
+  void *address = NULL, *again = NULL;
+  ck_assert_int_eq(dmlc_llvm_jit_compile_ir(jit, twice_ir, "twice", &address, &text, &diag),
+                   DMLC_OK);
+  /* The same IR twice: fresh symbol names, no clash in the JITDylib. */
+  ck_assert_int_eq(dmlc_llvm_jit_compile_ir(jit, twice_ir, "twice", &again, NULL, &diag), DMLC_OK);
+  ck_assert_ptr_nonnull(address);
+  ck_assert_ptr_ne(address, again);
+  ck_assert_ptr_nonnull(strstr(text.llvm_ir, "define"));
+  ck_assert_ptr_nonnull(strstr(text.assembly, "ret"));
+  dmlc_cpu_kernel_fn fn;
+  memcpy(&fn, &address, sizeof fn);
+  uint64_t out[100];
+  memset(out, 0xff, sizeof out);
+  void *buffers[1] = {out};
+  fn(buffers, 10, 90);
+  for (uint64_t i = 0; i < 100; i++)
+    ck_assert_uint_eq(out[i], i >= 10 && i < 90 ? 2 * i : UINT64_MAX);
+  dmlc_llvm_text_free(&text);
+  dmlc_llvm_jit_destroy(jit);
+}
+END_TEST
+
+START_TEST(jit_rejects_invalid_ir) {
+  dmlc_diag diag = {0};
+  dmlc_llvm_jit *jit;
+  ck_assert_int_eq(dmlc_llvm_jit_create(&jit, &diag), DMLC_OK);
+  /* Parses, but fails the verifier: a use before its definition. */
+  static const char bad[] = "define i32 @bad() {\n"
+                            "entry:\n"
+                            "  %a = add i32 %b, 1\n"
+                            "  %b = add i32 %a, 1\n"
+                            "  ret i32 %a\n"
+                            "}\n";
+  void *address = NULL;
+  ck_assert_int_eq(dmlc_llvm_jit_compile_ir(jit, bad, "bad", &address, NULL, &diag),
+                   DMLC_ERROR_INTERNAL);
+  ck_assert_ptr_nonnull(strstr(diag.message, "invalid"));
+  ck_assert_int_eq(dmlc_llvm_jit_compile_ir(jit, "not IR", "x", &address, NULL, &diag),
+                   DMLC_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(dmlc_llvm_jit_compile_ir(jit, twice_ir, "thrice", &address, NULL, &diag),
+                   DMLC_ERROR_INVALID_ARGUMENT);
+  dmlc_llvm_jit_destroy(jit);
+}
+END_TEST
+
+/* ---- through the API ---- */
+
+static dmlc_graph *parse(dmlc_context *ctx, const char *text) {
+  dmlc_graph *g = NULL;
+  const dmlc_status status = dmlc_graph_parse(ctx, text, strlen(text), "test", &g);
+  ck_assert_msg(status == DMLC_OK, "%s", dmlc_context_error(ctx));
+  return g;
+}
+
+static dmlc_executable *compile(dmlc_graph *g, dmlc_device device) {
+  dmlc_executable *exe = NULL;
+  const dmlc_status status = dmlc_graph_compile(g, device, &exe);
+  ck_assert_msg(status == DMLC_OK, "%s", dmlc_context_error(g->ctx));
+  return exe;
+}
+
+static const char hardmax_text[] = "graph @hardmax_example(%x: f32[2,2,2]) -> (f32[2,2,2]) {\n"
+                                   "  %0 = hardmax %x {axes = [0, 2]} : f32[2,2,2]\n"
+                                   "  return %0\n"
+                                   "}\n";
+
+START_TEST(default_device_is_cpu) {
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  ck_assert_ptr_null(ctx->cpu); /* nothing of LLVM before a CPU compile */
+  dmlc_graph *g = parse(ctx, hardmax_text);
+  dmlc_executable *ref = compile(g, DMLC_DEVICE_REFERENCE);
+  ck_assert_ptr_null(ctx->cpu);
+  dmlc_executable *exe = compile(g, DMLC_DEVICE_DEFAULT);
+  ck_assert_int_eq(dmlc_executable_device(exe), DMLC_DEVICE_CPU);
+  ck_assert_ptr_nonnull(ctx->cpu);
+  const float x[8] = {12, 0, -101, 11, 3, 234, 0, -101};
+  const float expected[8] = {0, 0, 0, 1, 0, 1, 0, 0};
+  float y[8];
+  const dmlc_buffer in = {(void *)x, sizeof x}, out = {y, sizeof y};
+  ck_assert_int_eq(dmlc_execute(exe, &in, 1, &out, 1), DMLC_OK);
+  ck_assert_mem_eq(y, expected, sizeof y);
+  char *text = NULL;
+  ck_assert_int_eq(dmlc_executable_dump(ref, "kernels", &text), DMLC_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(dmlc_executable_dump(exe, "bytes", &text), DMLC_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(text);
+  ck_assert_int_eq(dmlc_device_describe(ctx, DMLC_DEVICE_CPU, &text), DMLC_OK);
+  ck_assert_ptr_nonnull(strstr(text, "-bit vectors"));
+  dmlc_free(text);
+  dmlc_executable_destroy(ref);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(cache_compiles_once) {
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  dmlc_graph *g = parse(ctx, hardmax_text);
+  dmlc_executable *a = compile(g, DMLC_DEVICE_CPU);
+  const uint64_t compiled = dmlc_cpu_device_compile_count(ctx->cpu);
+  ck_assert_uint_gt(compiled, 0);
+  dmlc_executable *b = compile(g, DMLC_DEVICE_CPU);
+  ck_assert_uint_eq(dmlc_cpu_device_compile_count(ctx->cpu), compiled);
+  /* The same text parsed again is another graph with the same kernels. */
+  dmlc_graph *g2 = parse(ctx, hardmax_text);
+  dmlc_executable *c = compile(g2, DMLC_DEVICE_CPU);
+  ck_assert_uint_eq(dmlc_cpu_device_compile_count(ctx->cpu), compiled);
+  const float x[8] = {12, 0, -101, 11, 3, 234, 0, -101};
+  const float expected[8] = {0, 0, 0, 1, 0, 1, 0, 0};
+  dmlc_executable *exes[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) {
+    float y[8] = {0};
+    const dmlc_buffer in = {(void *)x, sizeof x}, out = {y, sizeof y};
+    ck_assert_int_eq(dmlc_execute(exes[i], &in, 1, &out, 1), DMLC_OK);
+    ck_assert_mem_eq(y, expected, sizeof y);
+  }
+  /* Another context has its own cache. */
+  dmlc_context *other;
+  ck_assert_int_eq(dmlc_context_create(&other), DMLC_OK);
+  dmlc_graph *g3 = parse(other, hardmax_text);
+  dmlc_executable *d = compile(g3, DMLC_DEVICE_CPU);
+  ck_assert_uint_eq(dmlc_cpu_device_compile_count(other->cpu), compiled);
+  dmlc_executable_destroy(d);
+  dmlc_graph_destroy(g3);
+  dmlc_context_destroy(other);
+  for (int i = 0; i < 3; i++)
+    dmlc_executable_destroy(exes[i]);
+  dmlc_graph_destroy(g);
+  dmlc_graph_destroy(g2);
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
+/* Big enough to be split across the pool (> DMLC_CPU_PARALLEL_MIN_BYTES). */
+static const char big_text[] =
+    "graph @big(%x: f32[509,1031]) -> (%hard: f32[509,1031], %idx: u32[509,1],\n"
+    "                                  %cols: i64[1,1031]) {\n"
+    "  %0 = hardmax %x {axes = [1]} : f32[509,1031]\n"
+    "  %1 = argmax %x {axes = [1]} : u32[509,1]\n"
+    "  %2 = argmin %x {axes = [0]} : i64[1,1031]\n"
+    "  return %0, %1, %2\n"
+    "}\n";
+
+enum { BIG_ROWS = 509, BIG_COLS = 1031 };
+
+typedef struct big_result {
+  float hard[BIG_ROWS * BIG_COLS];
+  uint32_t idx[BIG_ROWS];
+  int64_t cols[BIG_COLS];
+} big_result;
+
+static void run_big(dmlc_executable *exe, const float *x, big_result *r) {
+  memset(r, 0xab, sizeof *r);
+  const dmlc_buffer in = {(void *)x, sizeof(float) * BIG_ROWS * BIG_COLS};
+  const dmlc_buffer out[3] = {
+      {r->hard, sizeof r->hard}, {r->idx, sizeof r->idx}, {r->cols, sizeof r->cols}};
+  ck_assert_int_eq(dmlc_execute(exe, &in, 1, out, 3), DMLC_OK);
+}
+
+START_TEST(thread_counts_agree) {
+  float *x = malloc(sizeof(float) * BIG_ROWS * BIG_COLS);
+  uint64_t s = 88172645463325252ull;
+  for (size_t i = 0; i < (size_t)BIG_ROWS * BIG_COLS; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    x[i] = (float)(s % 97) - 48; /* many ties */
+  }
+  big_result *ref = malloc(sizeof *ref), *one = malloc(sizeof *one), *many = malloc(sizeof *many);
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  dmlc_graph *g = parse(ctx, big_text);
+  dmlc_executable *r = compile(g, DMLC_DEVICE_REFERENCE);
+  run_big(r, x, ref);
+  dmlc_executable *exe = compile(g, DMLC_DEVICE_CPU);
+  ck_assert_int_eq(dmlc_context_set_num_threads(ctx, 1), DMLC_OK);
+  ck_assert_uint_eq(dmlc_cpu_device_num_threads(ctx->cpu), 1);
+  run_big(exe, x, one);
+  static const uint32_t counts[] = {2, 3, 4, 7, 0};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    ck_assert_int_eq(dmlc_context_set_num_threads(ctx, counts[i]), DMLC_OK);
+    for (int repeat = 0; repeat < 3; repeat++) {
+      run_big(exe, x, many);
+      ck_assert(memcmp(one, many, sizeof *one) == 0);
+    }
+  }
+  ck_assert(memcmp(one, ref, sizeof *one) == 0);
+  ck_assert_int_eq(dmlc_context_set_num_threads(ctx, 100000), DMLC_ERROR_INVALID_ARGUMENT);
+  dmlc_executable_destroy(r);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+  free(x);
+  free(ref);
+  free(one);
+  free(many);
+}
+END_TEST
+
+START_TEST(dumps_show_code) {
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  dmlc_graph *g = parse(ctx, hardmax_text);
+  dmlc_executable *exe = compile(g, DMLC_DEVICE_CPU);
+  const uint64_t compiled = dmlc_cpu_device_compile_count(ctx->cpu);
+  static const struct {
+    const char *what, *contains;
+  } dumps[] = {{"kernels", "kernel 0"}, {"llvm", "define"}, {"asm", "ret"}, {"llvm", "define"}};
+  for (size_t i = 0; i < sizeof dumps / sizeof dumps[0]; i++) {
+    char *text = NULL;
+    ck_assert_int_eq(dmlc_executable_dump(exe, dumps[i].what, &text), DMLC_OK);
+    ck_assert_msg(strstr(text, dumps[i].contains), "%s dump lacks '%s':\n%s", dumps[i].what,
+                  dumps[i].contains, text);
+    dmlc_free(text);
+  }
+  /* Dumping compiles for text only: nothing more is loaded or counted. */
+  ck_assert_uint_eq(dmlc_cpu_device_compile_count(ctx->cpu), compiled);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
+/* Under valgrind: everything the JIT, the pool (started) and the cache hold
+ * is freed with the context, executables still holding kernels until just
+ * before. */
+START_TEST(context_destroy_frees_live_jit) {
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  ck_assert_int_eq(dmlc_context_set_num_threads(ctx, 3), DMLC_OK);
+  dmlc_graph *g = parse(ctx, big_text);
+  dmlc_executable *exe = compile(g, DMLC_DEVICE_CPU);
+  float *x = calloc((size_t)BIG_ROWS * BIG_COLS, sizeof *x);
+  big_result *r = malloc(sizeof *r);
+  run_big(exe, x, r); /* starts the workers */
+  char *text = NULL;
+  ck_assert_int_eq(dmlc_executable_dump(exe, "asm", &text), DMLC_OK);
+  dmlc_free(text);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+  free(x);
+  free(r);
+}
+END_TEST
+
+static Suite *cpu_runtime_suite(void) {
+  Suite *s = suite_create("cpu_runtime");
+  TCase *pool = tcase_create("pool");
+  tcase_add_test(pool, pool_runs_every_task_once);
+  tcase_add_test(pool, pool_defaults_to_online_cores);
+  suite_add_tcase(s, pool);
+  TCase *jit = tcase_create("jit");
+  tcase_add_test(jit, jit_compiles_ir);
+  tcase_add_test(jit, jit_rejects_invalid_ir);
+  suite_add_tcase(s, jit);
+  TCase *device = tcase_create("device");
+  tcase_add_test(device, default_device_is_cpu);
+  tcase_add_test(device, cache_compiles_once);
+  tcase_add_test(device, thread_counts_agree);
+  tcase_add_test(device, dumps_show_code);
+  tcase_add_test(device, context_destroy_frees_live_jit);
+  suite_add_tcase(s, device);
+  return s;
+}
+
+int main(void) {
+  Suite *suites[] = {cpu_runtime_suite()};
+  return dmlc_test_run_suites(suites, 1);
+}

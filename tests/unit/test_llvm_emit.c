@@ -1,0 +1,656 @@
+/* The LLVM kernel emitter: kernel descriptions built by hand for every path
+ * (rows, split rows, columns, generic, elementwise), emitted, verified,
+ * optimized with default<O3>, JIT-compiled and run with random task splits,
+ * then compared bit for bit with a scalar evaluation of the kdesc written
+ * here over runtime/reference's element rules (load, compare, store). */
+#include <check.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/llvm/emit.h"
+#include "runtime/reference/scalar.h"
+#include "testutil.h"
+
+#define SENTINEL 0xab
+
+static LLVMTargetMachineRef host_tm;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static const dmlc_dtype reduce_types[] = {
+    DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_F64, DMLC_DTYPE_I8,  DMLC_DTYPE_I16, DMLC_DTYPE_I32,
+    DMLC_DTYPE_I64, DMLC_DTYPE_U8,  DMLC_DTYPE_U16, DMLC_DTYPE_U32, DMLC_DTYPE_U64};
+#define NUM_REDUCE_TYPES (int)(sizeof reduce_types / sizeof reduce_types[0])
+static const dmlc_dtype index_types[] = {DMLC_DTYPE_U32, DMLC_DTYPE_I32, DMLC_DTYPE_U64,
+                                         DMLC_DTYPE_I64};
+static const dmlc_dtype onehot_types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16,  DMLC_DTYPE_U8,
+                                          DMLC_DTYPE_I64, DMLC_DTYPE_BOOL, DMLC_DTYPE_F64};
+
+/* ---- kernel descriptions ---- */
+
+static uint64_t num_points(const dmlc_kdesc *k, bool kept_only) {
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < k->rank; d++)
+    if (!kept_only || !((k->reduced_mask >> d) & 1u))
+      n *= k->dims[d];
+  return n;
+}
+
+/* Dense row-major strides over the space (kept_only: over the kept dims,
+ * 0 on the reduced ones), each times scale. */
+static void dense_strides(const dmlc_kdesc *k, bool kept_only, uint64_t scale, uint64_t *out) {
+  uint64_t s = scale;
+  for (uint32_t d = k->rank; d-- > 0;) {
+    if (kept_only && ((k->reduced_mask >> d) & 1u)) {
+      out[d] = 0;
+      continue;
+    }
+    out[d] = s;
+    s *= k->dims[d];
+  }
+}
+
+static dmlc_kdesc kd_make(uint32_t rank, const uint32_t *dims, uint32_t mask) {
+  dmlc_kdesc k;
+  memset(&k, 0, sizeof k);
+  k.rank = rank;
+  memcpy(k.dims, dims, rank * sizeof *dims);
+  k.reduced_mask = mask;
+  k.has_read = true;
+  k.read_dtype = DMLC_DTYPE_F32;
+  dense_strides(&k, false, 1, k.read_strides);
+  return k;
+}
+
+static void kd_reduce(dmlc_kdesc *k, dmlc_dtype dt, dmlc_op op, dmlc_direction dir) {
+  k->read_dtype = dt;
+  k->has_reduction = true;
+  k->reduction = op;
+  k->direction = dir;
+}
+
+static dmlc_kout *kd_out(dmlc_kdesc *k, dmlc_kout_kind kind, dmlc_dtype dt, uint64_t scale) {
+  dmlc_kout *o = &k->outputs[k->num_outputs];
+  memset(o, 0, sizeof *o);
+  o->kind = kind;
+  o->dtype = dt;
+  o->binding.kind = DMLC_BINDING_OUTPUT;
+  o->binding.index = k->num_outputs++;
+  dense_strides(k, kind == DMLC_KOUT_INDEX, scale, o->strides);
+  return o;
+}
+
+static uint64_t span(const dmlc_kdesc *k, const uint64_t *strides) {
+  uint64_t s = 1;
+  for (uint32_t d = 0; d < k->rank; d++)
+    s += (uint64_t)(k->dims[d] - 1) * strides[d];
+  return s;
+}
+
+static void kd_describe(const dmlc_kdesc *k, char *buf, size_t size) {
+  int n = snprintf(buf, size, "space [");
+  for (uint32_t d = 0; d < k->rank; d++)
+    n += snprintf(buf + n, size - n, "%s%u%s", d ? "," : "", k->dims[d],
+                  (k->reduced_mask >> d) & 1u ? "r" : "");
+  n += snprintf(buf + n, size - n, "] read %s strides [", dmlc_dtype_name(k->read_dtype));
+  for (uint32_t d = 0; d < k->rank; d++)
+    n +=
+        snprintf(buf + n, size - n, "%s%llu", d ? "," : "", (unsigned long long)k->read_strides[d]);
+  n += snprintf(buf + n, size - n, "] %s %s ->",
+                k->has_reduction ? (k->reduction == DMLC_OP_ARGMAX ? "argmax" : "argmin") : "-",
+                k->direction == DMLC_DIRECTION_INCREASING ? "inc" : "dec");
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    n += snprintf(buf + n, size - n, " %d:%s", (int)k->outputs[i].kind,
+                  dmlc_dtype_name(k->outputs[i].dtype));
+}
+
+/* ---- data ---- */
+
+typedef enum data_mode {
+  DATA_RANDOM,
+  DATA_TIES,     /* few distinct values, -0 and +0 mixed */
+  DATA_SPECIALS, /* NaN, inf, zeros, ... */
+  DATA_ALL_NAN,  /* floats: all NaN; integers: all equal */
+  DATA_ALL_NEG_INF,
+  DATA_HALF_TIES, /* doubles next to binary16 rounding ties */
+  DATA_MODES
+} data_mode;
+
+static double special_value(void) {
+  static const double v[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -1.0, 65504.0, 1e-7};
+  return v[rnd() % (sizeof v / sizeof v[0])];
+}
+
+static double float_value(data_mode mode) {
+  switch (mode) {
+  case DATA_TIES: {
+    const int v = (int)(rnd() % 3);
+    return v == 0 ? (rnd() & 1 ? -0.0 : 0.0) : v;
+  }
+  case DATA_SPECIALS:
+    return rnd() % 3 ? special_value() : (double)((int64_t)(rnd() % 200) - 100);
+  case DATA_ALL_NAN:
+    return rnd() & 1 ? NAN : -NAN;
+  case DATA_ALL_NEG_INF:
+    return -INFINITY;
+  case DATA_HALF_TIES: {                    /* m * 2^e + (half an f16 ulp) +- tiny */
+    const int exp = (int)(rnd() % 30) - 24; /* binary16 normals */
+    const double h = ldexp((double)(1024 + rnd() % 1024), exp);
+    const double ulp = ldexp(1.0, exp);
+    const double tiny = ldexp(ulp, -(int)(20 + rnd() % 20));
+    return (rnd() & 1 ? -1 : 1) * (h + ulp / 2 + (double)((int)(rnd() % 3) - 1) * tiny);
+  }
+  default:
+    if (rnd() % 20 == 0)
+      return special_value();
+    return ((double)(int64_t)(rnd() % 2000000) - 1000000.0) / 1024.0;
+  }
+}
+
+static void store_raw(dmlc_dtype dt, uint8_t *p, uint64_t bits) {
+  memcpy(p, &bits, dmlc_dtype_size(dt)); /* little-endian */
+}
+
+static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
+  const uint32_t size = dmlc_dtype_size(dt);
+  for (uint64_t i = 0; i < n; i++, p += size) {
+    if (dt == DMLC_DTYPE_BOOL) {
+      static const uint8_t b[] = {0, 1, 1, 7, 0};
+      *p = b[rnd() % 5];
+    } else if (dmlc_dtype_is_float(dt)) {
+      const double v = float_value(mode);
+      if (dt == DMLC_DTYPE_F64) {
+        memcpy(p, &v, 8);
+      } else if (dt == DMLC_DTYPE_F32) {
+        const float f = (float)v;
+        memcpy(p, &f, 4);
+      } else {
+        const uint16_t h = dmlc_f32_to_f16((float)v);
+        memcpy(p, &h, 2);
+      }
+    } else if (mode == DATA_ALL_NAN) {
+      store_raw(dt, p, 5);
+    } else if (mode == DATA_ALL_NEG_INF) { /* the type's minimum */
+      store_raw(dt, p, dmlc_dtype_get(dt)->kind == DMLC_KIND_SIGNED ? 1ull << (size * 8 - 1) : 0);
+    } else if (mode == DATA_TIES) {
+      store_raw(dt, p, rnd() % 3);
+    } else if (mode == DATA_SPECIALS) { /* extremes */
+      static const uint64_t v[] = {0, 1, ~0ull, 0x7fffffffffffffffull, 0x8000000000000000ull};
+      uint64_t x = v[rnd() % 5];
+      if (size < 8 && (x >> 63)) /* keep the sign bit where the type has it */
+        x = x == ~0ull ? x : (x >> (64 - size * 8));
+      store_raw(dt, p, x);
+    } else {
+      store_raw(dt, p, rnd());
+    }
+  }
+}
+
+/* ---- the expected result ---- */
+
+static void expect(const dmlc_kdesc *k, const uint8_t *read, uint8_t *const *outs) {
+  const uint64_t n = num_points(k, false), nk = num_points(k, true);
+  dmlc_scalar *best = calloc(nk, sizeof *best);
+  uint64_t *best_idx = calloc(nk, sizeof *best_idx);
+  bool *seen = calloc(nk, sizeof *seen);
+  const uint32_t rsize = dmlc_dtype_size(k->read_dtype);
+  const bool argmax = k->reduction == DMLC_OP_ARGMAX;
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t c[DMLC_MAX_RANK] = {0};
+    for (uint64_t p = 0; p < n; p++) {
+      uint64_t kf = 0, rf = 0, roff = 0;
+      for (uint32_t d = 0; d < k->rank; d++) {
+        if ((k->reduced_mask >> d) & 1u)
+          rf = rf * k->dims[d] + c[d];
+        else
+          kf = kf * k->dims[d] + c[d];
+        roff += c[d] * k->read_strides[d];
+      }
+      dmlc_scalar x = dmlc_scalar_from_u64(0);
+      if (k->has_read)
+        x = dmlc_scalar_load(k->read_dtype, read + roff * rsize);
+      if (pass == 0 && k->has_reduction) {
+        if (!seen[kf]) {
+          seen[kf] = true;
+          best[kf] = x;
+          best_idx[kf] = rf;
+        } else {
+          int cmp = dmlc_scalar_compare(x, best[kf], argmax);
+          cmp = argmax ? cmp : -cmp; /* > 0: x is better */
+          if (k->direction == DMLC_DIRECTION_INCREASING ? cmp > 0 : cmp >= 0) {
+            best[kf] = x;
+            best_idx[kf] = rf;
+          }
+        }
+      }
+      for (uint32_t i = 0; pass == 1 && i < k->num_outputs; i++) {
+        const dmlc_kout *o = &k->outputs[i];
+        uint64_t off = 0;
+        for (uint32_t d = 0; d < k->rank; d++)
+          off += c[d] * o->strides[d];
+        uint8_t *dst = outs[i] + off * dmlc_dtype_size(o->dtype);
+        switch (o->kind) {
+        case DMLC_KOUT_INDEX:
+          dmlc_scalar_store(o->dtype, dst, dmlc_scalar_from_u64(best_idx[kf]));
+          break;
+        case DMLC_KOUT_ONEHOT:
+          dmlc_scalar_store(o->dtype, dst, dmlc_scalar_from_u64(best_idx[kf] == rf));
+          break;
+        case DMLC_KOUT_CONSTANT:
+          dmlc_scalar_store(o->dtype, dst, dmlc_scalar_from_i64(o->constant));
+          break;
+        case DMLC_KOUT_COPY:
+          dmlc_scalar_store(o->dtype, dst, x);
+          break;
+        }
+      }
+      for (uint32_t d = k->rank; d-- > 0;) {
+        if (++c[d] < k->dims[d])
+          break;
+        c[d] = 0;
+      }
+    }
+  }
+  free(best);
+  free(best_idx);
+  free(seen);
+}
+
+/* ---- emit, optimize, JIT ---- */
+
+typedef struct jitted {
+  LLVMOrcLLJITRef jit;
+  dmlc_cpu_kernel_fn fn;
+  dmlc_cpu_finish_fn finish;
+  dmlc_cpu_kernel_info info;
+} jitted;
+
+static void check_error(LLVMErrorRef err, const char *what) {
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    ck_abort_msg("%s: %s", what, msg);
+  }
+}
+
+/* Emits k as "kernel", verifies, runs default<O3>; *ir (if non-NULL)
+ * receives the optimized IR (LLVMDisposeMessage it). */
+static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("kernels", ctx);
+  char *triple = LLVMGetTargetMachineTriple(host_tm);
+  LLVMSetTarget(mod, triple);
+  LLVMDisposeMessage(triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(host_tm);
+  LLVMSetModuleDataLayout(mod, td);
+  LLVMDisposeTargetData(td);
+
+  const dmlc_llvm_target target = {32};
+  dmlc_diag diag;
+  dmlc_diag_clear(&diag);
+  char desc[512];
+  kd_describe(k, desc, sizeof desc);
+  const dmlc_status st = dmlc_llvm_emit_kernel(mod, k, "kernel", &target, &out->info, &diag);
+  ck_assert_msg(st == DMLC_OK, "%s: %s", desc, diag.message);
+  char *msg = NULL;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+    char *text = LLVMPrintModuleToString(mod);
+    fprintf(stderr, "%s\n", text);
+    ck_abort_msg("%s: invalid module: %s", desc, msg);
+  }
+  LLVMDisposeMessage(msg);
+  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+  check_error(LLVMRunPasses(mod, "default<O3>", host_tm, opts), "passes");
+  LLVMDisposePassBuilderOptions(opts);
+  if (ir)
+    *ir = LLVMPrintModuleToString(mod);
+
+  LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+  LLVMOrcJITTargetMachineBuilderRef jtmb;
+  check_error(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), "host");
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+  check_error(LLVMOrcCreateLLJIT(&out->jit, builder), "lljit");
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(out->jit);
+  LLVMOrcDefinitionGeneratorRef gen;
+  check_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                  &gen, LLVMOrcLLJITGetGlobalPrefix(out->jit), NULL, NULL),
+              "generator");
+  LLVMOrcJITDylibAddGenerator(jd, gen);
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  check_error(LLVMOrcLLJITAddLLVMIRModule(out->jit, jd, tsm), "add module");
+  LLVMOrcExecutorAddress addr;
+  check_error(LLVMOrcLLJITLookup(out->jit, &addr, "kernel"), "lookup");
+  out->fn = (dmlc_cpu_kernel_fn)(uintptr_t)addr;
+  out->finish = NULL;
+  if (out->info.has_finish) {
+    check_error(LLVMOrcLLJITLookup(out->jit, &addr, "kernel_finish"), "lookup finish");
+    out->finish = (dmlc_cpu_finish_fn)(uintptr_t)addr;
+  }
+  ck_assert_msg(out->info.num_tasks > 0, "%s: no tasks", desc);
+}
+
+static void release(jitted *j) { LLVMOrcDisposeLLJIT(j->jit); }
+
+/* Runs the kernel as [0,a), [a,b), [b,n) and the finish. */
+static void run_split(const jitted *j, void **buffers) {
+  const uint64_t n = j->info.num_tasks;
+  const uint64_t a = rnd() % (n + 1), b = a + rnd() % (n - a + 1);
+  j->fn(buffers, 0, a);
+  j->fn(buffers, b, n);
+  j->fn(buffers, a, b);
+  if (j->finish)
+    j->finish(buffers);
+}
+
+/* Compiles k once and compares with expect() for each data mode given. */
+static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *modes, int nmodes) {
+  jitted j;
+  compile(k, &j, NULL);
+  const uint64_t rlen = span(k, k->read_strides) * dmlc_dtype_size(k->read_dtype);
+  uint8_t *read = malloc(rlen);
+  uint8_t *got[DMLC_KDESC_MAX_OUTPUTS], *want[DMLC_KDESC_MAX_OUTPUTS];
+  uint64_t olen[DMLC_KDESC_MAX_OUTPUTS];
+  void *buffers[DMLC_KDESC_MAX_OUTPUTS + 2] = {read};
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    olen[i] = span(k, k->outputs[i].strides) * dmlc_dtype_size(k->outputs[i].dtype);
+    got[i] = malloc(olen[i]);
+    want[i] = malloc(olen[i]);
+    buffers[1 + i] = got[i];
+  }
+  void *scratch = NULL;
+  if (j.info.scratch_bytes) {
+    scratch = aligned_alloc(64, (j.info.scratch_bytes + 63) / 64 * 64);
+    buffers[1 + k->num_outputs] = scratch;
+  }
+  char desc[512];
+  kd_describe(k, desc, sizeof desc);
+  for (int m = 0; m < nmodes; m++) {
+    fill_data(k->read_dtype, read, rlen / dmlc_dtype_size(k->read_dtype), modes[m]);
+    for (uint32_t i = 0; i < k->num_outputs; i++) {
+      memset(got[i], SENTINEL, olen[i]);
+      memset(want[i], SENTINEL, olen[i]);
+    }
+    if (scratch)
+      memset(scratch, SENTINEL, j.info.scratch_bytes);
+    expect(k, read, want);
+    run_split(&j, buffers);
+    for (uint32_t i = 0; i < k->num_outputs; i++) {
+      if (memcmp(got[i], want[i], olen[i]) == 0)
+        continue;
+      uint64_t at = 0;
+      while (got[i][at] == want[i][at])
+        at++;
+      ck_abort_msg("%s (data %d): output %u differs at byte %llu: got 0x%02x, want 0x%02x", desc,
+                   modes[m], i, (unsigned long long)at, got[i][at], want[i][at]);
+    }
+  }
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    free(got[i]);
+    free(want[i]);
+  }
+  free(read);
+  free(scratch);
+  release(&j);
+}
+
+static void check_kernel(const dmlc_kdesc *k) {
+  const data_mode modes[] = {DATA_RANDOM, DATA_TIES, DATA_SPECIALS, DATA_ALL_NAN, DATA_ALL_NEG_INF};
+  check_kernel_modes(k, modes, 5);
+}
+
+/* All four (op, direction) pairs of a reduction kernel template. */
+static void check_reductions(dmlc_kdesc k, dmlc_dtype dt) {
+  for (int v = 0; v < 4; v++) {
+    kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+    check_kernel(&k);
+  }
+}
+
+/* ---- rows ---- */
+
+START_TEST(test_row_1d) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const uint32_t sizes[] = {2,  3,  5,  7,  15, 16, 17,  31,  32,   33,
+                                   47, 48, 49, 63, 64, 65, 127, 129, 1000, 4099};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    dmlc_kdesc k = kd_make(1, &sizes[s], 1);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (s % 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1 + s % 3);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
+START_TEST(test_row_2d) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const uint32_t rows[] = {3, 5, 2}, lens[] = {9, 40, 100};
+  for (int s = 0; s < 3; s++) {
+    const uint32_t dims[2] = {rows[s], lens[s]};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    k.read_strides[0] = s == 0 ? lens[s] : s == 1 ? lens[s] + 3 : 0; /* packed, padded, broadcast */
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s], s == 1 ? 2 : 1);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s], s == 2 ? 3 : 1);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s + 1], 1);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
+START_TEST(test_row_split) {
+  static const dmlc_dtype types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_I8, DMLC_DTYPE_U64};
+  const dmlc_dtype dt = types[_i];
+  const uint32_t dims[2][2] = {{300001, 0}, {3, 262144 + 7}};
+  for (int s = 0; s < 2; s++) {
+    dmlc_kdesc k = kd_make(s + 1, dims[s], s == 0 ? 1 : 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[_i], 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[_i], 1 + (uint64_t)s);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      const data_mode modes[] = {DATA_TIES, DATA_ALL_NAN, DATA_SPECIALS};
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert(j.info.has_finish && j.info.scratch_bytes > 0 && j.info.num_tasks > 2);
+      release(&j);
+      check_kernel_modes(&k, modes, 3);
+    }
+  }
+}
+END_TEST
+
+/* ---- columns ---- */
+
+START_TEST(test_column) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const uint32_t rows[] = {2, 3, 6, 9, 5, 2}, cols[] = {3, 8, 17, 100, 300, 2051};
+  for (int s = 0; s < 6; s++) {
+    const bool outer = s % 2 == 1;
+    const uint32_t dims[3] = {2, rows[s], cols[s]};
+    dmlc_kdesc k = outer ? kd_make(3, dims, 2) : kd_make(2, dims + 1, 1);
+    if (s == 2) /* padded rows */
+      k.read_strides[0] = cols[s] + 5;
+    if (s == 3) /* broadcast over the outer dim */
+      k.read_strides[0] = 0;
+    if (s == 4) /* broadcast over the reduced dim */
+      k.read_strides[1] = 0;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], s % 3 == 0 ? 2 : 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s], s % 2 == 0 ? 1 : 3);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
+/* ---- generic ---- */
+
+START_TEST(test_generic) {
+  const dmlc_dtype dt = reduce_types[_i];
+  {
+    const uint32_t dims[2] = {5, 37}; /* row with a strided read */
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    k.read_strides[0] = 80;
+    k.read_strides[1] = 2;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[0], 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[1], 1);
+    check_reductions(k, dt);
+  }
+  {
+    const uint32_t dims[3] = {4, 3, 5}; /* [R, K, R], transposed read */
+    dmlc_kdesc k = kd_make(3, dims, 5);
+    k.read_strides[0] = 1;
+    k.read_strides[1] = 4;
+    k.read_strides[2] = 12;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[1], 2);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[0], 1);
+    kd_out(&k, DMLC_KOUT_CONSTANT, DMLC_DTYPE_I16, 1)->constant = -3;
+    kd_out(&k, DMLC_KOUT_COPY, DMLC_DTYPE_F64, 1);
+    check_reductions(k, dt);
+  }
+  {
+    const uint32_t dims[4] = {3, 7, 2, 9}; /* [K, R, K, R] with broadcasts */
+    dmlc_kdesc k = kd_make(4, dims, 10);
+    k.read_strides[2] = 0;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[2], 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[2], 2);
+    check_reductions(k, dt);
+  }
+  {
+    const uint32_t dims[8] = {2, 3, 2, 3, 2, 3, 2, 2}; /* rank 8, alternating */
+    dmlc_kdesc k = kd_make(8, dims, 0xaa);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[3], 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[3], 1);
+    check_reductions(k, dt);
+  }
+  {
+    const uint32_t dims[2] = {300, 7}; /* all reduced, column-major */
+    dmlc_kdesc k = kd_make(2, dims, 3);
+    k.read_strides[0] = 1;
+    k.read_strides[1] = 300;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[0], 1);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
+/* ---- no reduction ---- */
+
+static const dmlc_dtype all_types[] = {DMLC_DTYPE_BOOL, DMLC_DTYPE_F16, DMLC_DTYPE_F32,
+                                       DMLC_DTYPE_F64,  DMLC_DTYPE_I8,  DMLC_DTYPE_I16,
+                                       DMLC_DTYPE_I32,  DMLC_DTYPE_I64, DMLC_DTYPE_U8,
+                                       DMLC_DTYPE_U16,  DMLC_DTYPE_U32, DMLC_DTYPE_U64};
+
+START_TEST(test_copy) {
+  const dmlc_dtype from = all_types[_i];
+  const data_mode modes[] = {DATA_RANDOM, DATA_SPECIALS, DATA_HALF_TIES, DATA_TIES};
+  for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
+    const uint32_t d1[1] = {37}, d2[2] = {3, 13};
+    dmlc_kdesc k = kd_make(1, d1, 0);
+    k.read_dtype = from;
+    kd_out(&k, DMLC_KOUT_COPY, all_types[t], 1);
+    check_kernel_modes(&k, modes, 4);
+    k = kd_make(2, d2, 0);
+    k.read_dtype = from;
+    k.read_strides[0] = 1; /* transposed */
+    k.read_strides[1] = 3;
+    kd_out(&k, DMLC_KOUT_COPY, all_types[t], 2);
+    kd_out(&k, DMLC_KOUT_CONSTANT, all_types[t], 1)->constant = (int64_t)(t * 7) - 20;
+    check_kernel_modes(&k, modes, 2);
+  }
+}
+END_TEST
+
+START_TEST(test_constant) {
+  static const int64_t values[] = {0, 1, -1, 65519, 65520, 16777217, INT64_MIN, INT64_MAX};
+  for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
+    for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+      const uint32_t one = 1, big = 40000;
+      dmlc_kdesc k = kd_make(1, v % 2 ? &big : &one, 0);
+      k.has_read = false;
+      kd_out(&k, DMLC_KOUT_CONSTANT, all_types[t], 1)->constant = values[v];
+      const data_mode modes[] = {DATA_RANDOM};
+      check_kernel_modes(&k, modes, 1);
+    }
+  }
+}
+END_TEST
+
+/* ---- the hot loops are vector code ---- */
+
+static void check_vector_ir(const dmlc_kdesc *k) {
+  jitted j;
+  char *ir = NULL;
+  compile(k, &j, &ir);
+  ck_assert_msg(strstr(ir, "<8 x float>") != NULL, "no <8 x float> in:\n%s", ir);
+  LLVMDisposeMessage(ir);
+  release(&j);
+}
+
+START_TEST(test_vector_code) {
+  const uint32_t row[1] = {4096}, col[2] = {64, 1024};
+  dmlc_kdesc k = kd_make(1, row, 1);
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+  check_vector_ir(&k);
+  k = kd_make(2, col, 1);
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  check_vector_ir(&k);
+}
+END_TEST
+
+static Suite *emit_suite(void) {
+  Suite *s = suite_create("llvm_emit");
+  TCase *tc = tcase_create("paths");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_vector_code);
+  tcase_add_loop_test(tc, test_row_1d, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_row_2d, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_row_split, 0, 4);
+  tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
+  tcase_add_test(tc, test_constant);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  char *triple = LLVMGetDefaultTargetTriple();
+  char *cpu = LLVMGetHostCPUName();
+  char *features = LLVMGetHostCPUFeatures();
+  LLVMTargetRef target;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+    fprintf(stderr, "%s\n", err);
+    return EXIT_FAILURE;
+  }
+  host_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive,
+                                    LLVMRelocDefault, LLVMCodeModelJITDefault);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  Suite *suites[] = {emit_suite()};
+  const int rc = dmlc_test_run_suites(suites, 1);
+  LLVMDisposeTargetMachine(host_tm);
+  return rc;
+}

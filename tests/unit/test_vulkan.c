@@ -1,0 +1,424 @@
+/* The Vulkan runtime: device selection, the caps it reports, the error when
+ * there is no device, and real plans executed on the device and compared
+ * byte for byte with the reference evaluator. Registered with the Khronos
+ * validation layer enabled: any message it reports fails the call that
+ * caused it, and so the test. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codegen/kernel_desc.h"
+#include "passes/passes.h"
+#include "runtime/reference/reference.h"
+#include "runtime/vulkan/vk_device.h"
+#include "testutil.h"
+
+static dmlc_vk_device *open_device(void) {
+  dmlc_diag diag = {0};
+  dmlc_vk_device *dev = NULL;
+  const dmlc_status status = dmlc_vk_device_open(&dev, &diag);
+  ck_assert_msg(status == DMLC_OK, "%s", diag.message);
+  return dev;
+}
+
+/* ---- devices ---- */
+
+START_TEST(device_opens_with_sane_caps) {
+  dmlc_vk_device *dev = open_device();
+  ck_assert_str_ne(dmlc_vk_device_name(dev), "");
+  const dmlc_spirv_caps *c = dmlc_vk_device_caps(dev);
+  /* Vulkan's required minimums. */
+  ck_assert_uint_ge(c->max_workgroup_size, 128);
+  ck_assert_uint_ge(c->max_workgroup_count, 65535);
+  ck_assert_uint_ge(c->max_shared_bytes, 16384);
+  if (c->subgroup_size) {
+    ck_assert_uint_eq(c->subgroup_size & (c->subgroup_size - 1), 0);
+    ck_assert_uint_le(c->subgroup_size, c->max_workgroup_size);
+  } else {
+    ck_assert(!c->subgroup_arithmetic && !c->subgroup_shuffle);
+  }
+  dmlc_vk_device_close(dev);
+}
+END_TEST
+
+START_TEST(describe_lists_the_device) {
+  dmlc_vk_device *dev = open_device();
+  char *text = NULL;
+  dmlc_diag diag = {0};
+  ck_assert_msg(dmlc_vk_describe_devices(&text, &diag) == DMLC_OK, "%s", diag.message);
+  ck_assert_ptr_nonnull(strstr(text, dmlc_vk_device_name(dev)));
+  ck_assert_ptr_nonnull(strstr(text, "[selected]"));
+  ck_assert_ptr_nonnull(strstr(text, "workgroup size"));
+  free(text);
+  dmlc_vk_device_close(dev);
+}
+END_TEST
+
+START_TEST(env_selects_by_index_and_name) {
+  dmlc_vk_device *dev = open_device();
+  char name[256];
+  snprintf(name, sizeof name, "%s", dmlc_vk_device_name(dev));
+  dmlc_vk_device_close(dev);
+
+  /* Which index the default is, from the listing. */
+  char *text = NULL;
+  dmlc_diag diag = {0};
+  ck_assert_msg(dmlc_vk_describe_devices(&text, &diag) == DMLC_OK, "%s", diag.message);
+  const char *line = strstr(text, "[selected]");
+  while (line > text && line[-1] != '\n')
+    line--;
+  unsigned index = 0;
+  ck_assert_int_eq(sscanf(line, "vulkan %u:", &index), 1);
+  free(text);
+
+  char value[32];
+  snprintf(value, sizeof value, "%u", index);
+  setenv("DMLC_VULKAN_DEVICE", value, 1);
+  dev = open_device();
+  ck_assert_str_eq(dmlc_vk_device_name(dev), name);
+  dmlc_vk_device_close(dev);
+
+  /* A substring of the name, case-insensitively. */
+  char sub[8] = {0};
+  for (int i = 0; i < 4 && name[i + 1]; i++)
+    sub[i] =
+        (char)(i % 2 ? tolower((unsigned char)name[i + 1]) : toupper((unsigned char)name[i + 1]));
+  setenv("DMLC_VULKAN_DEVICE", sub, 1);
+  dev = open_device();
+  ck_assert_str_eq(dmlc_vk_device_name(dev), name);
+  dmlc_vk_device_close(dev);
+
+  setenv("DMLC_VULKAN_DEVICE", "no-such-vulkan-device", 1);
+  dev = NULL;
+  ck_assert_int_eq(dmlc_vk_device_open(&dev, &diag), DMLC_ERROR_DEVICE);
+  ck_assert_ptr_null(dev);
+  ck_assert_ptr_nonnull(strstr(diag.message, "DMLC_VULKAN_DEVICE=no-such-vulkan-device"));
+  ck_assert_ptr_nonnull(strstr(diag.message, name));
+
+  setenv("DMLC_VULKAN_DEVICE", "4096", 1);
+  ck_assert_int_eq(dmlc_vk_device_open(&dev, &diag), DMLC_ERROR_DEVICE);
+  ck_assert_ptr_nonnull(strstr(diag.message, "no such device"));
+  /* The listing still works, and says why nothing is selected. */
+  ck_assert_msg(dmlc_vk_describe_devices(&text, &diag) == DMLC_OK, "%s", diag.message);
+  ck_assert_ptr_null(strstr(text, "[selected]"));
+  ck_assert_ptr_nonnull(strstr(text, "no device selected"));
+  free(text);
+  unsetenv("DMLC_VULKAN_DEVICE");
+}
+END_TEST
+
+/* In a child process, so the loader sees the environment fresh: no driver
+ * at all is an error with a message, never a crash. */
+START_TEST(no_driver_is_a_clear_error) {
+  const pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
+    setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
+    dmlc_vk_device *dev = NULL;
+    dmlc_diag diag = {0};
+    int code = 0;
+    if (dmlc_vk_device_open(&dev, &diag) != DMLC_ERROR_DEVICE || dev || !diag.message[0])
+      code |= 1;
+    fprintf(stderr, "open without a driver: %s\n", diag.message);
+    char *text = NULL;
+    dmlc_diag diag2 = {0};
+    if (dmlc_vk_describe_devices(&text, &diag2) != DMLC_ERROR_DEVICE || text || !diag2.message[0])
+      code |= 2;
+    _exit(code);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status), "the child crashed (signal %d)",
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+}
+END_TEST
+
+/* ---- execution against the reference ---- */
+
+/* A deterministic generator (xorshift64*). */
+static uint64_t next(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* Small values, so ties are common, with NaNs, infinities and signed zeros
+ * among the floats. */
+static void fill(dmlc_dtype dtype, uint8_t *buf, uint64_t bytes, uint64_t seed) {
+  uint64_t s = seed * 2654435761u + 1;
+  const uint32_t size = dmlc_dtype_size(dtype);
+  for (uint64_t off = 0; off + size <= bytes; off += size) {
+    const uint64_t r = next(&s);
+    const int v = (int)(r % 7) - 3;
+    const uint32_t special = (uint32_t)(r >> 32) % 16;
+    float f = (float)v;
+    if (special == 0)
+      f = NAN;
+    else if (special == 1)
+      f = -NAN;
+    else if (special == 2)
+      f = (r >> 40) & 1 ? INFINITY : -INFINITY;
+    else if (special == 3)
+      f = -0.0f;
+    switch (dtype) {
+    case DMLC_DTYPE_F32:
+      memcpy(buf + off, &f, 4);
+      break;
+    case DMLC_DTYPE_F64: {
+      const double d = f;
+      memcpy(buf + off, &d, 8);
+      break;
+    }
+    case DMLC_DTYPE_F16: {
+      const uint16_t h = dmlc_f32_to_f16(f);
+      memcpy(buf + off, &h, 2);
+      break;
+    }
+    case DMLC_DTYPE_BOOL:
+      buf[off] = (uint8_t)(r & 1);
+      break;
+    default: { /* integers: small values, sign-extended */
+      const int64_t w = v;
+      memcpy(buf + off, &w, size);
+      break;
+    }
+    }
+  }
+}
+
+typedef struct io_buffers {
+  dmlc_buffer in[8], ref[8], dev[8];
+  uint64_t in_bytes[8], out_bytes[8];
+} io_buffers;
+
+static void io_alloc(const dmlc_ir_graph *g, io_buffers *io, uint64_t seed) {
+  memset(io, 0, sizeof *io);
+  ck_assert_uint_le(g->num_inputs, 8);
+  ck_assert_uint_le(g->num_outputs, 8);
+  for (uint32_t i = 0; i < g->num_inputs; i++) {
+    const uint64_t bytes = g->inputs[i].layout.size_bytes;
+    io->in_bytes[i] = bytes;
+    io->in[i] = (dmlc_buffer){malloc(bytes), bytes};
+    fill(g->values[g->inputs[i].value].type.dtype, io->in[i].data, bytes, seed + i);
+  }
+  for (uint32_t o = 0; o < g->num_outputs; o++) {
+    const uint64_t bytes = g->outputs[o].layout.size_bytes;
+    io->out_bytes[o] = bytes;
+    io->ref[o] = (dmlc_buffer){malloc(bytes), bytes};
+    io->dev[o] = (dmlc_buffer){malloc(bytes), bytes};
+    /* The same sentinel in both: gaps of strided outputs must survive. */
+    memset(io->ref[o].data, 0xab, bytes);
+    memset(io->dev[o].data, 0xab, bytes);
+  }
+}
+
+static void io_free(const dmlc_ir_graph *g, io_buffers *io) {
+  for (uint32_t i = 0; i < g->num_inputs; i++)
+    free(io->in[i].data);
+  for (uint32_t o = 0; o < g->num_outputs; o++) {
+    free(io->ref[o].data);
+    free(io->dev[o].data);
+  }
+}
+
+/* Parses text, runs it on the reference and on the device (twice, to check
+ * that re-running reuploads everything), and compares every output byte. */
+static void check_against_reference(dmlc_vk_device *dev, const char *text, uint64_t seed) {
+  dmlc_diag diag = {0};
+  dmlc_ir_graph *g = NULL;
+  ck_assert_msg(dmlc_ir_parse(text, strlen(text), "t.dmlir", &g, &diag) == DMLC_OK, "%s",
+                diag.message);
+  ck_assert_msg(dmlc_ir_verify(g, &diag) == DMLC_OK, "%s", diag.message);
+  dmlc_ir_graph *fused = dmlc_ir_graph_clone(g);
+  ck_assert_msg(dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, NULL, &diag) == DMLC_OK, "%s",
+                diag.message);
+  dmlc_kernel_plan plan;
+  ck_assert_msg(dmlc_kernel_plan_build(fused, &plan, &diag) == DMLC_OK, "%s", diag.message);
+
+  io_buffers io;
+  io_alloc(g, &io, seed);
+  ck_assert_msg(dmlc_reference_execute(g, io.in, io.ref, &diag) == DMLC_OK, "%s", diag.message);
+  dmlc_vk_executable *exe = NULL;
+  ck_assert_msg(dmlc_vk_executable_create(dev, &plan, io.in_bytes, g->num_inputs, io.out_bytes,
+                                          g->num_outputs, &exe, &diag) == DMLC_OK,
+                "%s", diag.message);
+  for (int run = 0; run < 2; run++) {
+    ck_assert_msg(dmlc_vk_execute(exe, io.in, io.dev, &diag) == DMLC_OK, "%s", diag.message);
+    for (uint32_t o = 0; o < g->num_outputs; o++) {
+      const uint8_t *want = io.ref[o].data, *got = io.dev[o].data;
+      /* memcmp first: a check per byte is a write to Check's pipe. */
+      if (memcmp(want, got, io.out_bytes[o]) == 0)
+        continue;
+      uint64_t b = 0;
+      while (want[b] == got[b])
+        b++;
+      ck_abort_msg("run %d, output %u, byte %llu: want 0x%02x, got 0x%02x\n%s", run, o,
+                   (unsigned long long)b, want[b], got[b], text);
+    }
+  }
+  double ns[16];
+  ck_assert_uint_eq(dmlc_vk_kernel_times(exe, ns, 16), plan.num_kernels);
+  for (uint32_t k = 0; k < plan.num_kernels && k < 16; k++)
+    ck_assert(ns[k] >= 0);
+  char *asm_text = NULL;
+  ck_assert_msg(dmlc_vk_disassemble(exe, &asm_text, &diag) == DMLC_OK, "%s", diag.message);
+  if (plan.num_kernels)
+    ck_assert_ptr_nonnull(strstr(asm_text, "OpEntryPoint"));
+  free(asm_text);
+  dmlc_vk_executable_destroy(exe);
+  io_free(g, &io);
+  dmlc_kernel_plan_free(&plan);
+  dmlc_ir_graph_destroy(fused);
+  dmlc_ir_graph_destroy(g);
+}
+
+static void check_all(const char *const *cases, size_t n) {
+  dmlc_vk_device *dev = open_device();
+  for (size_t i = 0; i < n; i++)
+    check_against_reference(dev, cases[i], i + 1);
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(argmax_argmin_hardmax_match_the_reference) {
+  static const char *const cases[] = {
+      "graph @h(%x: f32[2,2,2]) -> (f32[2,2,2]) {\n"
+      "  %0 = hardmax %x {axes = [0, 2]} : f32[2,2,2]\n  return %0\n}\n",
+      "graph @s(%x: f32[64,100]) -> (f32[64,100], i64[64,1]) {\n"
+      "  %0 = hardmax %x {axes = [1]} : f32[64,100]\n"
+      "  %1 = argmax %x {axes = [1]} : i64[64,1]\n  return %0, %1\n}\n",
+      "graph @c(%x: u8[4,6,5]) -> (u32[1,6,5]) {\n"
+      "  %0 = argmin %x {axes = [0], direction = decreasing} : u32[1,6,5]\n  return %0\n}\n",
+      "graph @fuse(%x: f32[2,2,2], %y: f32[2,3,4,5]) -> (%mask: f32[2,2,2], %idx: i64[1,2,2], "
+      "%first: i64[2,3,1,1], %onehot: f32[2,3,4,5]) {\n"
+      "  %0 = hardmax %x {axes = [0, 2]} : f32[2,2,2]\n"
+      "  %1 = argmax %x {axes = [0], direction = decreasing} : i64[1,2,2]\n"
+      "  %2 = argmax %y {axes = [3, 2], direction = increasing} : i64[2,3,1,1]\n"
+      "  %3 = hardmax %y {axes = [2, 3]} : f32[2,3,4,5]\n  return %0, %1, %2, %3\n}\n",
+      "graph @f(%x: f32[3,1], %y: f16[3,1]) -> (i32[3,1], f16[3,1]) {\n"
+      "  %0 = argmax %x {axes = [1]} : i32[3,1]\n"
+      "  %1 = hardmax %y {axes = [1]} : f16[3,1]\n  return %0, %1\n}\n",
+      "graph @types(%a: i8[5,7], %b: i16[5,7], %c: u16[5,7], %d: i64[5,7], %e: u8[5,7], "
+      "%f: f16[5,7]) -> (u32[5,1], i32[1,7], u64[5,1], i32[1,7], u32[5,1], i64[5,1]) {\n"
+      "  %0 = argmax %a {axes = [1]} : u32[5,1]\n"
+      "  %1 = argmin %b {axes = [0]} : i32[1,7]\n"
+      "  %2 = argmax %c {axes = [1], direction = decreasing} : u64[5,1]\n"
+      "  %3 = argmin %d {axes = [0]} : i32[1,7]\n"
+      "  %4 = argmax %e {axes = [1]} : u32[5,1]\n"
+      "  %5 = argmin %f {axes = [1], direction = decreasing} : i64[5,1]\n"
+      "  return %0, %1, %2, %3, %4, %5\n}\n",
+  };
+  check_all(cases, sizeof cases / sizeof *cases);
+}
+END_TEST
+
+START_TEST(strided_and_broadcast_layouts_match_the_reference) {
+  static const char *const cases[] = {
+      "graph @layouts(%p: f32[4,6]{strides = [8, 1]}, %b: f16[4,6]{strides = [0, 1]}, "
+      "%t: i8[4,6]{strides = [1, 4]}) -> (%strided: u32[4,1]{strides = [3, 1]}, "
+      "%transposed: f16[4,6]{strides = [1, 4]}, %rows: u64[1,6]) {\n"
+      "  %0 = argmax %p {axes = [1]} : u32[4,1]\n"
+      "  %1 = hardmax %b {axes = [1]} : f16[4,6]\n"
+      "  %2 = argmin %t {axes = [0], direction = decreasing} : u64[1,6]\n"
+      "  return %0, %1, %2\n}\n",
+      "graph @strided_outputs(%x: f32[2,3,4], %a: f32[5,6], %y: f32[2,3,5]) -> (%idx: "
+      "u32[2,3,1]{strides = [4, 1, 1]}, %copy: f32[5,6]{strides = [8, 1]}, %red: "
+      "u32[1,1,5]{strides = [100, 10, 1]}, u32[1,1]) {\n"
+      "  %0 = argmax %x {axes = [2]} : u32[2,3,1]\n"
+      "  %1 = argmin %y {axes = [1, 0]} : u32[1,1,5]\n"
+      "  %2 = argmax %a {axes = [0, 1]} : u32[1,1]\n  return %0, %a, %1, %2\n}\n",
+      "graph @broadcast(%x: f32[3,4]{strides = [0, 1]}, %y: f32[3,4]{strides = [1, 0]}, "
+      "%z: f32[3,4]{strides = [0, 0]}, %w: f32[2,3,4]{strides = [4, 0, 1]}) -> (u32[1,1], "
+      "u32[1,1], u32[1,1], u32[2,1,1]) {\n"
+      "  %0 = argmax %x {axes = [0, 1]} : u32[1,1]\n"
+      "  %1 = argmax %y {axes = [1, 0]} : u32[1,1]\n"
+      "  %2 = argmin %z {axes = [0, 1], direction = decreasing} : u32[1,1]\n"
+      "  %3 = argmax %w {axes = [1, 2]} : u32[2,1,1]\n  return %0, %1, %2, %3\n}\n",
+      "graph @fallback(%x: f32[2,3,20], %y: i32[2,3,4]{strides = [100, 30, 1]}) -> (%a: "
+      "u32[2,3,1]{strides = [1, 2, 1]}, %b: u32[2,1,1], %x: f32[2,3,20]) {\n"
+      "  %0 = reshape %x : f32[6,20]\n  %1 = argmin %0 {axes = [1]} : u32[6,1]\n"
+      "  %2 = reshape %1 : u32[2,3,1]\n  %3 = reshape %y : i32[2,12]\n"
+      "  %4 = argmax %3 {axes = [1]} : u32[2,1]\n  %5 = reshape %4 : u32[2,1,1]\n"
+      "  return %2, %5, %x\n}\n",
+  };
+  check_all(cases, sizeof cases / sizeof *cases);
+}
+END_TEST
+
+/* Kernels reading what earlier ones wrote: temporaries and the barriers
+ * between kernels. */
+START_TEST(chained_kernels_match_the_reference) {
+  static const char *const cases[] = {
+      "graph @t(%x: f32[8,50]) -> (u32[1,50]) {\n"
+      "  %0 = hardmax %x {axes = [1]} : f32[8,50]\n"
+      "  %1 = argmax %0 {axes = [0]} : u32[1,50]\n  return %1\n}\n",
+      "graph @t(%x: f16[8,50]) -> (f16[8,50], u32[8,1]) {\n"
+      "  %0 = hardmax %x {axes = [1]} : f16[8,50]\n"
+      "  %1 = hardmax %0 {axes = [0]} : f16[8,50]\n"
+      "  %2 = argmin %1 {axes = [1], direction = decreasing} : u32[8,1]\n  return %1, %2\n}\n",
+      "graph @t(%x: f32[300,2000]) -> (i64[300,1], f32[300,2000]) {\n"
+      "  %0 = hardmax %x {axes = [0]} : f32[300,2000]\n"
+      "  %1 = argmax %0 {axes = [1], direction = decreasing} : i64[300,1]\n"
+      "  return %1, %0\n}\n",
+  };
+  check_all(cases, sizeof cases / sizeof *cases);
+}
+END_TEST
+
+/* Reduced extents far beyond one invocation's share: the workgroup path. */
+START_TEST(large_reductions_match_the_reference) {
+  static const char *const cases[] = {
+      "graph @rows(%x: f32[4,100000]) -> (u32[4,1], f32[4,100000]) {\n"
+      "  %0 = argmax %x {axes = [1]} : u32[4,1]\n"
+      "  %1 = hardmax %x {axes = [1]} : f32[4,100000]\n  return %0, %1\n}\n",
+      "graph @half(%x: f16[3,70001]) -> (i64[3,1]) {\n"
+      "  %0 = argmin %x {axes = [1], direction = decreasing} : i64[3,1]\n  return %0\n}\n",
+      "graph @cols(%x: u8[50000,6]) -> (u32[1,6]) {\n"
+      "  %0 = argmax %x {axes = [0]} : u32[1,6]\n  return %0\n}\n",
+      "graph @all(%x: i32[300,700]) -> (u32[1,1]) {\n"
+      "  %0 = argmin %x {axes = [0, 1]} : u32[1,1]\n  return %0\n}\n",
+  };
+  check_all(cases, sizeof cases / sizeof *cases);
+}
+END_TEST
+
+/* More workgroups than one dispatch may have (65535 on most devices): the
+ * runtime dispatches in chunks with a workgroup offset. */
+START_TEST(many_workgroups_are_dispatched_in_chunks) {
+  static const char *const cases[] = {
+      /* A workgroup per row: 140000 groups. */
+      "graph @rows(%x: f16[140000,300]) -> (u32[140000,1]) {\n"
+      "  %0 = argmax %x {axes = [1]} : u32[140000,1]\n  return %0\n}\n",
+      "graph @onehot(%x: f32[70000,40]) -> (f32[70000,40]) {\n"
+      "  %0 = hardmax %x {axes = [1]} : f32[70000,40]\n  return %0\n}\n",
+      /* An invocation per element: 16.8M / 256 > 65535 groups. */
+      "graph @copy(%x: u8[16800000]) -> (u8[16800000]) {\n  return %x\n}\n",
+  };
+  check_all(cases, sizeof cases / sizeof *cases);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("vulkan");
+  TCase *devices = tcase_create("devices");
+  tcase_add_test(devices, device_opens_with_sane_caps);
+  tcase_add_test(devices, describe_lists_the_device);
+  tcase_add_test(devices, env_selects_by_index_and_name);
+  tcase_add_test(devices, no_driver_is_a_clear_error);
+  suite_add_tcase(s, devices);
+  TCase *exec = tcase_create("execute");
+  tcase_set_timeout(exec, 600);
+  tcase_add_test(exec, argmax_argmin_hardmax_match_the_reference);
+  tcase_add_test(exec, strided_and_broadcast_layouts_match_the_reference);
+  tcase_add_test(exec, chained_kernels_match_the_reference);
+  tcase_add_test(exec, large_reductions_match_the_reference);
+  tcase_add_test(exec, many_workgroups_are_dispatched_in_chunks);
+  suite_add_tcase(s, exec);
+  return dmlc_test_run_suites(&s, 1);
+}
