@@ -371,7 +371,7 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   dmlc_context *ctx = graph->ctx;
   CHECK_ARG(ctx, out, "dmlc_graph_compile: out is NULL");
   *out = NULL;
-  dmlc_device resolved;
+  dmlc_device resolved = DMLC_DEVICE_REFERENCE;
   DMLC_RETURN_IF_ERROR(resolve_device(ctx, device, &resolved));
   DMLC_RETURN_IF_ERROR(dmlc_ir_verify(graph->ir, &ctx->diag));
   dmlc_executable *exe = calloc(1, sizeof *exe);
@@ -397,7 +397,7 @@ dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **o
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(ctx, out_text, "dmlc_device_describe: out_text is NULL");
   *out_text = NULL;
-  dmlc_device resolved;
+  dmlc_device resolved = DMLC_DEVICE_REFERENCE;
   DMLC_RETURN_IF_ERROR(resolve_device(ctx, device, &resolved));
   if (resolved == DMLC_DEVICE_CPU) {
     dmlc_cpu_device *cpu;

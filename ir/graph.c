@@ -88,7 +88,7 @@ dmlc_status dmlc_ir_add_input(dmlc_ir_graph *g, const char *name, const dmlc_typ
                               const dmlc_layout *layout, uint32_t *out_value, dmlc_diag *diag) {
   if (!grow((void **)&g->inputs, &g->cap_inputs, g->num_inputs, sizeof *g->inputs))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph inputs");
-  uint32_t v;
+  uint32_t v = 0;
   DMLC_RETURN_IF_ERROR(new_value(g, type, -1, &v, diag));
   dmlc_graph_io *io = &g->inputs[g->num_inputs++];
   memset(io, 0, sizeof *io);
@@ -104,7 +104,7 @@ dmlc_status dmlc_ir_add_node(dmlc_ir_graph *g, const dmlc_node *node, const dmlc
                              uint32_t *out_value, dmlc_diag *diag) {
   if (!grow((void **)&g->nodes, &g->cap_nodes, g->num_nodes, sizeof *g->nodes))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph nodes");
-  uint32_t v;
+  uint32_t v = 0;
   DMLC_RETURN_IF_ERROR(new_value(g, result_type, (int32_t)g->num_nodes, &v, diag));
   g->nodes[g->num_nodes] = *node;
   g->nodes[g->num_nodes].result = v;

@@ -346,7 +346,7 @@ static dmlc_status parse_list(parser *p, list_kind kind, uint32_t max_count, uin
   *count = 0;
   if (p->tok.kind != TOK_RBRACKET) {
     for (;;) {
-      uint64_t v;
+      uint64_t v = 0;
       DMLC_RETURN_IF_ERROR(number_u64(p, &v));
       if (*count == max_count) {
         if (kind == LIST_DIMS)

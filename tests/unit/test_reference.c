@@ -110,7 +110,7 @@ static void check_gaps(const tensor *t, const buffer *b) {
   const uint32_t esize = dmlc_data_type_size(t->buf.DataType);
   unsigned char *mask = calloc(b->size, 1);
   ck_assert_ptr_nonnull(mask);
-  uint32_t c[DMLC_MAX_RANK];
+  uint32_t c[DMLC_MAX_RANK] = {0};
   for (uint64_t k = 0; k < tensor_count(t); k++) {
     unflatten(t->buf.DimensionCount, t->sizes, k, c);
     memset(mask + tensor_offset(t, c) * esize, 1, esize);
@@ -738,7 +738,7 @@ static void check_against_brute(arg_kind kind, DML_AXIS_DIRECTION dir, DML_TENSO
     raw_values[i] = random_value(in_type);
     store_value(in_type, raw + i * esize, raw_values[i]);
   }
-  uint32_t c[DMLC_MAX_RANK];
+  uint32_t c[DMLC_MAX_RANK] = {0};
   for (uint64_t i = 0; i < count; i++) {
     unflatten(rank, sizes, i, c);
     logical[i] = raw_values[tensor_offset(&ti, c)];
@@ -990,7 +990,7 @@ static void hardmax_run(DML_TENSOR_DATA_TYPE type, uint32_t rank, const uint32_t
   tensor_init(&to, type, rank, sizes, out_strides);
   buffer bi = buffer_make(&ti, 0), bo = buffer_make(&to, 0);
   const uint32_t esize = dmlc_data_type_size(type);
-  uint32_t c[DMLC_MAX_RANK];
+  uint32_t c[DMLC_MAX_RANK] = {0};
   for (uint64_t k = 0; k < tensor_count(&ti); k++) {
     unflatten(rank, sizes, k, c);
     unsigned char *p = bi.data + tensor_offset(&ti, c) * esize;
