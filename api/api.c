@@ -59,6 +59,7 @@ void dmlc_context_destroy(dmlc_context *ctx) {
   if (!ctx)
     return;
   dmlc_cpu_device_destroy(ctx->cpu);
+  dmlc_api_vulkan_context_destroy(ctx);
   free(ctx);
 }
 
@@ -339,10 +340,15 @@ static dmlc_status resolve_device(dmlc_context *ctx, dmlc_device requested, dmlc
     *out = DMLC_DEVICE_CPU;
     return DMLC_OK;
   case DMLC_DEVICE_VULKAN:
+#ifdef DMLC_HAVE_VULKAN
+    *out = DMLC_DEVICE_VULKAN;
+    return DMLC_OK;
+#else
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
-                         "device '%s' is not built into this dmlc yet; use the cpu or reference "
-                         "device",
+                         "device '%s' is not built into this dmlc (it was configured with "
+                         "-DDMLC_VULKAN=OFF); use the cpu or reference device",
                          dmlc_device_name(requested));
+#endif
   }
   return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d",
                        (int)requested);
@@ -383,7 +389,9 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   exe->ctx = ctx;
   exe->device = resolved;
   exe->ir = ir;
-  const dmlc_status status = resolved == DMLC_DEVICE_CPU ? compile_cpu(exe) : DMLC_OK;
+  const dmlc_status status = resolved == DMLC_DEVICE_CPU      ? compile_cpu(exe)
+                             : resolved == DMLC_DEVICE_VULKAN ? dmlc_api_vulkan_compile(exe)
+                                                              : DMLC_OK;
   if (status != DMLC_OK) {
     dmlc_executable_destroy(exe);
     return status;
@@ -403,6 +411,8 @@ dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **o
     dmlc_cpu_device *cpu;
     DMLC_RETURN_IF_ERROR(dmlc_context_cpu_device(ctx, &cpu));
     *out_text = dmlc_cpu_device_describe(cpu);
+  } else if (resolved == DMLC_DEVICE_VULKAN) {
+    return dmlc_api_vulkan_describe(ctx, out_text);
   } else {
     *out_text = strdup("the reference evaluator (unoptimized graph, one thread)");
   }
@@ -513,6 +523,8 @@ dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t
   case DMLC_DEVICE_CPU:
     dmlc_cpu_executable_run(exe->cpu, inputs, outputs);
     return DMLC_OK;
+  case DMLC_DEVICE_VULKAN:
+    return dmlc_api_vulkan_execute(exe, inputs, outputs);
   default:
     return dmlc_diag_set(&exe->ctx->diag, DMLC_ERROR_INTERNAL, "executable for device '%s'",
                          dmlc_device_name(exe->device));
@@ -523,6 +535,7 @@ void dmlc_executable_destroy(dmlc_executable *exe) {
   if (!exe)
     return;
   dmlc_cpu_executable_destroy(exe->cpu);
+  dmlc_api_vulkan_executable_destroy(exe);
   dmlc_ir_graph_destroy(exe->ir);
   free(exe);
 }
@@ -534,11 +547,31 @@ dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, c
   CHECK_ARG(ctx, out_text, "dmlc_executable_dump: out_text is NULL");
   *out_text = NULL;
   CHECK_ARG(ctx, what, "dmlc_executable_dump: what is NULL");
-  if (!exe->cpu)
+  const bool cpu_only = strcmp(what, "llvm") == 0 || strcmp(what, "asm") == 0;
+  const bool vulkan_only = strcmp(what, "spirv") == 0;
+  CHECK_ARG(ctx, cpu_only || vulkan_only || strcmp(what, "kernels") == 0,
+            "dmlc_executable_dump: cannot dump '%.32s' (kernels, llvm, asm or spirv)", what);
+  if (exe->device == DMLC_DEVICE_REFERENCE || (cpu_only && exe->device != DMLC_DEVICE_CPU) ||
+      (vulkan_only && exe->device != DMLC_DEVICE_VULKAN))
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
-                         "dmlc_executable_dump: an executable for device '%s' has no kernels",
-                         dmlc_device_name(exe->device));
+                         "dmlc_executable_dump: an executable for device '%s' has no %s",
+                         dmlc_device_name(exe->device),
+                         exe->device == DMLC_DEVICE_REFERENCE ? "kernels"
+                         : vulkan_only                        ? "SPIR-V"
+                                                              : "LLVM code");
+  if (exe->device == DMLC_DEVICE_VULKAN)
+    return dmlc_api_vulkan_dump(exe, what, out_text);
   return dmlc_cpu_executable_dump(exe->cpu, what, out_text, &ctx->diag);
+}
+
+dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns, size_t max,
+                                         size_t *count) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(exe->ctx, count, "dmlc_executable_kernel_times: count is NULL");
+  CHECK_ARG(exe->ctx, ns || max == 0, "dmlc_executable_kernel_times: ns is NULL");
+  *count = exe->device == DMLC_DEVICE_VULKAN ? dmlc_api_vulkan_kernel_times(exe, ns, max) : 0;
+  return DMLC_OK;
 }
 
 dmlc_device dmlc_executable_device(const dmlc_executable *exe) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds dmlc (Release) and runs the CPU benchmark; where /usr/bin/python3
 # has NumPy, runs the same workloads through NumPy and prints dmlc's
-# speed-up. Arguments go to bench_cpu (and --quick to NumPy too):
+# speed-up; where a Vulkan device exists, runs the workloads on it too
+# (bench_vulkan: kernel times from Vulkan timestamps). Arguments go to
+# bench_cpu (and --quick to NumPy and bench_vulkan too):
 #   bash bench/run.sh [--quick] [--threads N] [--device cpu|reference]
 # DMLC_BENCH_BUILD picks the build directory (default: build-bench).
 set -euo pipefail
@@ -11,6 +13,10 @@ build=${DMLC_BENCH_BUILD:-$root/build-bench}
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target bench_cpu >/dev/null
+have_vulkan=0
+if cmake --build "$build" -j"$(nproc)" --target bench_vulkan >/dev/null 2>&1; then
+  have_vulkan=1
+fi
 
 tsv=$(mktemp)
 trap 'rm -f "$tsv"' EXIT
@@ -22,4 +28,18 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   /usr/bin/python3 "$root/bench/numpy_bench.py" --dmlc "$tsv" "$@"
 else
   echo "no NumPy for /usr/bin/python3: skipping the comparison"
+fi
+
+quick=()
+for arg in "$@"; do
+  if [ "$arg" = --quick ]; then quick=(--quick); fi
+done
+if [ $have_vulkan -eq 0 ]; then
+  echo "no bench_vulkan (built with -DDMLC_VULKAN=OFF): skipping Vulkan"
+elif ! "$build/bin/dmlc" devices | grep -Eq '^vulkan +available'; then
+  echo "no Vulkan device: skipping Vulkan ($("$build/bin/dmlc" devices | grep '^vulkan'))"
+else
+  echo
+  echo "dmlc bench, Vulkan:"
+  "$build/bin/bench_vulkan" "${quick[@]+"${quick[@]}"}"
 fi

@@ -100,16 +100,19 @@ static const char run_usage[] =
     "  --threads=N              threads the cpu device runs kernels on (default: the\n"
     "                           online cores)\n"
     "  --dump=WHAT,...          print the compiled code to standard error: kernels\n"
-    "                           (descriptions), llvm (optimized LLVM IR), asm\n"
+    "                           (descriptions), llvm (optimized LLVM IR), asm (cpu);\n"
+    "                           spirv (each kernel's SPIR-V disassembly, vulkan)\n"
     "  --input [NAME=]X.npy     bind input NAME (or the next unnamed input) to X.npy\n"
     "  --output [NAME=]Y.npy    write output NAME (or the next unnamed output) to Y.npy\n"
-    "  --repeat N               run N times and report the median time (default 1)\n"
+    "  --repeat N               run N times and report the median time (default 1);\n"
+    "                           vulkan also reports the kernels' time on the device\n"
     "  --quiet                  do not print the tensors\n"
     "  -h, --help               show this help\n";
 
 static const char devices_usage[] = "usage: dmlc devices\n"
                                     "\n"
-                                    "Lists dmlc's devices and whether each is available here.\n";
+                                    "Lists dmlc's devices and whether each is available here,\n"
+                                    "and every Vulkan device with the features dmlc uses.\n";
 
 static const char compile_usage[] = "usage: dmlc compile FILE [options]\n"
                                     "\n"
@@ -812,21 +815,31 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void print_time(double us, dmlc_device device, long runs) {
-  const char *unit = "us";
-  double t = us;
-  if (t >= 1e6) {
-    t /= 1e6;
-    unit = "s";
-  } else if (t >= 1e4) {
-    t /= 1e3;
-    unit = "ms";
+/* "12.3 us", "45.6 ms", "1.2 s". */
+static void format_us(double us, char *out, size_t cap) {
+  if (us >= 1e6)
+    snprintf(out, cap, "%.1f s", us / 1e6);
+  else if (us >= 1e4)
+    snprintf(out, cap, "%.1f ms", us / 1e3);
+  else
+    snprintf(out, cap, "%.1f us", us);
+}
+
+/* The wall time of dmlc_execute; with kernel_us >= 0 also the kernels' time
+ * on the device (Vulkan timestamps). */
+static void print_time(double us, double kernel_us, dmlc_device device, long runs) {
+  char wall[32], kernels[64] = "";
+  format_us(us, wall, sizeof wall);
+  if (kernel_us >= 0) {
+    char k[32];
+    format_us(kernel_us, k, sizeof k);
+    snprintf(kernels, sizeof kernels, "; kernels %s on the device", k);
   }
   if (runs == 1)
-    printf("time: %.1f %s (device %s, 1 run)\n", t, unit, dmlc_device_name(device));
+    printf("time: %s (device %s, 1 run%s)\n", wall, dmlc_device_name(device), kernels);
   else
-    printf("time: %.1f %s (device %s, median of %ld runs)\n", t, unit, dmlc_device_name(device),
-           runs);
+    printf("time: %s (device %s, median of %ld runs%s)\n", wall, dmlc_device_name(device), runs,
+           kernels);
 }
 
 typedef struct run_options {
@@ -856,7 +869,7 @@ static int parse_device(const char *s, dmlc_device *out) {
   return -1;
 }
 
-static const char *const dump_kinds[] = {"kernels", "llvm", "asm"};
+static const char *const dump_kinds[] = {"kernels", "llvm", "asm", "spirv"};
 
 /* 0 when every item of the comma-separated list is a dump kind. */
 static int check_dump_list(const char *list) {
@@ -934,7 +947,8 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
       if (check_dump_list(value) != 0)
         return usage_error(run_usage,
-                           "--dump takes kernels, llvm and asm, comma-separated, not '%s'", value);
+                           "--dump takes kernels, llvm, asm and spirv, comma-separated, not '%s'",
+                           value);
       o->dump = value;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       o->quiet = 1;
@@ -1008,12 +1022,34 @@ static int prepare_buffers(run_state *s, const run_options *o) {
   return 0;
 }
 
+static double median_of(double *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The sum of the last execute's kernel times on the device, in us; -1 when
+ * the device has none (CPU, reference). */
+static double kernel_time_us(const dmlc_executable *exe) {
+  size_t count = 0;
+  if (dmlc_executable_kernel_times(exe, NULL, 0, &count) != DMLC_OK || count == 0)
+    return -1;
+  double *ns = malloc(count * sizeof *ns);
+  double sum = 0;
+  if (!ns || dmlc_executable_kernel_times(exe, ns, count, &count) != DMLC_OK)
+    sum = -1e3;
+  for (size_t i = 0; ns && i < count; i++)
+    sum += ns[i];
+  free(ns);
+  return sum / 1e3;
+}
+
 static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
-  double *times = malloc((size_t)o->repeat * sizeof *times);
+  double *times = malloc(2 * (size_t)o->repeat * sizeof *times);
   if (!times) {
     error("out of memory");
     return -1;
   }
+  double *kernel_times = times + o->repeat;
   for (long r = 0; r < o->repeat; r++) {
     const double start = now_us();
     const dmlc_status status =
@@ -1024,10 +1060,10 @@ static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
       api_error(ctx, status, "execute");
       return -1;
     }
+    kernel_times[r] = kernel_time_us(s->exe);
   }
-  qsort(times, (size_t)o->repeat, sizeof *times, compare_doubles);
-  const double median =
-      o->repeat % 2 ? times[o->repeat / 2] : (times[o->repeat / 2 - 1] + times[o->repeat / 2]) / 2;
+  const double median = median_of(times, o->repeat);
+  const double kernel_median = median_of(kernel_times, o->repeat);
   free(times);
   int rc = 0;
   for (size_t i = 0; i < s->n_in + s->n_out && rc == 0; i++) {
@@ -1049,7 +1085,7 @@ static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
     npy_array_free(&a);
   }
   if (rc == 0)
-    print_time(median, dmlc_executable_device(s->exe), o->repeat);
+    print_time(median, kernel_median, dmlc_executable_device(s->exe), o->repeat);
   return rc;
 }
 
@@ -1142,8 +1178,24 @@ static int cmd_devices(dmlc_context *ctx, int argc, char **argv) {
     dmlc_executable *exe = NULL;
     const dmlc_status s = dmlc_graph_compile(probe, devices[i], &exe);
     char *description = NULL;
-    if (s == DMLC_OK && devices[i] != DMLC_DEVICE_REFERENCE &&
-        dmlc_device_describe(ctx, devices[i], &description) == DMLC_OK)
+    if (devices[i] == DMLC_DEVICE_VULKAN) {
+      /* Vulkan: a status line, then every physical device (also when none
+       * is usable, if the loader can list them), indented. */
+      if (s == DMLC_OK)
+        printf("%-10s available\n", dmlc_device_name(devices[i]));
+      else if (s == DMLC_ERROR_UNSUPPORTED)
+        printf("%-10s not built\n", dmlc_device_name(devices[i]));
+      else
+        printf("%-10s not available: %s\n", dmlc_device_name(devices[i]), dmlc_context_error(ctx));
+      if (s != DMLC_ERROR_UNSUPPORTED &&
+          dmlc_device_describe(ctx, devices[i], &description) == DMLC_OK)
+        for (const char *line = description; *line;) {
+          const size_t n = strcspn(line, "\n");
+          printf("  %.*s\n", (int)n, line);
+          line += n + (line[n] == '\n');
+        }
+    } else if (s == DMLC_OK && devices[i] != DMLC_DEVICE_REFERENCE &&
+               dmlc_device_describe(ctx, devices[i], &description) == DMLC_OK)
       printf("%-10s available (%s)\n", dmlc_device_name(devices[i]), description);
     else if (s == DMLC_OK)
       printf("%-10s available\n", dmlc_device_name(devices[i]));

@@ -36,8 +36,8 @@ typedef enum dmlc_status {
 typedef enum dmlc_device {
   DMLC_DEVICE_DEFAULT = 0, /* the fastest device built in: today the CPU */
   DMLC_DEVICE_REFERENCE = 1,
-  DMLC_DEVICE_CPU = 2, /* LLVM ORC JIT for the host CPU, with a thread pool */
-  DMLC_DEVICE_VULKAN = 3,
+  DMLC_DEVICE_CPU = 2,    /* LLVM ORC JIT for the host CPU, with a thread pool */
+  DMLC_DEVICE_VULKAN = 3, /* SPIR-V on dmlc's Vulkan runtime (any Vulkan 1.2 device) */
 } dmlc_device;
 
 typedef struct dmlc_context dmlc_context;
@@ -75,8 +75,14 @@ DMLC_API void dmlc_context_destroy(dmlc_context *ctx);
  * ctx); "" if none failed. Valid until the next call on ctx. */
 DMLC_API const char *dmlc_context_error(const dmlc_context *ctx);
 DMLC_API const char *dmlc_device_name(dmlc_device device);
-/* One line saying what device is on this machine (for the CPU: the target
- * triple, CPU name, vector width and thread count). Free with dmlc_free. */
+/* Text saying what device is on this machine; free it with dmlc_free. For
+ * the CPU, one line: the target triple, CPU name, vector width and thread
+ * count. For Vulkan, a few lines per physical device (name, type, driver,
+ * workgroup and buffer limits, subgroup size, int64 / int16 / int8 /
+ * float16 / float64 in shaders, 8- and 16-bit storage, timestamps), the one
+ * dmlc compiles for marked "[selected]"; DMLC_ERROR_DEVICE (with the
+ * runtime's message) when there is no Vulkan loader or device. Describing
+ * Vulkan loads the loader but opens no device. */
 DMLC_API dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **out_text);
 /* The threads the CPU device of ctx runs kernels on, the calling thread
  * included; 0 = the online cores (the default). Takes effect at the next
@@ -138,8 +144,15 @@ DMLC_API const char *dmlc_pass_summary(size_t index); /* NULL past the end */
 
 /* Compiles a copy of graph (the graph stays usable). The reference device
  * evaluates the graph as given; the others run the default pipeline first.
- * The CPU compiles each kernel once per context: a kernel already compiled
- * (in this or another graph) is found in the context's cache. */
+ * The CPU and Vulkan devices compile each kernel once per context: a kernel
+ * already compiled (in this or another graph) is found in the context's
+ * cache. The first Vulkan compile of a context opens its Vulkan device (the
+ * loader is dlopen'ed then, never before): with no Vulkan loader or device
+ * it fails with DMLC_ERROR_DEVICE and the runtime's message. A Vulkan
+ * executable owns device buffers for the graph's inputs, outputs and
+ * temporaries; a tensor larger than the device's maxStorageBufferRange is
+ * DMLC_ERROR_UNSUPPORTED. A dmlc built with -DDMLC_VULKAN=OFF answers
+ * DMLC_ERROR_UNSUPPORTED for DMLC_DEVICE_VULKAN. */
 DMLC_API dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device,
                                         dmlc_executable **out);
 
@@ -148,20 +161,33 @@ DMLC_API dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device,
  * be at least its tensor's total_size_bytes, and aligned to its alignment;
  * otherwise nothing runs. Inputs are never written. Executables of one
  * context must not execute concurrently: on the CPU they share the context's
- * thread pool. */
+ * thread pool, on Vulkan its device and queue. On Vulkan a call uploads the
+ * inputs (and the outputs' bytes, so gaps of strided outputs keep what they
+ * held), runs every kernel, waits for them and downloads the outputs. */
 DMLC_API dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs,
                                   size_t input_count, const dmlc_buffer *outputs,
                                   size_t output_count);
 DMLC_API void dmlc_executable_destroy(dmlc_executable *exe);
 /* Text of the compiled code, malloc'ed (free with dmlc_free). what:
- * "kernels" (each kernel's description and task split), "llvm" (each
- * kernel's optimized LLVM IR), "asm" (its assembly for the host). CPU
- * executables only; others are DMLC_ERROR_UNSUPPORTED. LLVM IR and assembly
- * are produced on the first request for a kernel (it is compiled again, the
- * same way, without loading it) and then kept with the context's cached
- * kernel: compiling never pays for them. */
+ * "kernels" (CPU and Vulkan: each kernel's description, and its task split
+ * or workgroups), "llvm" (CPU: each kernel's optimized LLVM IR), "asm" (CPU:
+ * its assembly for the host), "spirv" (Vulkan: each kernel's SPIR-V module,
+ * disassembled, as optimized and run). A kind the executable's device does
+ * not have, and every kind for the reference device, is
+ * DMLC_ERROR_UNSUPPORTED. LLVM IR and assembly are produced on the first
+ * request for a kernel (it is compiled again, the same way, without loading
+ * it) and then kept with the context's cached kernel: compiling never pays
+ * for them. */
 DMLC_API dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what,
                                           char **out_text);
+/* The device time of each kernel in the last dmlc_execute of exe, in
+ * nanoseconds, in execution order: *count = the number of kernels, and
+ * ns[0 .. min(max, *count)) is filled. Vulkan measures it with timestamp
+ * queries around each dispatch (0 before the first execute, and on a device
+ * without timestamps). CPU and reference executables have no device
+ * timestamps: *count = 0 (and DMLC_OK). */
+DMLC_API dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns,
+                                                  size_t max, size_t *count);
 DMLC_API dmlc_device dmlc_executable_device(const dmlc_executable *exe);
 DMLC_API size_t dmlc_executable_input_count(const dmlc_executable *exe);
 DMLC_API size_t dmlc_executable_output_count(const dmlc_executable *exe);

@@ -39,5 +39,9 @@ dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_buffer *inputs,
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max);
 /* The disassembly of every kernel's SPIR-V; malloc'ed. */
 dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, dmlc_diag *diag);
+/* what: "kernels" (each kernel's description, workgroup size and count) or
+ * "spirv" (dmlc_vk_disassemble); malloc'ed. */
+dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *what,
+                                    char **out_text, dmlc_diag *diag);
 
 #endif

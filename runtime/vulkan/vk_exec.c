@@ -643,3 +643,33 @@ dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, 
   *out_text = text;
   return DMLC_OK;
 }
+
+dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *what,
+                                    char **out_text, dmlc_diag *diag) {
+  *out_text = NULL;
+  if (strcmp(what, "spirv") == 0)
+    return dmlc_vk_disassemble(exe, out_text, diag);
+  if (strcmp(what, "kernels") != 0)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "cannot dump '%s' of a Vulkan executable (kernels or spirv)", what);
+  size_t len = 0;
+  char *text = calloc(1, 1);
+  for (uint32_t i = 0; text && i < exe->num_kernels; i++) {
+    const vk_kernel *k = exe->kernels[i];
+    const size_t add = strlen(k->key) + 160;
+    char *grown = realloc(text, len + add);
+    if (grown)
+      len += (size_t)snprintf(grown + len, add,
+                              "// kernel %" PRIu32 ": workgroups of %" PRIu32 ", %" PRIu64
+                              " workgroups, %" PRIu32 " bindings\n%s%s",
+                              i, k->module.local_size, k->module.num_groups, k->module.num_bindings,
+                              k->key, k->key[0] && k->key[strlen(k->key) - 1] == '\n' ? "" : "\n");
+    else
+      free(text);
+    text = grown;
+  }
+  if (!text)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory dumping kernels");
+  *out_text = text;
+  return DMLC_OK;
+}

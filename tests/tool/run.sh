@@ -8,6 +8,7 @@ EX=$SRC/examples
 D=$EX/data
 
 # example | input binding(s) | output checks: NAME DTYPE EXPECTED ...
+# On $DEVICE (the default device when unset, which is the cpu).
 run_example() {
   local example=$1 inputs=$2
   shift 2
@@ -19,13 +20,30 @@ run_example() {
     checks+=("$1" "$2" "$3")
     shift 3
   done
-  expect_run "$example" 0 --out '^time: [0-9.]+ (us|ms|s) \(device cpu' -- \
+  local device=${DEVICE:-cpu}
+  if [ -n "${DEVICE:-}" ]; then args+=(--device="$DEVICE"); fi
+  local time_re="^time: [0-9.]+ (us|ms|s) \\(device $device"
+  if [ "$device" = vulkan ]; then
+    time_re="$time_re, 1 run; kernels [0-9.]+ (us|ms|s) on the device\\)$"
+  fi
+  expect_run "$example ($device)" 0 --out "$time_re" -- \
     "$DMLC" run "$EX/$example" "${args[@]}"
+  check "$example ($device): no validation message" no_validation_message
   for ((i = 0; i < ${#checks[@]}; i += 3)); do
-    check "$example: ${checks[i]}" npy_equal "$TMP/${checks[i]}.npy" "${checks[i + 1]}" "${checks[i + 2]}"
+    check "$example ($device): ${checks[i]}" npy_equal "$TMP/${checks[i]}.npy" "${checks[i + 1]}" "${checks[i + 2]}"
   done
 }
 
+# The Vulkan runtime fails a call on any validation message; one reported
+# while closing the device only reaches stderr.
+no_validation_message() {
+  if grep -qi 'validation' "$TMP/err"; then
+    sed 's/^/  stderr: /' "$TMP/err" | head -5
+    return 1
+  fi
+}
+
+run_examples() {
 run_example hardmax.dmlir "x=$D/hardmax_x.npy" out0 float32 '[[[0,0],[0,1]],[[0,1],[0,0]]]'
 run_example hardmax_axis0.dmlir "x=$D/hardmax_x.npy" out0 float32 '[[[1,0],[0,1]],[[0,1],[1,0]]]'
 run_example hardmax_axis1.dmlir "x=$D/hardmax_x.npy" out0 float32 '[[[1,0],[0,1]],[[1,1],[0,0]]]'
@@ -40,6 +58,8 @@ run_example hardmax_argmax.dmlir "$D/matrix3x3.npy" \
   hard float32 '[[0,0,1],[0,0,1],[0,1,0]]' idx uint32 '[[2],[2],[1]]'
 run_example layouts.dmlir "x=$D/matrix3x3.npy row=$D/row_broadcast.npy" \
   idx uint32 '[[2],[2],[1]]' hard float32 '[[0,1,0],[0,1,0],[0,1,0]]'
+}
+run_examples
 
 # What run prints: inputs and outputs nested like NumPy, then the time.
 expect_run "printing" 0 \
@@ -152,5 +172,42 @@ for dev in cpu vulkan; do
     pass # present in the build but not on this machine
   fi
 done
+
+# The Vulkan device, built and present (CI installs Mesa's lavapipe): every
+# example again, with the Khronos validation layer enabled (any message it
+# reports fails the run), the kernels' device time, and the SPIR-V dump.
+if grep -Eq '^vulkan +available' "$TMP/devices"; then
+  export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
+  DEVICE=vulkan run_examples
+  expect_run "vulkan: repeat" 0 \
+    --out '^time: [0-9.]+ (us|ms|s) \(device vulkan, median of 3 runs; kernels [0-9.]+ (us|ms|s) on the device\)$' -- \
+    "$DMLC" run "$EX/hardmax_argmax.dmlir" --device=vulkan --repeat 3 --quiet
+  expect_run "vulkan: --dump=kernels,spirv" 0 --err '^// kernel 0: workgroups of [0-9]+' \
+    --err '^; kernel 0: ' --err 'OpCapability Shader' --err 'OpEntryPoint GLCompute' -- \
+    "$DMLC" run "$EX/hardmax_argmax.dmlir" --device=vulkan --dump=kernels,spirv --quiet
+  check "vulkan: dump: no validation message" no_validation_message
+  expect_run "vulkan: --dump=llvm" 1 --err "has no LLVM code" -- \
+    "$DMLC" run "$EX/argmax.dmlir" --device=vulkan --dump=llvm --quiet
+  expect_run "cpu: --dump=spirv" 1 --err "has no SPIR-V" -- \
+    "$DMLC" run "$EX/argmax.dmlir" --device=cpu --dump=spirv --quiet
+  expect_run "devices: vulkan listing" 0 --out '^vulkan +available$' \
+    --out '^  vulkan 0: .*\[selected\]$' --out '^    subgroup' --out '^    shader types:' \
+    --out '^    timestamps: ' -- "$DMLC" devices
+  unset VK_INSTANCE_LAYERS
+fi
+
+# No Vulkan driver: compiling for vulkan is a clear error, never a crash;
+# the other devices are unaffected.
+if ! grep -Eq '^vulkan +not built' "$TMP/devices"; then
+  expect_run "vulkan: no driver" 1 --err '^dmlc: error: .*Vulkan.*no Vulkan driver' -- \
+    env VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent \
+    "$DMLC" run "$EX/argmax.dmlir" --device=vulkan --input "$D/matrix3x3.npy"
+  expect_run "devices: no driver" 0 --out '^vulkan +not available: .*no Vulkan driver' \
+    --out '^cpu +available' -- \
+    env VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent "$DMLC" devices
+  expect_run "cpu: no Vulkan driver" 0 --out 'device cpu' -- \
+    env VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent \
+    "$DMLC" run "$EX/argmax.dmlir" --device=cpu --input "$D/matrix3x3.npy" --quiet
+fi
 
 finish

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "codegen/kernel_desc.h"
+#include "dmlc/dmlc.h"
 #include "passes/passes.h"
 #include "runtime/reference/reference.h"
 #include "runtime/vulkan/vk_device.h"
@@ -404,6 +405,134 @@ START_TEST(many_workgroups_are_dispatched_in_chunks) {
 }
 END_TEST
 
+/* ---- through the public API ---- */
+
+static const char api_graph[] = "graph @g(%x: f32[3,3]) -> (f32[3,3], u32[3,1]) {\n"
+                                "  %0 = hardmax %x {axes = [1]} : f32[3,3]\n"
+                                "  %1 = argmax %x {axes = [1]} : u32[3,1]\n"
+                                "  return %0, %1\n}\n";
+
+static bool vulkan_loaded(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  ck_assert_ptr_nonnull(f);
+  char line[512];
+  bool found = false;
+  while (fgets(line, sizeof line, f))
+    found |= strstr(line, "libvulkan") != NULL;
+  fclose(f);
+  return found;
+}
+
+START_TEST(api_compiles_runs_dumps_and_times) {
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  dmlc_graph *g = NULL;
+  ck_assert_int_eq(dmlc_graph_parse(ctx, api_graph, strlen(api_graph), "g.dmlir", &g), DMLC_OK);
+  dmlc_executable *exe = NULL;
+  ck_assert_msg(dmlc_graph_compile(g, DMLC_DEVICE_VULKAN, &exe) == DMLC_OK, "%s",
+                dmlc_context_error(ctx));
+  ck_assert_int_eq(dmlc_executable_device(exe), DMLC_DEVICE_VULKAN);
+  size_t count = 99;
+  double ns[4] = {-1, -1, -1, -1};
+  ck_assert_int_eq(dmlc_executable_kernel_times(exe, ns, 4, &count), DMLC_OK);
+  ck_assert_uint_ge(count, 1);
+  ck_assert_uint_le(count, 2);
+  ck_assert(ns[0] == 0); /* nothing ran yet */
+  const float x[9] = {1, 5, 5, -1, -2, -3, 0, 0, 7};
+  float hard[9];
+  uint32_t idx[3];
+  memset(hard, 0xab, sizeof hard);
+  const dmlc_buffer in = {(void *)x, sizeof x}, out[2] = {{hard, sizeof hard}, {idx, sizeof idx}};
+  ck_assert_msg(dmlc_execute(exe, &in, 1, out, 2) == DMLC_OK, "%s", dmlc_context_error(ctx));
+  const float want[9] = {0, 1, 0, 1, 0, 0, 0, 0, 1};
+  ck_assert_mem_eq(hard, want, sizeof want);
+  ck_assert(idx[0] == 1 && idx[1] == 0 && idx[2] == 2);
+  ck_assert_int_eq(dmlc_executable_kernel_times(exe, ns, 4, &count), DMLC_OK);
+  ck_assert_uint_ge(count, 1);
+  for (size_t i = 0; i < count; i++)
+    ck_assert_msg(ns[i] > 0, "kernel %zu took %g ns", i, ns[i]);
+  ck_assert_int_eq(dmlc_executable_kernel_times(exe, NULL, 0, &count), DMLC_OK);
+  /* The API's checks come first: a short buffer runs nothing. */
+  const dmlc_buffer small[2] = {{hard, 8}, {idx, sizeof idx}};
+  ck_assert_int_eq(dmlc_execute(exe, &in, 1, small, 2), DMLC_ERROR_INVALID_ARGUMENT);
+
+  char *text = NULL;
+  ck_assert_int_eq(dmlc_executable_dump(exe, "spirv", &text), DMLC_OK);
+  ck_assert_ptr_nonnull(strstr(text, "OpEntryPoint GLCompute"));
+  ck_assert_ptr_nonnull(strstr(text, "; kernel 0: "));
+  dmlc_free(text);
+  ck_assert_int_eq(dmlc_executable_dump(exe, "kernels", &text), DMLC_OK);
+  ck_assert_ptr_nonnull(strstr(text, "// kernel 0: workgroups of "));
+  dmlc_free(text);
+  ck_assert_int_eq(dmlc_executable_dump(exe, "llvm", &text), DMLC_ERROR_UNSUPPORTED);
+  ck_assert_ptr_null(text);
+  ck_assert_int_eq(dmlc_executable_dump(exe, "nonsense", &text), DMLC_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(dmlc_device_describe(ctx, DMLC_DEVICE_VULKAN, &text), DMLC_OK);
+  ck_assert_ptr_nonnull(strstr(text, "[selected]"));
+  ck_assert_ptr_nonnull(strstr(text, "subgroup"));
+  dmlc_free(text);
+  dmlc_executable_destroy(exe);
+
+  /* The same graph on the reference device: no kernel times, no SPIR-V. */
+  ck_assert_int_eq(dmlc_graph_compile(g, DMLC_DEVICE_REFERENCE, &exe), DMLC_OK);
+  ck_assert_int_eq(dmlc_executable_kernel_times(exe, ns, 4, &count), DMLC_OK);
+  ck_assert_uint_eq(count, 0);
+  ck_assert_int_eq(dmlc_executable_dump(exe, "spirv", &text), DMLC_ERROR_UNSUPPORTED);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
+/* In a child, so the loader sees the environment fresh and the maps show
+ * only the child's libraries. */
+START_TEST(api_without_a_driver_is_a_clear_error) {
+  const pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
+    setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
+    int code = 0;
+    dmlc_context *ctx = NULL;
+    dmlc_graph *g = NULL;
+    dmlc_executable *exe = NULL;
+    if (dmlc_context_create(&ctx) != DMLC_OK ||
+        dmlc_graph_parse(ctx, api_graph, strlen(api_graph), "g.dmlir", &g) != DMLC_OK)
+      _exit(64);
+    /* A context that never uses Vulkan never loads it (unless this process
+     * had already: CK_FORK=no). */
+    const bool loaded_before = vulkan_loaded();
+    if (dmlc_graph_compile(g, DMLC_DEVICE_CPU, &exe) != DMLC_OK ||
+        (!loaded_before && vulkan_loaded()))
+      code |= 1;
+    dmlc_executable_destroy(exe);
+    exe = NULL;
+    const dmlc_status st = dmlc_graph_compile(g, DMLC_DEVICE_VULKAN, &exe);
+    fprintf(stderr, "compile without a driver: %s\n", dmlc_context_error(ctx));
+    if (st != DMLC_ERROR_DEVICE || exe || !strstr(dmlc_context_error(ctx), "Vulkan"))
+      code |= 2;
+    /* again (nothing is cached from the failure), and describe */
+    if (dmlc_graph_compile(g, DMLC_DEVICE_VULKAN, &exe) != DMLC_ERROR_DEVICE)
+      code |= 4;
+    char *text = NULL;
+    if (dmlc_device_describe(ctx, DMLC_DEVICE_VULKAN, &text) != DMLC_ERROR_DEVICE || text)
+      code |= 8;
+    /* the CPU still works */
+    if (dmlc_graph_compile(g, DMLC_DEVICE_CPU, &exe) != DMLC_OK)
+      code |= 16;
+    dmlc_executable_destroy(exe);
+    dmlc_graph_destroy(g);
+    dmlc_context_destroy(ctx);
+    _exit(code);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status), "the child crashed (signal %d)",
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vulkan");
   TCase *devices = tcase_create("devices");
@@ -420,5 +549,9 @@ int main(void) {
   tcase_add_test(exec, large_reductions_match_the_reference);
   tcase_add_test(exec, many_workgroups_are_dispatched_in_chunks);
   suite_add_tcase(s, exec);
+  TCase *api = tcase_create("api");
+  tcase_add_test(api, api_compiles_runs_dumps_and_times);
+  tcase_add_test(api, api_without_a_driver_is_a_clear_error);
+  suite_add_tcase(s, api);
   return dmlc_test_run_suites(&s, 1);
 }

@@ -1,0 +1,249 @@
+/* dmlc's Vulkan device on the CPU benchmark's workloads (bench_cpu.c).
+ *
+ * Each workload is parsed, compiled for DMLC_DEVICE_VULKAN and run through
+ * the public API; the kernel time is the sum of the executable's kernel
+ * times from Vulkan timestamp queries (dmlc_executable_kernel_times), the
+ * median over the runs; the wall time is the median dmlc_execute call,
+ * which also uploads the inputs and downloads the outputs. A workload whose
+ * buffers exceed the device's maxStorageBufferRange (lavapipe: 128 MiB; an
+ * [8192,8192] f32 tensor is 256 MiB) is reported as unsupported at its own
+ * size and run again with its first dim halved until it fits, marked
+ * "scaled". Prints a markdown table. Not a test: run it by hand through
+ * bench/run.sh.
+ *
+ *   bench_vulkan [--quick] [--runs N]
+ *
+ * --quick shrinks every dimension of 1024 or more 16 times (a smoke run). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dmlc/dmlc.h"
+
+typedef struct workload {
+  const char *id, *type, *op;
+  uint32_t rank;
+  uint32_t sizes[3];
+  uint32_t num_axes;
+  uint32_t axes[2];
+} workload;
+
+/* bench_cpu.c's workloads, in its order. */
+static const workload workloads[] = {
+    {"argmax_rows", "f32", "argmax", 2, {8192, 8192}, 1, {1}},
+    {"argmax_cols", "f32", "argmax", 2, {8192, 8192}, 1, {0}},
+    {"argmin_mid", "f32", "argmin", 3, {64, 1024, 1024}, 1, {1}},
+    {"argmin_first", "f32", "argmin", 3, {64, 1024, 1024}, 1, {0}},
+    {"hardmax_rows", "f32", "hardmax", 2, {8192, 8192}, 1, {1}},
+    {"hardmax_cols", "f32", "hardmax", 2, {8192, 8192}, 1, {0}},
+    {"argmax_all", "f32", "argmax", 2, {4096, 4096}, 2, {0, 1}},
+    {"argmax_i8_rows", "i8", "argmax", 2, {8192, 8192}, 1, {1}},
+    {"argmax_f16_cols", "f16", "argmax", 2, {8192, 8192}, 1, {0}},
+    {"argmax_small", "f32", "argmax", 2, {1, 1000}, 1, {1}},
+};
+#define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static bool is_hardmax(const workload *w) { return strcmp(w->op, "hardmax") == 0; }
+
+static void workload_ir(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
+  char shape[64] = "", out_shape[64] = "", axes[32] = "";
+  size_t a = 0, b = 0, c = 0;
+  for (uint32_t d = 0; d < w->rank; d++) {
+    bool reduced = false;
+    for (uint32_t k = 0; k < w->num_axes; k++)
+      reduced |= w->axes[k] == d;
+    a += (size_t)snprintf(shape + a, sizeof shape - a, "%s%u", d ? "," : "", sizes[d]);
+    b += (size_t)snprintf(out_shape + b, sizeof out_shape - b, "%s%u", d ? "," : "",
+                          reduced && !is_hardmax(w) ? 1u : sizes[d]);
+  }
+  for (uint32_t k = 0; k < w->num_axes; k++)
+    c += (size_t)snprintf(axes + c, sizeof axes - c, "%s%u", k ? ", " : "", w->axes[k]);
+  const char *out_type = is_hardmax(w) ? w->type : "u32";
+  snprintf(out, cap,
+           "graph @bench(%%x: %s[%s]) -> (%s[%s]) {\n"
+           "  %%0 = %s %%x {axes = [%s]} : %s[%s]\n"
+           "  return %%0\n"
+           "}\n",
+           w->type, shape, out_type, out_shape, w->op, axes, out_type, out_shape);
+}
+
+static void workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, "%s %s [", w->op, w->type);
+  for (uint32_t d = 0; d < w->rank && n < cap; d++)
+    n += (size_t)snprintf(out + n, cap - n, "%s%u", d ? "," : "", sizes[d]);
+  if (n < cap)
+    snprintf(out + n, cap - n, w->num_axes == w->rank ? "] all axes" : "] axis %u", w->axes[0]);
+}
+
+/* Integers below 1000 (f32, f16) or every byte value (i8): many ties. */
+static void fill_random(const char *type, unsigned char *p, size_t bytes) {
+  uint64_t s = 0x2545f4914f6cdd1dull;
+  const bool f32 = strcmp(type, "f32") == 0, f16 = strcmp(type, "f16") == 0;
+  const size_t esize = f32 ? 4 : f16 ? 2 : 1;
+  for (size_t i = 0; i + esize <= bytes; i += esize) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    const uint32_t r = (uint32_t)(s >> 20);
+    if (f32) {
+      const float f = (float)(r % 1000);
+      memcpy(p + i, &f, 4);
+    } else if (f16) {
+      const uint16_t h = dmlc_float_to_half((float)(r % 1000));
+      memcpy(p + i, &h, 2);
+    } else {
+      p[i] = (unsigned char)r;
+    }
+  }
+}
+
+typedef struct result {
+  char name[64];     /* as run */
+  char original[64]; /* the workload's own size, when scaled */
+  char error[160];   /* why it did not run */
+  double kernel_s, wall_s, bytes;
+  uint32_t kernels;
+  bool ok;
+} result;
+
+/* One size of w: DMLC_ERROR_UNSUPPORTED when it does not fit the device. */
+static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t *sizes, int runs,
+                            result *r) {
+  char ir[512];
+  workload_ir(w, sizes, ir, sizeof ir);
+  workload_name(w, sizes, r->name, sizeof r->name);
+  dmlc_graph *g = NULL;
+  dmlc_executable *exe = NULL;
+  dmlc_status st = dmlc_graph_parse(ctx, ir, strlen(ir), w->id, &g);
+  if (st == DMLC_OK)
+    st = dmlc_graph_compile(g, DMLC_DEVICE_VULKAN, &exe);
+  if (st != DMLC_OK) {
+    snprintf(r->error, sizeof r->error, "%s", dmlc_context_error(ctx));
+    dmlc_graph_destroy(g);
+    return st;
+  }
+  dmlc_tensor_info in_info, out_info;
+  dmlc_executable_input_info(exe, 0, &in_info);
+  dmlc_executable_output_info(exe, 0, &out_info);
+  const size_t in_bytes = in_info.total_size_bytes, out_bytes = out_info.total_size_bytes;
+  unsigned char *in = malloc(in_bytes), *out = calloc(1, out_bytes);
+  if (!in || !out) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  fill_random(w->type, in, in_bytes);
+  const dmlc_buffer ib = {in, in_bytes}, ob = {out, out_bytes};
+  double wall[64], kern[64], ns[8];
+  st = dmlc_execute(exe, &ib, 1, &ob, 1); /* warm-up */
+  for (int i = 0; st == DMLC_OK && i < runs; i++) {
+    const double t0 = now_s();
+    st = dmlc_execute(exe, &ib, 1, &ob, 1);
+    wall[i] = now_s() - t0;
+    size_t count = 0;
+    dmlc_executable_kernel_times(exe, ns, 8, &count);
+    kern[i] = 0;
+    for (size_t k = 0; k < count && k < 8; k++)
+      kern[i] += ns[k] * 1e-9;
+    r->kernels = (uint32_t)count;
+  }
+  if (st == DMLC_OK) {
+    r->wall_s = median(wall, (size_t)runs);
+    r->kernel_s = median(kern, (size_t)runs);
+    r->bytes = (double)in_bytes + (is_hardmax(w) ? (double)out_bytes : 0);
+    r->ok = true;
+  } else {
+    snprintf(r->error, sizeof r->error, "%s", dmlc_context_error(ctx));
+  }
+  free(in);
+  free(out);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  return st;
+}
+
+static result run_workload(dmlc_context *ctx, const workload *w, bool quick, int runs) {
+  result r = {0};
+  uint32_t sizes[3];
+  for (uint32_t d = 0; d < w->rank; d++)
+    sizes[d] = quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
+  dmlc_status st = run_size(ctx, w, sizes, runs, &r);
+  if (st == DMLC_ERROR_UNSUPPORTED) {
+    snprintf(r.original, sizeof r.original, "%s", r.name);
+    while (st == DMLC_ERROR_UNSUPPORTED && sizes[0] > 1) {
+      sizes[0] /= 2;
+      st = run_size(ctx, w, sizes, runs, &r);
+    }
+  }
+  return r;
+}
+
+int main(int argc, char **argv) {
+  bool quick = false;
+  int runs = 11;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+      runs = atoi(argv[++i]);
+      runs = runs < 1 ? 1 : runs > 64 ? 64 : runs;
+    } else {
+      fprintf(stderr, "usage: %s [--quick] [--runs N]\n", argv[0]);
+      return 2;
+    }
+  }
+  dmlc_context *ctx;
+  if (dmlc_context_create(&ctx) != DMLC_OK)
+    return 1;
+  char *desc = NULL;
+  if (dmlc_device_describe(ctx, DMLC_DEVICE_VULKAN, &desc) != DMLC_OK) {
+    fprintf(stderr, "no Vulkan device: %s\n", dmlc_context_error(ctx));
+    dmlc_context_destroy(ctx);
+    return 1;
+  }
+  printf("vulkan devices:\n%s", desc);
+  dmlc_free(desc);
+  printf("runs: %d per workload, after one warm-up%s\n", runs,
+         quick ? " (quick run: sizes / 16)" : "");
+
+  result res[NUM_WORKLOADS];
+  for (size_t i = 0; i < NUM_WORKLOADS; i++) {
+    res[i] = run_workload(ctx, &workloads[i], quick, runs);
+    fprintf(stderr, "  %-44s %s\n", res[i].name, res[i].ok ? "done" : "failed");
+  }
+  dmlc_context_destroy(ctx);
+
+  printf("\n| workload | kernels | kernel time | GB/s (kernel) | dmlc_execute | note |\n");
+  printf("|---|---:|---:|---:|---:|---|\n");
+  for (size_t i = 0; i < NUM_WORKLOADS; i++) {
+    const result *r = &res[i];
+    char note[128] = "";
+    if (r->original[0])
+      snprintf(note, sizeof note, "scaled: %s exceeds maxStorageBufferRange", r->original);
+    if (!r->ok)
+      printf("| %s | - | - | - | - | ERROR: %s |\n", r->name, r->error);
+    else
+      printf("| %s | %u | %.3f ms | %.2f | %.3f ms | %s |\n", r->name, r->kernels,
+             r->kernel_s * 1e3, r->kernel_s > 0 ? r->bytes / r->kernel_s / 1e9 : 0.0,
+             r->wall_s * 1e3, note);
+  }
+  return 0;
+}
