@@ -727,41 +727,27 @@ static bool run_operator_case(dmlc_context *ctx, rng *r, unsigned chunk, unsigne
 
 /* ---- multi-operator graphs as IR text ---- */
 
-typedef struct text {
-  char buf[4096];
-  size_t len;
-} text;
-
-static void text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_add(text *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
-  va_end(ap);
-  ck_assert(n >= 0 && (size_t)n < sizeof t->buf - t->len);
-  t->len += (size_t)n;
-}
+typedef dmlc_test_text text;
 
 static void text_type(text *t, DML_TENSOR_DATA_TYPE type, uint32_t rank, const UINT *sizes,
                       const UINT *strides) {
-  text_add(t, "%s[", dmlc_data_type_name(type));
+  dmlc_test_text_add(t, "%s[", dmlc_data_type_name(type));
   for (uint32_t d = 0; d < rank; d++)
-    text_add(t, "%s%u", d ? "," : "", sizes[d]);
-  text_add(t, "]");
+    dmlc_test_text_add(t, "%s%u", d ? "," : "", sizes[d]);
+  dmlc_test_text_add(t, "]");
   if (!strides)
     return;
-  text_add(t, "{strides = [");
+  dmlc_test_text_add(t, "{strides = [");
   for (uint32_t d = 0; d < rank; d++)
-    text_add(t, "%s%u", d ? ", " : "", strides[d]);
-  text_add(t, "]}");
+    dmlc_test_text_add(t, "%s%u", d ? ", " : "", strides[d]);
+  dmlc_test_text_add(t, "]}");
 }
 
 static void text_axes(text *t, uint32_t n, const UINT *axes) {
-  text_add(t, "{axes = [");
+  dmlc_test_text_add(t, "{axes = [");
   for (uint32_t k = 0; k < n; k++)
-    text_add(t, "%s%u", k ? ", " : "", axes[k]);
-  text_add(t, "]");
+    dmlc_test_text_add(t, "%s%u", k ? ", " : "", axes[k]);
+  dmlc_test_text_add(t, "]");
 }
 
 /* hardmax and argmax (and sometimes argmin) of one float input, each to
@@ -798,31 +784,31 @@ static bool run_graph_case(dmlc_context *ctx, rng *r, unsigned chunk, unsigned i
   const DML_TENSOR_DATA_TYPE min_type = index_types[rng_below(r, NUM_INDEX_TYPES)];
 
   text t = {.len = 0};
-  text_add(&t, "graph @conformance(%%x: ");
+  dmlc_test_text_add(&t, "graph @conformance(%%x: ");
   text_type(&t, type, rank, sizes, in_layout == LAYOUT_PACKED ? NULL : in_strides);
-  text_add(&t, ") -> (");
+  dmlc_test_text_add(&t, ") -> (");
   text_type(&t, type, rank, sizes, hard_layout == LAYOUT_PACKED ? NULL : hard_strides);
-  text_add(&t, ", ");
+  dmlc_test_text_add(&t, ", ");
   text_type(&t, arg_type, rank, arg_sizes, arg_layout == LAYOUT_PACKED ? NULL : arg_strides);
   if (num_min) {
-    text_add(&t, ", ");
+    dmlc_test_text_add(&t, ", ");
     text_type(&t, min_type, rank, min_sizes, NULL);
   }
-  text_add(&t, ") {\n  %%0 = hardmax %%x ");
+  dmlc_test_text_add(&t, ") {\n  %%0 = hardmax %%x ");
   text_axes(&t, num_hard, hard_axes);
-  text_add(&t, "} : ");
+  dmlc_test_text_add(&t, "} : ");
   text_type(&t, type, rank, sizes, NULL);
-  text_add(&t, "\n  %%1 = argmax %%x ");
+  dmlc_test_text_add(&t, "\n  %%1 = argmax %%x ");
   text_axes(&t, num_arg, arg_axes);
-  text_add(&t, ", direction = %s} : ", rng_below(r, 2) ? "decreasing" : "increasing");
+  dmlc_test_text_add(&t, ", direction = %s} : ", rng_below(r, 2) ? "decreasing" : "increasing");
   text_type(&t, arg_type, rank, arg_sizes, NULL);
   if (num_min) {
-    text_add(&t, "\n  %%2 = argmin %%x ");
+    dmlc_test_text_add(&t, "\n  %%2 = argmin %%x ");
     text_axes(&t, num_min, min_axes);
-    text_add(&t, ", direction = %s} : ", rng_below(r, 2) ? "decreasing" : "increasing");
+    dmlc_test_text_add(&t, ", direction = %s} : ", rng_below(r, 2) ? "decreasing" : "increasing");
     text_type(&t, min_type, rank, min_sizes, NULL);
   }
-  text_add(&t, "\n  return %%0, %%1%s\n}\n", num_min ? ", %2" : "");
+  dmlc_test_text_add(&t, "\n  return %%0, %%1%s\n}\n", num_min ? ", %2" : "");
 
   dmlc_graph *g = NULL;
   const dmlc_status st = dmlc_graph_parse(ctx, t.buf, t.len, "conformance.dmlir", &g);

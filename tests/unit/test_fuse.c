@@ -27,33 +27,20 @@ static uint32_t rnd(uint32_t n) { /* xorshift64, in [0, n) */
 }
 
 /* ---- text building ---- */
-typedef struct text {
-  char buf[16384];
-  size_t len;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
-  va_end(ap);
-  ck_assert(n >= 0 && (size_t)n < sizeof t->buf - t->len);
-  t->len += (size_t)n;
-}
+typedef dmlc_test_text text;
 
 static void put_list(text *t, const uint64_t *items, uint32_t n) {
-  put(t, "[");
+  dmlc_test_text_add(t, "[");
   for (uint32_t i = 0; i < n; i++)
-    put(t, "%s%llu", i ? ", " : "", (unsigned long long)items[i]);
-  put(t, "]");
+    dmlc_test_text_add(t, "%s%llu", i ? ", " : "", (unsigned long long)items[i]);
+  dmlc_test_text_add(t, "]");
 }
 
 static void put_dims(text *t, const uint32_t *dims, uint32_t n) {
-  put(t, "[");
+  dmlc_test_text_add(t, "[");
   for (uint32_t i = 0; i < n; i++)
-    put(t, "%s%u", i ? "," : "", dims[i]);
-  put(t, "]");
+    dmlc_test_text_add(t, "%s%u", i ? "," : "", dims[i]);
+  dmlc_test_text_add(t, "]");
 }
 
 /* ---- random tensors ---- */
@@ -167,29 +154,29 @@ static void gen_arg(gen *g, text *body, uint32_t x_index, const char *x_name) {
         merged[m++] = x->dims[d];
       }
     }
-    put(body, "  %%%u = reshape %%%s : %s", g->next, x_name, x->dtype);
+    dmlc_test_text_add(body, "  %%%u = reshape %%%s : %s", g->next, x_name, x->dtype);
     put_dims(body, merged, m);
-    put(body, "\n  %%%u = %s %%%u {axes = [", g->next + 1, op, g->next);
+    dmlc_test_text_add(body, "\n  %%%u = %s %%%u {axes = [", g->next + 1, op, g->next);
     uint32_t out_dims[DMLC_MAX_RANK];
     for (uint32_t i = 0, first = 1; i < m; i++) {
       out_dims[i] = red[i] ? 1 : merged[i];
       if (red[i]) {
-        put(body, "%s%u", first ? "" : ", ", i);
+        dmlc_test_text_add(body, "%s%u", first ? "" : ", ", i);
         first = 0;
       }
     }
-    put(body, "], direction = %s} : %s", dir, r.dtype);
+    dmlc_test_text_add(body, "], direction = %s} : %s", dir, r.dtype);
     put_dims(body, out_dims, m);
-    put(body, "\n  %%%u = reshape %%%u : %s", g->next + 2, g->next + 1, r.dtype);
+    dmlc_test_text_add(body, "\n  %%%u = reshape %%%u : %s", g->next + 2, g->next + 1, r.dtype);
     put_dims(body, r.dims, r.rank);
-    put(body, "\n");
+    dmlc_test_text_add(body, "\n");
     g->next += 3;
   } else {
-    put(body, "  %%%u = %s %%%s {axes = ", g->next, op, x_name);
+    dmlc_test_text_add(body, "  %%%u = %s %%%s {axes = ", g->next, op, x_name);
     put_axes(body, axes, n);
-    put(body, ", direction = %s} : %s", dir, r.dtype);
+    dmlc_test_text_add(body, ", direction = %s} : %s", dir, r.dtype);
     put_dims(body, r.dims, r.rank);
-    put(body, "\n");
+    dmlc_test_text_add(body, "\n");
     g->next++;
   }
   g->out[g->num_outputs] = r;
@@ -200,11 +187,11 @@ static void gen_hardmax(gen *g, text *body, uint32_t x_index, const char *x_name
   const tensor *x = &g->in[x_index];
   uint32_t axes[DMLC_MAX_RANK];
   const uint32_t n = random_axes(x, axes);
-  put(body, "  %%%u = hardmax %%%s {axes = ", g->next, x_name);
+  dmlc_test_text_add(body, "  %%%u = hardmax %%%s {axes = ", g->next, x_name);
   put_axes(body, axes, n);
-  put(body, "} : %s", x->dtype);
+  dmlc_test_text_add(body, "} : %s", x->dtype);
   put_dims(body, x->dims, x->rank);
-  put(body, "\n");
+  dmlc_test_text_add(body, "\n");
   g->out[g->num_outputs] = *x;
   g->out_value[g->num_outputs++] = g->next++;
 }
@@ -213,16 +200,16 @@ static void gen_graph(gen *g) {
   memset(g, 0, sizeof *g);
   g->num_inputs = 1 + rnd(2);
   text body = {.len = 0};
-  put(&g->t, "graph @random(");
+  dmlc_test_text_add(&g->t, "graph @random(");
   for (uint32_t i = 0; i < g->num_inputs; i++) {
     random_tensor(&g->in[i], rnd(2));
     uint64_t strides[DMLC_MAX_RANK];
     random_strides(&g->in[i], true, strides);
-    put(&g->t, "%s%%x%u: %s", i ? ", " : "", i, g->in[i].dtype);
+    dmlc_test_text_add(&g->t, "%s%%x%u: %s", i ? ", " : "", i, g->in[i].dtype);
     put_dims(&g->t, g->in[i].dims, g->in[i].rank);
-    put(&g->t, "{strides = ");
+    dmlc_test_text_add(&g->t, "{strides = ");
     put_list(&g->t, strides, g->in[i].rank);
-    put(&g->t, "}");
+    dmlc_test_text_add(&g->t, "}");
   }
   const uint32_t ops = 1 + rnd(4);
   for (uint32_t k = 0; k < ops; k++) {
@@ -239,24 +226,24 @@ static void gen_graph(gen *g) {
     g->out[g->num_outputs] = g->in[0];
     g->out_value[g->num_outputs++] = 1000;
   }
-  put(&g->t, ") -> (");
+  dmlc_test_text_add(&g->t, ") -> (");
   for (uint32_t o = 0; o < g->num_outputs; o++) {
     uint64_t strides[DMLC_MAX_RANK];
     random_strides(&g->out[o], false, strides);
-    put(&g->t, "%s%s", o ? ", " : "", g->out[o].dtype);
+    dmlc_test_text_add(&g->t, "%s%s", o ? ", " : "", g->out[o].dtype);
     put_dims(&g->t, g->out[o].dims, g->out[o].rank);
-    put(&g->t, "{strides = ");
+    dmlc_test_text_add(&g->t, "{strides = ");
     put_list(&g->t, strides, g->out[o].rank);
-    put(&g->t, "}");
+    dmlc_test_text_add(&g->t, "}");
   }
-  put(&g->t, ") {\n%s  return", body.buf);
+  dmlc_test_text_add(&g->t, ") {\n%s  return", body.buf);
   for (uint32_t o = 0; o < g->num_outputs; o++) {
     if (g->out_value[o] >= 1000)
-      put(&g->t, "%s %%x%u", o ? "," : "", g->out_value[o] - 1000);
+      dmlc_test_text_add(&g->t, "%s %%x%u", o ? "," : "", g->out_value[o] - 1000);
     else
-      put(&g->t, "%s %%%u", o ? "," : "", g->out_value[o]);
+      dmlc_test_text_add(&g->t, "%s %%%u", o ? "," : "", g->out_value[o]);
   }
-  put(&g->t, "\n}\n");
+  dmlc_test_text_add(&g->t, "\n}\n");
 }
 
 /* ---- buffers ---- */

@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,4 +38,13 @@ char *dmlc_test_read_file(const char *path, size_t *length) {
   if (length)
     *length = len;
   return buf;
+}
+
+void dmlc_test_text_add(dmlc_test_text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
+  va_end(ap);
+  ck_assert(n >= 0 && (size_t)n < sizeof t->buf - t->len);
+  t->len += (size_t)n;
 }
