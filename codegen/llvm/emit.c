@@ -42,6 +42,8 @@ void ec_function_begin(emit_ctx *e, const char *name, bool ranged, LLVMValueRef 
 }
 
 void ec_function_end(emit_ctx *e) {
+  ec_nt_fence(e);
+  e->nt_used = false;
   LLVMBuildRetVoid(e->b);
   LLVMBuildBr(e->entry_b, LLVMGetNextBasicBlock(e->entry));
 }
@@ -77,6 +79,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.m = module;
   e.k = k;
   e.vector_bytes = target && target->vector_bytes >= 16 ? target->vector_bytes : 16;
+  e.nt_min_bytes = target ? target->nontemporal_min_bytes : 0;
   e.b = LLVMCreateBuilderInContext(e.c);
   e.entry_b = LLVMCreateBuilderInContext(e.c);
   e.i1 = LLVMInt1TypeInContext(e.c);

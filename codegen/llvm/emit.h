@@ -9,6 +9,10 @@
 
 typedef struct dmlc_llvm_target {
   uint32_t vector_bytes; /* the widest vector register: 16 (SSE), 32 (AVX2), 64 (AVX-512) */
+  /* Full-size outputs (ONEHOT) of at least this many bytes are written with
+   * non-temporal stores where aligned (they would only evict the input from
+   * the caches); 0: never. */
+  uint64_t nontemporal_min_bytes;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

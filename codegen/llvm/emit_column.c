@@ -111,6 +111,7 @@ typedef struct out_arg {
   uint32_t out;
   LLVMValueRef base; /* output offset of column c0 (and row r for ONEHOT) */
   LLVMValueRef r;    /* ONEHOT row */
+  bool nt;           /* vectors are aligned: non-temporal stores */
 } out_arg;
 
 static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -132,7 +133,23 @@ static void onehot_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMValueRef v = LLVMBuildSelect(e->b, hit, ec_splat(e, ec_const_elem(e, o->dtype, 1), lanes),
                                    ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes), "");
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
-  ec_store(e, o->dtype, e->out[a->out], off, v);
+  if (a->nt && lanes > 1)
+    ec_store_nt(e, o->dtype, e->out[a->out], off, v);
+  else
+    ec_store(e, o->dtype, e->out[a->out], off, v);
+}
+
+/* The ONEHOT rows of output oa->out (nt: with non-temporal vector stores). */
+static void onehot_rows(column *c, out_arg *oa, LLVMValueRef base, uint64_t width, bool nt) {
+  emit_ctx *e = c->e;
+  const dmlc_kout *out = &e->k->outputs[oa->out];
+  const uint64_t si = out->strides[e->k->rank - 1];
+  ec_loop l;
+  oa->r = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, c->rows), 1);
+  oa->base = ec_madd(e, base, oa->r, out->strides[e->k->rank - 2]);
+  oa->nt = nt;
+  for_columns(c, width, si == 1, onehot_body, oa);
+  ec_loop_end(e, &l);
 }
 
 /* One block of width columns (a constant) starting at column c0 of outer o. */
@@ -164,16 +181,25 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t widt
     LLVMValueRef base = ec_mul(e, c0, si);
     if (rank == 3)
       base = ec_madd(e, base, o, out->strides[0]);
-    out_arg oa = {i, base, NULL};
+    out_arg oa = {i, base, NULL, false};
     if (out->kind == DMLC_KOUT_INDEX) {
       for_columns(c, width, si == 1, index_body, &oa);
       continue;
     }
-    ec_loop l;
-    oa.r = ec_loop_begin(e, &l, zero, ec_i64(e, c->rows), 1);
-    oa.base = ec_madd(e, base, oa.r, out->strides[rank - 2]);
-    for_columns(c, width, si == 1, onehot_body, &oa);
-    ec_loop_end(e, &l);
+    /* Non-temporal stores when every row's vectors are aligned: the block's
+     * first one, and rows a multiple of the vector size apart. */
+    const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
+    if (si == 1 && ec_output_nt(e, i) && width >= c->lanes &&
+        out->strides[rank - 2] * dmlc_dtype_size(out->dtype) % vbytes == 0) {
+      ec_if f;
+      ec_if_begin(e, &f, ec_is_aligned(e, out->dtype, e->out[i], base, vbytes));
+      onehot_rows(c, &oa, base, width, true);
+      ec_if_else(e, &f);
+      onehot_rows(c, &oa, base, width, false);
+      ec_if_end(e, &f);
+    } else {
+      onehot_rows(c, &oa, base, width, false);
+    }
   }
 }
 

@@ -363,3 +363,85 @@ void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LL
 }
 
 bool ec_is_reduced(const dmlc_kdesc *k, uint32_t d) { return (k->reduced_mask >> d) & 1u; }
+
+/* ---- non-temporal stores ---- */
+
+void ec_store_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v) {
+  LLVMValueRef s = LLVMBuildStore(e->b, v, elem_ptr(e, ec_store_type(e, dt), base, off));
+  LLVMSetAlignment(s, dmlc_dtype_size(dt) * lanes_of(v));
+  LLVMMetadataRef one = LLVMValueAsMetadata(ec_i32(e, 1));
+  LLVMValueRef node = LLVMMetadataAsValue(e->c, LLVMMDNodeInContext2(e->c, &one, 1));
+  LLVMSetMetadata(s, LLVMGetMDKindIDInContext(e->c, "nontemporal", 11), node);
+  e->nt_used = true;
+}
+
+LLVMValueRef ec_is_aligned(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                           uint64_t bytes) {
+  LLVMValueRef p = elem_ptr(e, ec_store_type(e, dt), base, off);
+  LLVMValueRef a = LLVMBuildPtrToInt(e->b, p, e->i64, "");
+  LLVMValueRef low = LLVMBuildAnd(e->b, a, ec_i64(e, bytes - 1), "");
+  return LLVMBuildICmp(e->b, LLVMIntEQ, low, ec_i64(e, 0), "aligned");
+}
+
+static LLVMValueRef umin64(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntULT, a, b, ""), a, b, "");
+}
+
+void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                     LLVMValueRef count, ec_run_value fn, void *arg) {
+  const uint64_t size = dmlc_dtype_size(dt);
+  const uint32_t lanes = ec_vector_lanes(e, dt);
+  const uint64_t vbytes = size * lanes;
+  /* head: elements before the first vbytes-aligned one */
+  LLVMValueRef p = elem_ptr(e, ec_store_type(e, dt), base, off);
+  LLVMValueRef a = LLVMBuildPtrToInt(e->b, p, e->i64, "");
+  LLVMValueRef mis = LLVMBuildAnd(e->b, a, ec_i64(e, vbytes - 1), "");
+  LLVMValueRef head = LLVMBuildUDiv(
+      e->b,
+      LLVMBuildAnd(e->b, LLVMBuildSub(e->b, ec_i64(e, vbytes), mis, ""), ec_i64(e, vbytes - 1), ""),
+      ec_i64(e, size), "");
+  if (size > 1) {
+    LLVMValueRef odd = LLVMBuildAnd(e->b, a, ec_i64(e, size - 1), "");
+    head = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntNE, odd, ec_i64(e, 0), ""), count, head,
+                           "");
+  }
+  head = umin64(e, head, count);
+  LLVMValueRef vend = ec_add(e, head,
+                             LLVMBuildAnd(e->b, LLVMBuildSub(e->b, count, head, ""),
+                                          ec_i64(e, ~(uint64_t)(lanes - 1)), ""));
+  ec_loop l;
+  LLVMValueRef i = ec_loop_begin(e, &l, ec_i64(e, 0), head, 1);
+  ec_store(e, dt, base, ec_add(e, off, i), fn(e, i, 1, arg));
+  ec_loop_end(e, &l);
+  i = ec_loop_begin(e, &l, head, vend, lanes);
+  if (e->run_prefetch)
+    ec_prefetch_read(e, ec_add(e, e->run_prefetch, i));
+  ec_store_nt(e, dt, base, ec_add(e, off, i), fn(e, i, lanes, arg));
+  ec_loop_end(e, &l);
+  i = ec_loop_begin(e, &l, vend, count, 1);
+  ec_store(e, dt, base, ec_add(e, off, i), fn(e, i, 1, arg));
+  ec_loop_end(e, &l);
+}
+
+void ec_nt_fence(emit_ctx *e) {
+  if (e->nt_used)
+    LLVMBuildFence(e->b, LLVMAtomicOrderingSequentiallyConsistent, false, "");
+}
+
+bool ec_output_nt(const emit_ctx *e, uint32_t i) {
+  const dmlc_kout *o = &e->k->outputs[i];
+  if (!e->nt_min_bytes || o->kind == DMLC_KOUT_INDEX)
+    return false;
+  uint64_t bytes = dmlc_dtype_size(o->dtype);
+  for (uint32_t d = 0; d < e->k->rank; d++)
+    bytes *= e->k->dims[d];
+  return bytes >= e->nt_min_bytes;
+}
+
+void ec_prefetch_read(emit_ctx *e, LLVMValueRef off) {
+  LLVMValueRef p = elem_ptr(e, ec_store_type(e, e->k->read_dtype), e->read, off);
+  LLVMTypeRef pt = e->ptr;
+  /* read, locality 2 (prefetcht1: L2 and up), data */
+  LLVMValueRef args[4] = {p, ec_i32(e, 0), ec_i32(e, 2), ec_i32(e, 1)};
+  call_intrinsic(e, "llvm.prefetch", &pt, 1, args, 4);
+}

@@ -13,13 +13,18 @@ typedef struct emit_ctx {
   LLVMBuilderRef entry_b; /* allocas and buffer pointers, in the entry block */
   const dmlc_kdesc *k;
   uint32_t vector_bytes;
+  uint64_t nt_min_bytes; /* dmlc_llvm_target.nontemporal_min_bytes */
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;
   /* Buffer pointers loaded in the entry block: read, outputs, scratch. */
   LLVMValueRef read;
   LLVMValueRef out[DMLC_KDESC_MAX_OUTPUTS];
   LLVMValueRef scratch;
+  /* ec_store_run_nt prefetches the read from this element offset (NULL:
+   * none), one vector's worth of read elements per vector stored. */
+  LLVMValueRef run_prefetch;
   bool use_scratch; /* set before ec_function_begin to load the scratch pointer */
+  bool nt_used;     /* the function has non-temporal stores (ec_nt_fence) */
   LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr, void_t;
 } emit_ctx;
 
@@ -95,6 +100,31 @@ LLVMValueRef ec_convert(emit_ctx *e, LLVMValueRef v, dmlc_dtype from, dmlc_dtype
 /* Writes value (a dtype constant) to count elements at base + off + i * stride. */
 void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef count,
              uint64_t stride, LLVMValueRef value);
+/* Non-temporal stores (outputs written once and not read back soon):
+ * a vector store of v at element off of base that skips the caches; the
+ * address must be aligned to the vector's size. */
+void ec_store_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v);
+/* Whether base + off (in elements of dt) is aligned to bytes (a power of 2). */
+LLVMValueRef ec_is_aligned(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                           uint64_t bytes);
+/* The values of `lanes` consecutive elements of a run from element i. */
+typedef LLVMValueRef (*ec_run_value)(emit_ctx *e, LLVMValueRef i, uint32_t lanes, void *arg);
+/* Writes count contiguous elements of dt at base + off (in elements), the
+ * values from fn: scalar stores up to the first vector-aligned element (all
+ * of them when the run is not element-aligned), aligned non-temporal vector
+ * stores, scalar stores for the rest. Sets e->nt_used: the function must end
+ * with ec_nt_fence. */
+void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                     LLVMValueRef count, ec_run_value fn, void *arg);
+/* Prefetches (for reading) the cache line at element off of the read. */
+void ec_prefetch_read(emit_ctx *e, LLVMValueRef off);
+/* A fence that orders the non-temporal stores before anything the caller
+ * does after the kernel returns (the thread pool's hand-off); nothing when
+ * the function made none. */
+void ec_nt_fence(emit_ctx *e);
+/* Whether output i is a full-size output large enough for non-temporal
+ * stores. */
+bool ec_output_nt(const emit_ctx *e, uint32_t i);
 /* Whether space dim d is reduced. */
 bool ec_is_reduced(const dmlc_kdesc *k, uint32_t d);
 

@@ -117,13 +117,52 @@ static LLVMValueRef row_base(emit_ctx *e, const uint64_t *strides, LLVMValueRef 
   return e->k->rank == 2 ? ec_mul(e, o, strides[0]) : ec_i64(e, 0);
 }
 
-/* INDEX outputs and the 1 of ONEHOT outputs for row o. */
-static void store_results(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx) {
+/* Whether ONEHOT output out is contiguous along the row: written in one
+ * pass of non-temporal stores. */
+static bool onehot_run(const emit_ctx *e, uint32_t i) {
+  return e->k->outputs[i].strides[e->k->rank - 1] == 1 && ec_output_nt(e, i);
+}
+
+typedef struct onehot_arg {
+  dmlc_dtype dt;
+  LLVMValueRef idx; /* the row's result (i64); NULL: all zeros */
+} onehot_arg;
+
+/* lanes elements from row position i: 1 at idx, else 0. */
+static LLVMValueRef onehot_value(emit_ctx *e, LLVMValueRef i, uint32_t lanes, void *arg) {
+  const onehot_arg *a = arg;
+  LLVMValueRef one = ec_splat(e, ec_const_elem(e, a->dt, 1), lanes);
+  LLVMValueRef zero = ec_splat(e, ec_const_elem(e, a->dt, 0), lanes);
+  if (!a->idx)
+    return zero;
+  /* d = idx - i: the lane of the 1, when below lanes */
+  LLVMValueRef d = LLVMBuildSub(e->b, a->idx, i, "");
+  if (lanes == 1)
+    return LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, d, ec_i64(e, 0), ""), one, zero,
+                           "");
+  LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGE, d, ec_i64(e, lanes), "");
+  d = LLVMBuildSelect(e->b, over, ec_i64(e, lanes), d, "");
+  LLVMTypeRef it = LLVMIntTypeInContext(e->c, 8 * dmlc_dtype_size(a->dt));
+  LLVMValueRef iota[64];
+  for (uint32_t l = 0; l < lanes; l++)
+    iota[l] = LLVMConstInt(it, l, false);
+  LLVMValueRef dv = ec_splat(e, LLVMBuildTrunc(e->b, d, it, ""), lanes);
+  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntEQ, LLVMConstVector(iota, lanes), dv, "");
+  return LLVMBuildSelect(e->b, hit, one, zero, "");
+}
+
+/* INDEX outputs and the 1 of ONEHOT outputs for row o (all of a ONEHOT
+ * output's row, when written in one pass: whole). */
+static void store_results(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, bool whole) {
   const dmlc_kdesc *k = e->k;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
     LLVMValueRef off = row_base(e, out->strides, o);
-    if (out->kind == DMLC_KOUT_INDEX) {
+    if (whole && onehot_run(e, i)) {
+      onehot_arg a = {out->dtype, idx};
+      ec_store_run_nt(e, out->dtype, e->out[i], off, ec_i64(e, k->dims[k->rank - 1]), onehot_value,
+                      &a);
+    } else if (out->kind == DMLC_KOUT_INDEX) {
       ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
     } else {
       off = ec_madd(e, off, idx, out->strides[k->rank - 1]);
@@ -132,16 +171,23 @@ static void store_results(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx) {
   }
 }
 
-/* The 0s of ONEHOT outputs over count elements of row o from start. */
-static void fill_zeros(emit_ctx *e, LLVMValueRef o, LLVMValueRef start, LLVMValueRef count) {
+/* The 0s of ONEHOT outputs over count elements of row o from start (but
+ * those written in one pass, unless all). */
+static void fill_zeros(emit_ctx *e, LLVMValueRef o, LLVMValueRef start, LLVMValueRef count,
+                       bool all) {
   const dmlc_kdesc *k = e->k;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
-    if (out->kind != DMLC_KOUT_ONEHOT)
+    if (out->kind != DMLC_KOUT_ONEHOT || (!all && onehot_run(e, i)))
       continue;
     const uint64_t s = out->strides[k->rank - 1];
     LLVMValueRef off = ec_madd(e, row_base(e, out->strides, o), start, s);
-    ec_fill(e, out->dtype, e->out[i], off, count, s, ec_const_elem(e, out->dtype, 0));
+    if (onehot_run(e, i)) {
+      onehot_arg a = {out->dtype, NULL};
+      ec_store_run_nt(e, out->dtype, e->out[i], off, count, onehot_value, &a);
+    } else {
+      ec_fill(e, out->dtype, e->out[i], off, count, s, ec_const_elem(e, out->dtype, 0));
+    }
   }
 }
 
@@ -162,8 +208,14 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMValueRef o = ec_loop_begin(e, &l, begin, end, 1);
   LLVMValueRef val, idx;
   reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
-  fill_zeros(e, o, ec_i64(e, 0), ec_i64(e, len));
-  store_results(e, o, idx);
+  fill_zeros(e, o, ec_i64(e, 0), ec_i64(e, len), false);
+  /* While the row's output streams out, the next row (of this call) streams
+   * in: the reads do not wait for the writes. */
+  LLVMValueRef next = ec_add(e, o, ec_i64(e, 1));
+  next = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntULT, next, end, ""), next, o, "");
+  e->run_prefetch = row_base(e, k->read_strides, next);
+  store_results(e, o, idx, true);
+  e->run_prefetch = NULL;
   ec_loop_end(e, &l);
   ec_function_end(e);
   info->num_tasks = k->rank == 2 ? k->dims[0] : 1;
@@ -210,7 +262,7 @@ static void emit_split_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMBuildStore(e->b, ec_add(e, LLVMBuildLoad2(e->b, e->i64, idx_var, ""), start), islot);
   LLVMValueRef count =
       LLVMBuildSelect(e->b, is_last, ec_i64(e, last), ec_i64(e, ROW_CHUNK), "count");
-  fill_zeros(e, o, start, count);
+  fill_zeros(e, o, start, count, true);
   ec_loop_end(e, &l);
   ec_function_end(e);
 
@@ -245,7 +297,7 @@ static void emit_split_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, xi, bi, ""), best_idx);
     ec_loop_end(e, &lc);
   }
-  store_results(e, o, LLVMBuildLoad2(e->b, e->i64, best_idx, ""));
+  store_results(e, o, LLVMBuildLoad2(e->b, e->i64, best_idx, ""), false);
   ec_loop_end(e, &lo);
   ec_function_end(e);
 

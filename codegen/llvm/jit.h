@@ -1,8 +1,8 @@
 /* A JIT for the host CPU, one per context: kernel descriptions -> LLVM IR
  * (codegen/llvm/emit.h) -> verified, optimized with the new pass manager
- * (default<O3>, loop and SLP vectorization on) for the host's CPU and
- * features -> machine code loaded into one ORC LLJIT. Compiled code lives
- * until the JIT is destroyed. Not thread-safe (like its context). This header
+ * (default<O2> without LLVM's vectorizers and unroller: the emitter writes
+ * the vector code) for the host's CPU and features -> machine code loaded into one ORC LLJIT.
+ * Compiled code lives until the JIT is destroyed. Not thread-safe (like its context). This header
  * keeps LLVM's types out of its users. */
 #ifndef DMLC_CODEGEN_LLVM_JIT_H
 #define DMLC_CODEGEN_LLVM_JIT_H

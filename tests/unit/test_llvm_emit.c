@@ -24,6 +24,10 @@
 #define SENTINEL 0xab
 
 static LLVMTargetMachineRef host_tm;
+/* dmlc_llvm_target.nontemporal_min_bytes for the kernels compiled, and the
+ * byte offset of every output buffer from a 64-byte boundary. */
+static uint64_t nt_min_bytes;
+static uint32_t out_shift;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -301,7 +305,7 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMSetModuleDataLayout(mod, td);
   LLVMDisposeTargetData(td);
 
-  const dmlc_llvm_target target = {32};
+  const dmlc_llvm_target target = {32, nt_min_bytes};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -370,7 +374,7 @@ static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *modes, int 
   void *buffers[DMLC_KDESC_MAX_OUTPUTS + 2] = {read};
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     olen[i] = span(k, k->outputs[i].strides) * dmlc_dtype_size(k->outputs[i].dtype);
-    got[i] = malloc(olen[i]);
+    got[i] = (uint8_t *)aligned_alloc(64, (olen[i] + 64 + 63) / 64 * 64) + out_shift;
     want[i] = malloc(olen[i]);
     buffers[1 + i] = got[i];
   }
@@ -402,7 +406,7 @@ static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *modes, int 
     }
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
-    free(got[i]);
+    free(got[i] - out_shift);
     free(want[i]);
   }
   free(read);
@@ -474,6 +478,78 @@ START_TEST(test_row_split) {
       check_kernel_modes(&k, modes, 3);
     }
   }
+}
+END_TEST
+
+/* ---- non-temporal ONEHOT stores ---- */
+
+/* Rows (whole and split) and columns with ONEHOT outputs written by
+ * non-temporal stores: output buffers at offsets from a 32-byte boundary
+ * the element size allows (and some it does not: those take the ordinary
+ * path), row lengths around the vector size, ties, NaNs, both directions. */
+START_TEST(test_nontemporal) {
+  static const dmlc_dtype types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_U8, DMLC_DTYPE_F64,
+                                     DMLC_DTYPE_BOOL};
+  const dmlc_dtype ot = types[_i % 5];
+  const dmlc_dtype rt = _i < 5 ? DMLC_DTYPE_F32 : DMLC_DTYPE_F16;
+  static const uint32_t shifts[] = {0, 1, 2, 4, 8, 12, 16, 24, 31, 32};
+  static const uint32_t lens[] = {8, 10, 34, 101};
+  const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_ALL_NAN};
+  nt_min_bytes = 1;
+  for (int pass = 0; pass < 2; pass++) {
+    const size_t sh = pass ? (size_t)(_i + 5) % 10 : (size_t)_i;
+    out_shift = shifts[sh];
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+      const uint32_t dims[2] = {3 + (uint32_t)l % 3, lens[l]};
+      for (int v = (int)l % 2; v < 4; v += 2) {
+        const dmlc_op op = v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX;
+        const dmlc_direction dir = v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING;
+        dmlc_kdesc k = kd_make(2, dims, 2); /* rows */
+        kd_out(&k, DMLC_KOUT_ONEHOT, ot, 1);
+        if (v == 1)
+          kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+        kd_reduce(&k, rt, op, dir);
+        check_kernel_modes(&k, modes, 3);
+        k = kd_make(2, dims, 1); /* columns */
+        kd_out(&k, DMLC_KOUT_ONEHOT, ot, 1);
+        kd_reduce(&k, rt, op, dir);
+        check_kernel_modes(&k, modes, 3);
+      }
+    }
+    if (pass == 0 && _i % 3 == 0) { /* split rows: zeros by the tasks, the 1 by finish */
+      const uint32_t dims[2] = {2, 262144 + 9};
+      dmlc_kdesc k = kd_make(2, dims, 2);
+      kd_out(&k, DMLC_KOUT_ONEHOT, ot, 1);
+      kd_reduce(&k, rt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, 2);
+    }
+  }
+  nt_min_bytes = 0;
+  out_shift = 0;
+}
+END_TEST
+
+/* The non-temporal paths are there (a vector store with !nontemporal) only
+ * when the output is large enough. */
+START_TEST(test_nontemporal_ir) {
+  const uint32_t dims[2] = {64, 1000};
+  for (int mask = 1; mask <= 2; mask++) {
+    for (int big = 0; big < 2; big++) {
+      dmlc_kdesc k = kd_make(2, dims, (uint32_t)mask);
+      kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
+      nt_min_bytes = big ? 64 * 1000 * 4 : 64 * 1000 * 4 + 1;
+      jitted j;
+      char *ir = NULL;
+      compile(&k, &j, &ir);
+      const bool nt = strstr(ir, "!nontemporal") != NULL;
+      ck_assert_msg(nt == (big != 0), "mask %d big %d: nontemporal %d", mask, big, nt);
+      ck_assert_msg(!big || strstr(ir, "fence seq_cst"), "no fence:\n%s", ir);
+      LLVMDisposeMessage(ir);
+      release(&j);
+    }
+  }
+  nt_min_bytes = 0;
 }
 END_TEST
 
@@ -625,6 +701,8 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_2d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_nontemporal, 0, 10);
+  tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
