@@ -10,9 +10,11 @@
  *            then merge (key, index) pairs within subgroups by shuffles and
  *            across them, or across the whole group, in shared memory.
  *
- * All buffers are runtime arrays of 32-bit words (binding 0 the read,
- * 1 + i output i); narrower outputs are written through 8/16-bit views of
- * the same binding when the device has 8/16-bit storage. */
+ * Buffers are runtime arrays (binding 0 the read, 1 + i output i) of their
+ * elements' own width where the caps allow it (8/16-bit storage,
+ * shaderInt64: the native path) and of 32-bit words otherwise (the portable
+ * path: loads unpack, narrow stores use atomic and/or, 64-bit values are
+ * word pairs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +86,18 @@ static uint32_t group_index(spv_em *e) {
   return spv_op(e, SpvOpIAdd, load_builtin_x(e, SpvBuiltInWorkgroupId), off);
 }
 
+static void use_narrow_storage(spvb *b, uint32_t size) {
+  if (size == 1) {
+    spvb_capability(b, SpvCapabilityStorageBuffer8BitAccess);
+    spvb_extension(b, "SPV_KHR_8bit_storage");
+  } else {
+    spvb_capability(b, SpvCapabilityStorageBuffer16BitAccess);
+    spvb_extension(b, "SPV_KHR_16bit_storage");
+  }
+}
+
+static void uses_int64(spvb *b) { spvb_capability(b, SpvCapabilityInt64); }
+
 static void declare_interface(spv_em *e) {
   spvb *b = &e->b;
   spvb_capability(b, SpvCapabilityShader);
@@ -93,12 +107,42 @@ static void declare_interface(spv_em *e) {
   e->t_v3 = SPV_TYPE(b, SpvOpTypeVector, e->t_u32, 3);
   e->t_fn = SPV_TYPE(b, SpvOpTypeFunction, e->t_void);
   e->p_fn_u32 = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassFunction, e->t_u32);
-  e->read_var = block_buffer(e, e->t_u32, 4, 0, true, &e->p_sb_u32);
+  e->p_sb_u32 = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, e->t_u32);
+  const uint32_t rsize = e->k->has_read ? dmlc_dtype_size(e->k->read_dtype) : 4;
+  bool need64 = rsize == 8;
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    need64 |= dmlc_dtype_size(e->k->outputs[i].dtype) == 8;
+  if (e->caps->shader_int64 && need64) {
+    e->t_u64 = SPV_TYPE(b, SpvOpTypeInt, 64, 0);
+    e->p_sb_u64 = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, e->t_u64);
+  }
+  e->t_key = e->key_u64 ? e->t_u64 : e->t_u32;
+  e->p_fn_key = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassFunction, e->t_key);
+  /* The read: its own element width where the device can load it (8/16-bit
+   * storage, shaderInt64), else 32-bit words unpacked. */
+  if (rsize == 8 && e->t_u64) {
+    e->read_elem_type = e->t_u64;
+  } else if ((rsize == 1 && e->caps->storage_8bit) || (rsize == 2 && e->caps->storage_16bit)) {
+    use_narrow_storage(b, rsize);
+    e->read_elem_type = SPV_TYPE(b, SpvOpTypeInt, rsize * 8, 0);
+  }
+  if (e->read_elem_type)
+    e->read_var = block_buffer(e, e->read_elem_type, rsize, 0, true, &e->read_elem_ptr);
+  else
+    e->read_var = block_buffer(e, e->t_u32, 4, 0, true, &e->p_sb_u32);
+  if (e->t_u64)
+    uses_int64(b);
   for (uint32_t i = 0; i < e->k->num_outputs; i++) {
     spv_out *o = &e->outs[i];
     const uint32_t size = dmlc_dtype_size(e->k->outputs[i].dtype);
     const bool typed =
         (size == 1 && e->caps->storage_8bit) || (size == 2 && e->caps->storage_16bit);
+    if (size == 8 && e->t_u64) {
+      o->mode = SPV_STORE_U64;
+      o->elem_type = e->t_u64;
+      o->var = block_buffer(e, e->t_u64, 8, 1 + i, false, &o->elem_ptr);
+      continue;
+    }
     if (size >= 4 || !typed) {
       o->mode = size >= 4 ? SPV_STORE_WORDS : SPV_STORE_ATOMIC;
       o->elem_type = e->t_u32;
@@ -106,13 +150,7 @@ static void declare_interface(spv_em *e) {
       continue;
     }
     o->mode = SPV_STORE_TYPED;
-    if (size == 1) {
-      spvb_capability(b, SpvCapabilityStorageBuffer8BitAccess);
-      spvb_extension(b, "SPV_KHR_8bit_storage");
-    } else {
-      spvb_capability(b, SpvCapabilityStorageBuffer16BitAccess);
-      spvb_extension(b, "SPV_KHR_16bit_storage");
-    }
+    use_narrow_storage(b, size);
     o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
     o->var = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
   }
@@ -234,8 +272,8 @@ typedef struct spv_acc {
 } spv_acc;
 
 static spv_acc acc_init(spv_em *e) {
-  spv_acc a = {spv_var(e), e->key64 ? spv_var(e) : 0, spv_var(e)};
-  spv_store(e, a.k0, spv_u32(e, 0));
+  spv_acc a = {spv_key_var(e), e->key64 ? spv_var(e) : 0, spv_var(e)};
+  spv_store(e, a.k0, spv_key_zero(e));
   if (a.k1)
     spv_store(e, a.k1, spv_u32(e, 0));
   /* The identity: the least key, with the index every tie prefers over it. */
@@ -245,14 +283,14 @@ static spv_acc acc_init(spv_em *e) {
 }
 
 static spv_key acc_key(spv_em *e, const spv_acc *a) {
-  return (spv_key){spv_load(e, a->k0), a->k1 ? spv_load(e, a->k1) : spv_u32(e, 0)};
+  return (spv_key){spv_key_load(e, a->k0), a->k1 ? spv_load(e, a->k1) : spv_u32(e, 0)};
 }
 
 static void acc_merge(spv_em *e, const spv_acc *a, spv_key k, uint32_t idx) {
   const spv_key ak = acc_key(e, a);
   const uint32_t ai = spv_load(e, a->idx);
   const uint32_t better = spv_better(e, ak, ai, k, idx);
-  spv_store(e, a->k0, spv_select(e, better, k.k0, ak.k0));
+  spv_store(e, a->k0, spv_key_select(e, better, k.k0, ak.k0));
   if (a->k1)
     spv_store(e, a->k1, spv_select(e, better, k.k1, ak.k1));
   spv_store(e, a->idx, spv_select(e, better, idx, ai));
@@ -273,11 +311,11 @@ static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t s
 }
 
 typedef struct spv_shared {
-  uint32_t k0, k1, idx, ptr;
+  uint32_t k0, k1, idx, ptr, kptr; /* kptr: to one element of k0 (t_key) */
 } spv_shared;
 
-static uint32_t shared_array(spv_em *e, uint32_t len) {
-  const uint32_t arr = SPV_TYPE(&e->b, SpvOpTypeArray, e->t_u32, spv_u32(e, len));
+static uint32_t shared_array(spv_em *e, uint32_t type, uint32_t len) {
+  const uint32_t arr = SPV_TYPE(&e->b, SpvOpTypeArray, type, spv_u32(e, len));
   const uint32_t ptr = SPV_TYPE(&e->b, SpvOpTypePointer, SpvStorageClassWorkgroup, arr);
   return spvb_global_var(&e->b, ptr, SpvStorageClassWorkgroup);
 }
@@ -287,14 +325,14 @@ static uint32_t sh_at(spv_em *e, const spv_shared *s, uint32_t var, uint32_t i) 
 }
 
 static void sh_put(spv_em *e, const spv_shared *s, uint32_t i, spv_key k, uint32_t idx) {
-  spv_store(e, sh_at(e, s, s->k0, i), k.k0);
+  spv_store(e, SPV(&e->b, SpvOpAccessChain, s->kptr, s->k0, i), k.k0);
   if (s->k1)
     spv_store(e, sh_at(e, s, s->k1, i), k.k1);
   spv_store(e, sh_at(e, s, s->idx, i), idx);
 }
 
 static spv_key sh_key(spv_em *e, const spv_shared *s, uint32_t i) {
-  return (spv_key){spv_load(e, sh_at(e, s, s->k0, i)),
+  return (spv_key){spv_key_load(e, SPV(&e->b, SpvOpAccessChain, s->kptr, s->k0, i)),
                    s->k1 ? spv_load(e, sh_at(e, s, s->k1, i)) : spv_u32(e, 0)};
 }
 
@@ -303,9 +341,11 @@ static spv_key sh_key(spv_em *e, const spv_shared *s, uint32_t i) {
 static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
   spvb *b = &e->b;
   const uint32_t L = e->plan.local_size;
-  spv_shared s = {shared_array(e, L), e->key64 ? shared_array(e, L) : 0, shared_array(e, L), 0};
+  spv_shared s = {shared_array(e, e->t_key, L), e->key64 ? shared_array(e, e->t_u32, L) : 0,
+                  shared_array(e, e->t_u32, L), 0, 0};
   s.ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassWorkgroup, e->t_u32);
-  const uint32_t result = shared_array(e, 1);
+  s.kptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassWorkgroup, e->t_key);
+  const uint32_t result = shared_array(e, e->t_u32, 1);
   if (e->plan.subgroups) {
     spvb_capability(b, SpvCapabilityGroupNonUniform);
     spvb_capability(b, SpvCapabilityGroupNonUniformShuffle);
@@ -330,7 +370,17 @@ static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
     const uint32_t scope = spv_u32(e, SpvScopeSubgroup);
     const spv_key mine = acc_key(e, a);
     spv_key other;
-    other.k0 = SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, mine.k0, mv);
+    if (e->key_u64) {
+      /* Shuffled as two words: 64-bit shuffles would need
+       * shaderSubgroupExtendedTypes. */
+      uint32_t lo, hi;
+      spv_split64(e, mine.k0, &lo, &hi);
+      lo = SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, lo, mv);
+      hi = SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, hi, mv);
+      other.k0 = spv_join64(e, lo, hi);
+    } else {
+      other.k0 = SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, mine.k0, mv);
+    }
     other.k1 = a->k1 ? SPV(b, SpvOpGroupNonUniformShuffleXor, e->t_u32, scope, mine.k1, mv)
                      : spv_u32(e, 0);
     const uint32_t oi =
@@ -367,7 +417,8 @@ static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
       const uint32_t ai = spv_load(e, sh_at(e, &s, s.idx, lid));
       const uint32_t bi = spv_load(e, sh_at(e, &s, s.idx, other));
       const uint32_t better = spv_better(e, ak, ai, bk, bi);
-      const spv_key w = {spv_select(e, better, bk.k0, ak.k0), spv_select(e, better, bk.k1, ak.k1)};
+      const spv_key w = {spv_key_select(e, better, bk.k0, ak.k0),
+                         spv_select(e, better, bk.k1, ak.k1)};
       sh_put(e, &s, lid, w, spv_select(e, better, bi, ai));
       if_end(e, &f);
       barrier(e);
@@ -439,7 +490,7 @@ static void emit_elementwise(spv_em *e, uint32_t group, uint32_t lid) {
   if_begin(e, spv_cmp(e, SpvOpULessThan, p, spv_u32(e, (uint32_t)e->plan.points)), &f);
   uint32_t off[MAX_BUFS];
   all_offsets(e, p, (1u << k->rank) - 1, off);
-  spv_bits raw = {0, 0};
+  spv_bits raw = {0, 0, 0};
   bool loaded = false;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
@@ -488,7 +539,8 @@ static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
 
 dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc_diag *diag) {
   const dmlc_dtype_info *ri = dmlc_dtype_get(e->k->read_dtype);
-  e->key64 = e->k->has_reduction && ri->size == 8;
+  e->key_u64 = e->k->has_reduction && ri->size == 8 && e->caps->shader_int64;
+  e->key64 = e->k->has_reduction && ri->size == 8 && !e->key_u64;
   declare_interface(e);
   const uint32_t main_fn = spvb_id(&e->b);
   const uint32_t group = group_index(e);

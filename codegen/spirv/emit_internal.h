@@ -25,18 +25,21 @@ typedef struct spv_plan {
 /* Element bits: lo, and hi for 64-bit elements (0 otherwise). */
 typedef struct spv_bits {
   uint32_t lo, hi;
+  uint32_t wide; /* the same bits as one 64-bit uint (native 64-bit loads), or 0 */
 } spv_bits;
 
 /* An order key: k0 primary, k1 the low word of 64-bit keys. Greater is
- * better (argmin keys are complemented); NaN maps to the maximum. */
+ * better (argmin keys are complemented); NaN maps to the maximum. With
+ * key_u64, k0 is the whole 64-bit key (a 64-bit uint) and k1 is unused. */
 typedef struct spv_key {
   uint32_t k0, k1;
 } spv_key;
 
 typedef enum spv_store_mode {
-  SPV_STORE_WORDS, /* 4- and 8-byte elements: whole words */
-  SPV_STORE_TYPED, /* 1- or 2-byte elements through an 8/16-bit storage view */
-  SPV_STORE_ATOMIC /* 1- or 2-byte elements without 8/16-bit storage: atomic and/or */
+  SPV_STORE_WORDS,  /* 4- and 8-byte elements: whole words */
+  SPV_STORE_TYPED,  /* 1- or 2-byte elements through an 8/16-bit storage view */
+  SPV_STORE_ATOMIC, /* 1- or 2-byte elements without 8/16-bit storage: atomic and/or */
+  SPV_STORE_U64     /* 8-byte elements as one 64-bit uint (shaderInt64) */
 } spv_store_mode;
 
 typedef struct spv_out {
@@ -53,9 +56,15 @@ typedef struct spv_em {
   spv_plan plan;
   uint32_t t_void, t_bool, t_u32, t_v3, t_fn;
   uint32_t p_sb_u32, p_fn_u32, p_fn_bool;
+  uint32_t t_u64, p_sb_u64; /* 0 unless shaderInt64 is used */
   uint32_t read_var;
+  /* The read buffer's element: 0 for 32-bit words (unpacked), else the
+   * 8/16/64-bit uint type of a native view and its pointer type. */
+  uint32_t read_elem_type, read_elem_ptr;
   spv_out outs[DMLC_KDESC_MAX_OUTPUTS];
-  bool key64; /* the read's key needs two words */
+  bool key64;               /* the read's key needs two words */
+  bool key_u64;             /* the read's key is one 64-bit uint */
+  uint32_t t_key, p_fn_key; /* the key word's type (t_u32 or t_u64) */
 } spv_em;
 
 /* ---- scalar helpers (values.c) ---- */
@@ -68,6 +77,15 @@ uint32_t spv_not(spv_em *e, uint32_t a);
 uint32_t spv_var(spv_em *e);                         /* a Function uint variable */
 uint32_t spv_load(spv_em *e, uint32_t var);          /* of a uint variable */
 void spv_store(spv_em *e, uint32_t var, uint32_t v); /* to a uint pointer */
+
+/* Keys' words (t_key): a Function variable, a load, a select, zero. */
+uint32_t spv_key_var(spv_em *e);
+uint32_t spv_key_load(spv_em *e, uint32_t var);
+uint32_t spv_key_select(spv_em *e, uint32_t cond, uint32_t a, uint32_t b);
+uint32_t spv_key_zero(spv_em *e);
+/* A 64-bit uint's (lo, hi) words and back. */
+void spv_split64(spv_em *e, uint32_t w, uint32_t *lo, uint32_t *hi);
+uint32_t spv_join64(spv_em *e, uint32_t lo, uint32_t hi);
 
 /* ---- elements (values.c) ---- */
 /* The bits of the read element at element offset off (zero-extended). */

@@ -7,7 +7,7 @@
 
 /* What the device offers that code generation may use. */
 typedef struct dmlc_spirv_caps {
-  uint32_t max_workgroup_size;  /* min(maxComputeWorkGroupSize[0], maxComputeWorkGroupInvocations) */
+  uint32_t max_workgroup_size; /* min(maxComputeWorkGroupSize[0], maxComputeWorkGroupInvocations) */
   uint32_t max_workgroup_count; /* maxComputeWorkGroupCount[0] */
   uint32_t max_shared_bytes;    /* maxComputeSharedMemorySize */
   uint32_t subgroup_size;       /* 0: no subgroup operations in compute */

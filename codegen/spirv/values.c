@@ -40,6 +40,40 @@ uint32_t spv_load(spv_em *e, uint32_t var) { return SPV(&e->b, SpvOpLoad, e->t_u
 
 void spv_store(spv_em *e, uint32_t var, uint32_t v) { SPV(&e->b, SpvOpStore, 0, var, v); }
 
+uint32_t spv_key_var(spv_em *e) { return spvb_local_var(&e->b, e->p_fn_key); }
+
+uint32_t spv_key_load(spv_em *e, uint32_t var) { return SPV(&e->b, SpvOpLoad, e->t_key, var); }
+
+uint32_t spv_key_select(spv_em *e, uint32_t cond, uint32_t a, uint32_t b) {
+  return SPV(&e->b, SpvOpSelect, e->t_key, cond, a, b);
+}
+
+static uint32_t u64_c(spv_em *e, uint64_t v) {
+  const uint32_t w[2] = {(uint32_t)v, (uint32_t)(v >> 32)};
+  return spvb_constant(&e->b, SpvOpConstant, e->t_u64, w, 2);
+}
+
+uint32_t spv_key_zero(spv_em *e) { return e->key_u64 ? u64_c(e, 0) : spv_u32(e, 0); }
+
+void spv_split64(spv_em *e, uint32_t w, uint32_t *lo, uint32_t *hi) {
+  *lo = SPV(&e->b, SpvOpUConvert, e->t_u32, w);
+  *hi = SPV(&e->b, SpvOpUConvert, e->t_u32,
+            SPV(&e->b, SpvOpShiftRightLogical, e->t_u64, w, spv_u32(e, 32)));
+}
+
+uint32_t spv_join64(spv_em *e, uint32_t lo, uint32_t hi) {
+  const uint32_t l = SPV(&e->b, SpvOpUConvert, e->t_u64, lo);
+  if (hi == spv_u32(e, 0))
+    return l;
+  const uint32_t h = SPV(&e->b, SpvOpShiftLeftLogical, e->t_u64,
+                         SPV(&e->b, SpvOpUConvert, e->t_u64, hi), spv_u32(e, 32));
+  return SPV(&e->b, SpvOpBitwiseOr, e->t_u64, l, h);
+}
+
+static uint32_t op64(spv_em *e, SpvOp op, uint32_t a, uint32_t b) {
+  return SPV(&e->b, op, e->t_u64, a, b);
+}
+
 static uint32_t and_c(spv_em *e, uint32_t a, uint32_t c) {
   return spv_op(e, SpvOpBitwiseAnd, a, spv_u32(e, c));
 }
@@ -72,7 +106,19 @@ static uint32_t word_ptr(spv_em *e, uint32_t var, uint32_t word) {
 
 spv_bits spv_load_read(spv_em *e, uint32_t off) {
   const uint32_t size = dmlc_dtype_size(e->k->read_dtype);
-  spv_bits r = {0, spv_u32(e, 0)};
+  spv_bits r = {0, spv_u32(e, 0), 0};
+  if (e->read_elem_type) { /* a native 8/16/64-bit view */
+    const uint32_t p =
+        SPV(&e->b, SpvOpAccessChain, e->read_elem_ptr, e->read_var, spv_u32(e, 0), off);
+    const uint32_t v = SPV(&e->b, SpvOpLoad, e->read_elem_type, p);
+    if (size == 8) {
+      r.wide = v;
+      spv_split64(e, v, &r.lo, &r.hi);
+    } else {
+      r.lo = SPV(&e->b, SpvOpUConvert, e->t_u32, v);
+    }
+    return r;
+  }
   if (size == 8) {
     const uint32_t w = shl_c(e, off, 1);
     r.lo = spv_load(e, word_ptr(e, e->read_var, w));
@@ -112,6 +158,29 @@ spv_key spv_key_of(spv_em *e, spv_bits raw) {
   const dmlc_dtype_info *info = dmlc_dtype_get(dt);
   const bool complement = e->k->reduction == DMLC_OP_ARGMIN;
   spv_key k = {0, spv_u32(e, 0)};
+  if (e->key_u64) {
+    uint32_t x = raw.wide ? raw.wide : spv_join64(e, raw.lo, raw.hi);
+    const uint64_t sign = UINT64_C(1) << 63;
+    uint32_t is_nan = 0;
+    if (dt == DMLC_DTYPE_F64) {
+      const uint32_t abs = op64(e, SpvOpBitwiseAnd, x, u64_c(e, sign - 1));
+      is_nan = spv_cmp(e, SpvOpUGreaterThan, abs, u64_c(e, UINT64_C(0x7ff0000000000000)));
+      x = SPV(&e->b, SpvOpSelect, e->t_u64, spv_cmp(e, SpvOpIEqual, x, u64_c(e, sign)), u64_c(e, 0),
+              x);
+      const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, x, u64_c(e, sign));
+      k.k0 = SPV(&e->b, SpvOpSelect, e->t_u64, neg, SPV(&e->b, SpvOpNot, e->t_u64, x),
+                 op64(e, SpvOpBitwiseOr, x, u64_c(e, sign)));
+    } else if (info->kind == DMLC_KIND_SIGNED) {
+      k.k0 = op64(e, SpvOpBitwiseXor, x, u64_c(e, sign));
+    } else {
+      k.k0 = x;
+    }
+    if (complement)
+      k.k0 = SPV(&e->b, SpvOpNot, e->t_u64, k.k0);
+    if (is_nan)
+      k.k0 = SPV(&e->b, SpvOpSelect, e->t_u64, is_nan, u64_c(e, ~UINT64_C(0)), k.k0);
+    return k;
+  }
   if (dt == DMLC_DTYPE_F16 || dt == DMLC_DTYPE_F32)
     return (spv_key){float_key32(e, raw.lo, info->size * 8, complement), k.k1};
   if (dt == DMLC_DTYPE_F64) {
@@ -156,6 +225,8 @@ spv_key spv_key_of(spv_em *e, spv_bits raw) {
 }
 
 uint32_t spv_better(spv_em *e, spv_key ak, uint32_t ai, spv_key bk, uint32_t bi) {
+  /* 64-bit keys compare with 64-bit instructions when key_u64 (k0 is then
+   * a 64-bit uint). */
   uint32_t gt = spv_cmp(e, SpvOpUGreaterThan, bk.k0, ak.k0);
   uint32_t eq = spv_cmp(e, SpvOpIEqual, bk.k0, ak.k0);
   if (e->key64) {
@@ -182,6 +253,11 @@ void spv_store_out(spv_em *e, uint32_t i, uint32_t off, spv_bits v) {
       spv_store(e, word_ptr(e, o->var, off), v.lo);
     }
     return;
+  case SPV_STORE_U64: {
+    const uint32_t p = SPV(&e->b, SpvOpAccessChain, o->elem_ptr, o->var, spv_u32(e, 0), off);
+    spv_store(e, p, v.wide ? v.wide : spv_join64(e, v.lo, v.hi));
+    return;
+  }
   case SPV_STORE_TYPED: {
     const uint32_t p = SPV(&e->b, SpvOpAccessChain, o->elem_ptr, o->var, spv_u32(e, 0), off);
     SPV(&e->b, SpvOpStore, 0, p, SPV(&e->b, SpvOpUConvert, o->elem_type, v.lo));
@@ -232,10 +308,10 @@ static uint64_t const_bits64(dmlc_dtype dtype, int64_t value) {
 
 spv_bits spv_const_bits(spv_em *e, dmlc_dtype dtype, int64_t value) {
   const uint64_t b = const_bits64(dtype, value);
-  return (spv_bits){spv_u32(e, (uint32_t)b), spv_u32(e, (uint32_t)(b >> 32))};
+  return (spv_bits){spv_u32(e, (uint32_t)b), spv_u32(e, (uint32_t)(b >> 32)), 0};
 }
 
-spv_bits spv_index_bits(spv_em *e, uint32_t idx) { return (spv_bits){idx, spv_u32(e, 0)}; }
+spv_bits spv_index_bits(spv_em *e, uint32_t idx) { return (spv_bits){idx, spv_u32(e, 0), 0}; }
 
 /* ---- COPY conversions ---- */
 
@@ -279,11 +355,11 @@ static spv_bits int_extend(spv_em *e, spv_bits raw, dmlc_dtype from) {
   if (size == 8)
     return raw;
   if (dmlc_dtype_get(from)->kind != DMLC_KIND_SIGNED)
-    return (spv_bits){raw.lo, spv_u32(e, 0)};
+    return (spv_bits){raw.lo, spv_u32(e, 0), 0};
   uint32_t lo = raw.lo;
   if (size < 4)
     lo = SPV(&e->b, SpvOpBitFieldSExtract, e->t_u32, lo, spv_u32(e, 0), spv_u32(e, size * 8));
-  return (spv_bits){lo, SPV(&e->b, SpvOpShiftRightArithmetic, e->t_u32, lo, spv_u32(e, 31))};
+  return (spv_bits){lo, SPV(&e->b, SpvOpShiftRightArithmetic, e->t_u32, lo, spv_u32(e, 31)), 0};
 }
 
 static uint32_t shl_v(spv_em *e, uint32_t a, uint32_t n) {
@@ -325,7 +401,7 @@ static spv_bits f32_to_f64(spv_em *e, uint32_t f) {
   uint32_t frac = spv_select(e, ex0, spv_select(e, m0, spv_u32(e, 0), sub_frac), m);
   frac = spv_select(e, is_nan, or_(e, frac, spv_u32(e, 0x400000u)), frac); /* quiet, as above */
   const uint32_t hi = or_(e, or_(e, s, shl_c(e, big_e, 20)), shr_c(e, frac, 3));
-  return (spv_bits){shl_c(e, frac, 29), hi};
+  return (spv_bits){shl_c(e, frac, 29), hi, 0};
 }
 
 /* An integer whose every value is exact in float type to (see
@@ -349,14 +425,15 @@ static spv_bits int_to_float(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtyp
         spv_select(e, gt20, shl_v(e, frac, sub_(e, spv_u32(e, 52), msb)), spv_u32(e, 0));
     uint32_t hi = or_(e, shl_c(e, add_c(e, msb, 1023), 20), hi_frac);
     hi = or_(e, hi, spv_select(e, neg, spv_u32(e, 0x80000000u), spv_u32(e, 0)));
-    return (spv_bits){spv_select(e, is0, spv_u32(e, 0), lo), spv_select(e, is0, spv_u32(e, 0), hi)};
+    return (spv_bits){spv_select(e, is0, spv_u32(e, 0), lo), spv_select(e, is0, spv_u32(e, 0), hi),
+                      0};
   }
   const uint32_t mbits = to == DMLC_DTYPE_F16 ? 10 : 23, bias = to == DMLC_DTYPE_F16 ? 15 : 127;
   const uint32_t sign = to == DMLC_DTYPE_F16 ? 0x8000u : 0x80000000u;
   uint32_t r =
       or_(e, shl_c(e, add_c(e, msb, bias), mbits), shl_v(e, frac, sub_(e, spv_u32(e, mbits), msb)));
   r = or_(e, r, spv_select(e, neg, spv_u32(e, sign), spv_u32(e, 0)));
-  return (spv_bits){spv_select(e, is0, spv_u32(e, 0), r), spv_u32(e, 0)};
+  return (spv_bits){spv_select(e, is0, spv_u32(e, 0), r), spv_u32(e, 0), 0};
 }
 
 spv_bits spv_convert(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtype to) {
@@ -365,8 +442,8 @@ spv_bits spv_convert(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtype to) {
     return raw;
   if (fk == DMLC_KIND_BOOL || tk == DMLC_KIND_BOOL) {
     const uint32_t nz = nonzero(e, raw, from);
-    const spv_bits one = spv_const_bits(e, to, 1), zero = {spv_u32(e, 0), spv_u32(e, 0)};
-    return (spv_bits){spv_select(e, nz, one.lo, zero.lo), spv_select(e, nz, one.hi, zero.hi)};
+    const spv_bits one = spv_const_bits(e, to, 1), zero = {spv_u32(e, 0), spv_u32(e, 0), 0};
+    return (spv_bits){spv_select(e, nz, one.lo, zero.lo), spv_select(e, nz, one.hi, zero.hi), 0};
   }
   if (is_int(from) && is_int(to))
     return int_extend(e, raw, from); /* the store keeps the low bytes: wraps */
@@ -375,6 +452,6 @@ spv_bits spv_convert(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtype to) {
   /* Float widenings. */
   const uint32_t f32 = from == DMLC_DTYPE_F16 ? f16_to_f32(e, raw.lo) : raw.lo;
   if (to == DMLC_DTYPE_F32)
-    return (spv_bits){f32, spv_u32(e, 0)};
+    return (spv_bits){f32, spv_u32(e, 0), 0};
   return f32_to_f64(e, f32);
 }

@@ -315,6 +315,14 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
   caps.shader_float16 = p->v12.shaderFloat16;
   caps.storage_8bit = p->v12.storageBuffer8BitAccess;
   caps.storage_16bit = p->v11.storageBuffer16BitAccess;
+  /* DMLC_VULKAN_PORTABLE=1 (any value but "" and "0"): generate the
+   * portable code, as for a device without these features (32-bit words,
+   * unpacked; 64-bit values as word pairs), and enable none of them. */
+  const char *portable = getenv("DMLC_VULKAN_PORTABLE");
+  if (portable && *portable && strcmp(portable, "0") != 0) {
+    caps.shader_int64 = caps.shader_int16 = caps.shader_int8 = caps.shader_float16 = false;
+    caps.storage_8bit = caps.storage_16bit = false;
+  }
   return caps;
 }
 

@@ -244,6 +244,64 @@ START_TEST(copies_validate_or_are_unsupported) {
 }
 END_TEST
 
+/* Native element widths where the caps allow them, and their capabilities
+ * only then; 32-bit words with unpacking otherwise. */
+START_TEST(native_widths_follow_the_caps) {
+  const uint32_t dims[2] = {40, 300};
+  const dmlc_spirv_caps minimal = dmlc_spirv_caps_minimal(), full = caps_full();
+  for (uint32_t r = 0; r < NUM_READ_DTYPES; r++) {
+    const dmlc_dtype rd = read_dtypes[r];
+    const uint32_t size = dmlc_dtype_size(rd);
+    for (uint32_t large = 0; large < 2; large++) {
+      const dmlc_kdesc k = reduction(2, dims, large ? 2 : 1, rd, DMLC_OP_ARGMIN,
+                                     DMLC_DIRECTION_INCREASING, DMLC_DTYPE_U64, rd);
+      dmlc_spirv_module m;
+      compile_ok(&k, &minimal, &m);
+      char *text = disassemble(&m);
+      ck_assert_msg(!strstr(text, "Int64") && !strstr(text, "BitAccess") &&
+                        !strstr(text, "OpTypeInt 64") && !strstr(text, "OpTypeInt 8") &&
+                        !strstr(text, "OpTypeInt 16"),
+                    "%s (minimal caps):\n%s", dmlc_dtype_name(rd), text);
+      free(text);
+      dmlc_spirv_module_free(&m);
+      compile_ok(&k, &full, &m);
+      text = disassemble(&m);
+      /* The u64 index is one 64-bit store. */
+      ck_assert_ptr_nonnull(strstr(text, "OpCapability Int64"));
+      ck_assert_ptr_nonnull(strstr(text, "ArrayStride 8"));
+      if (size == 1) {
+        ck_assert_ptr_nonnull(strstr(text, "OpCapability StorageBuffer8BitAccess"));
+        ck_assert_ptr_nonnull(strstr(text, "SPV_KHR_8bit_storage"));
+        ck_assert_ptr_nonnull(strstr(text, "ArrayStride 1"));
+      }
+      if (size == 2) {
+        ck_assert_ptr_nonnull(strstr(text, "OpCapability StorageBuffer16BitAccess"));
+        ck_assert_ptr_nonnull(strstr(text, "ArrayStride 2"));
+      }
+      if (size >= 4) {
+        ck_assert_ptr_null(strstr(text, "BitAccess"));
+        ck_assert_ptr_null(strstr(text, "ArrayStride 1"));
+        ck_assert_ptr_null(strstr(text, "ArrayStride 2"));
+      }
+      if (size == 8) /* the key: 64-bit compares */
+        ck_assert_ptr_nonnull(strstr(text, "OpUGreaterThan %bool"));
+      free(text);
+      dmlc_spirv_module_free(&m);
+    }
+  }
+  /* Nothing 64-bit used: no Int64 even when the device has it. */
+  const dmlc_kdesc k = reduction(2, dims, 2, DMLC_DTYPE_F32, DMLC_OP_ARGMAX,
+                                 DMLC_DIRECTION_INCREASING, DMLC_DTYPE_U32, DMLC_DTYPE_F32);
+  dmlc_spirv_module m;
+  compile_ok(&k, &full, &m);
+  char *text = disassemble(&m);
+  ck_assert_ptr_null(strstr(text, "Int64"));
+  ck_assert_ptr_null(strstr(text, "BitAccess"));
+  free(text);
+  dmlc_spirv_module_free(&m);
+}
+END_TEST
+
 START_TEST(constant_only_kernel) {
   dmlc_kdesc k;
   memset(&k, 0, sizeof k);
@@ -325,6 +383,7 @@ static Suite *spirv_suite(void) {
   tcase_add_test(tc, several_reduced_dims_and_strides);
   tcase_add_test(tc, paths_and_launch_sizes);
   tcase_add_test(tc, copies_validate_or_are_unsupported);
+  tcase_add_test(tc, native_widths_follow_the_caps);
   tcase_add_test(tc, constant_only_kernel);
   tcase_add_test(tc, broken_module_fails_validation_with_message);
   tcase_add_test(tc, kernel_plans_compile);

@@ -405,6 +405,76 @@ START_TEST(many_workgroups_are_dispatched_in_chunks) {
 }
 END_TEST
 
+/* Every input dtype with every index dtype (argmax/argmin, row and column,
+ * small and workgroup reductions), hardmax and copies in the input's dtype,
+ * on the native path (8/16/64-bit loads and stores where the device has
+ * them) and on the portable one (DMLC_VULKAN_PORTABLE=1: 32-bit words). */
+static void check_every_dtype_pair(bool portable) {
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  else
+    unsetenv("DMLC_VULKAN_PORTABLE");
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  const dmlc_spirv_caps *c = dmlc_vk_device_caps(dev);
+  if (portable)
+    ck_assert(!c->shader_int64 && !c->shader_int16 && !c->shader_int8 && !c->shader_float16 &&
+              !c->storage_8bit && !c->storage_16bit);
+  static const char *const in_types[] = {"f16", "f32", "i8",  "i16", "i32",
+                                         "i64", "u8",  "u16", "u32", "u64"};
+  /* Each index dtype twice: a row and a column reduction. */
+  static const char *const idx_types[] = {"i32", "i64", "u32", "u64", "u64", "u32", "i64", "i32"};
+  char text[4096];
+  uint64_t seed = portable ? 1000 : 1;
+  for (size_t t = 0; t < sizeof in_types / sizeof *in_types; t++) {
+    const char *d = in_types[t];
+    /* Eight index outputs: rows of 40 (workgroups) and columns of 6. */
+    int n = snprintf(text, sizeof text, "graph @idx(%%x: %s[6,40]) -> (", d);
+    for (int i = 0; i < 8; i++)
+      n += snprintf(text + n, sizeof text - (size_t)n, "%s%s[%s]", i ? ", " : "", idx_types[i],
+                    i % 2 ? "1,40" : "6,1");
+    n += snprintf(text + n, sizeof text - (size_t)n, ") {\n");
+    for (int i = 0; i < 8; i++)
+      n += snprintf(text + n, sizeof text - (size_t)n, "  %%%d = %s %%x {axes = [%d]%s} : %s[%s]\n",
+                    i, i % 4 < 2 ? "argmax" : "argmin", i % 2 ? 0 : 1,
+                    i % 3 ? ", direction = decreasing" : "", idx_types[i], i % 2 ? "1,40" : "6,1");
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "  return %%0, %%1, %%2, %%3, %%4, %%5, %%6, %%7\n}\n");
+    ck_assert_int_lt(n, (int)sizeof text);
+    check_against_reference(dev, text, seed++);
+    /* A copy, a strided read, and hardmax (one-hot in the input's dtype)
+     * where the operator takes the dtype. */
+    const bool fl = d[0] == 'f';
+    n = snprintf(text, sizeof text,
+                 "graph @hot(%%x: %s[5,300], %%y: %s[7,9]{strides = [1, 7]}) -> (%s[5,300], "
+                 "u64[7,1], i64[1,9]%s%s%s%s%s) {\n"
+                 "  %%0 = argmin %%y {axes = [1]} : u64[7,1]\n"
+                 "  %%1 = argmax %%y {axes = [0], direction = decreasing} : i64[1,9]\n",
+                 d, d, d, fl ? ", " : "", fl ? d : "", fl ? "[5,300], " : "", fl ? d : "",
+                 fl ? "[7,9]" : "");
+    if (fl)
+      n += snprintf(text + n, sizeof text - (size_t)n,
+                    "  %%2 = hardmax %%x {axes = [1]} : %s[5,300]\n"
+                    "  %%3 = hardmax %%y {axes = [0]} : %s[7,9]\n"
+                    "  return %%x, %%0, %%1, %%2, %%3\n}\n",
+                    d, d);
+    else
+      n += snprintf(text + n, sizeof text - (size_t)n, "  return %%x, %%0, %%1\n}\n");
+    ck_assert_int_lt(n, (int)sizeof text);
+    check_against_reference(dev, text, seed++);
+  }
+  /* f64, which no operator reads, copied (strided, so a kernel moves it). */
+  check_against_reference(
+      dev, "graph @c(%x: f64[7,9]{strides = [1, 7]}) -> (f64[7,9]) {\n  return %x\n}\n", seed);
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(every_dtype_pair_native_path) { check_every_dtype_pair(false); }
+END_TEST
+
+START_TEST(every_dtype_pair_portable_path) { check_every_dtype_pair(true); }
+END_TEST
+
 /* ---- through the public API ---- */
 
 static const char api_graph[] = "graph @g(%x: f32[3,3]) -> (f32[3,3], u32[3,1]) {\n"
@@ -548,6 +618,8 @@ int main(void) {
   tcase_add_test(exec, chained_kernels_match_the_reference);
   tcase_add_test(exec, large_reductions_match_the_reference);
   tcase_add_test(exec, many_workgroups_are_dispatched_in_chunks);
+  tcase_add_test(exec, every_dtype_pair_native_path);
+  tcase_add_test(exec, every_dtype_pair_portable_path);
   suite_add_tcase(s, exec);
   TCase *api = tcase_create("api");
   tcase_add_test(api, api_compiles_runs_dumps_and_times);
