@@ -6,9 +6,10 @@
 #include "codegen/llvm/emit_internal.h"
 
 enum {
-  COLUMN_RUN_BYTES = 8192, /* bytes of each row one block reads */
-  COLUMN_MIN_TASKS = 4,    /* shrink blocks (down to 256 columns) to get this many */
-  COLUMN_ROWS = 4,         /* rows per accumulator load/store */
+  COLUMN_RUN_BYTES = 8192,  /* bytes of each row one block reads */
+  COLUMN_MIN_TASKS = 4,     /* shrink blocks (down to 256 columns) to get this many */
+  COLUMN_ROWS = 4,          /* rows per accumulator load/store */
+  COLUMN_ACC_BYTES = 16384, /* the block's values and indices: half of L1 */
 };
 
 bool ec_column_matches(const dmlc_kdesc *k) {
@@ -215,7 +216,8 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   /* Long contiguous row runs keep the hardware prefetcher streaming across
    * the rows' pages; the accumulators then live in L1 or L2. */
   c.block = 256;
-  while (c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES)
+  while (c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES &&
+         2 * c.block * (c.ct_size + 4) <= COLUMN_ACC_BYTES)
     c.block *= 2;
   while (c.block > 256 && c.outer * ((c.cols + c.block - 1) / c.block) < COLUMN_MIN_TASKS)
     c.block /= 2;

@@ -258,8 +258,8 @@ void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t la
 
 /* ---- conversions ---- */
 
-static LLVMValueRef call_intrinsic(emit_ctx *e, const char *name, LLVMTypeRef *types, size_t ntypes,
-                                   LLVMValueRef *args, unsigned nargs) {
+LLVMValueRef ec_intrinsic(emit_ctx *e, const char *name, LLVMTypeRef *types, size_t ntypes,
+                          LLVMValueRef *args, unsigned nargs) {
   const unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->m, id, types, ntypes);
   LLVMTypeRef fty = LLVMIntrinsicGetType(e->c, id, types, ntypes);
@@ -274,8 +274,8 @@ static LLVMValueRef f64_to_f16(emit_ctx *e, LLVMValueRef d, uint32_t lanes) {
   LLVMValueRef f = LLVMBuildFPTrunc(e->b, d, ft, "");
   LLVMValueRef back = LLVMBuildFPExt(e->b, f, dt, "");
   LLVMValueRef inexact = LLVMBuildFCmp(e->b, LLVMRealONE, back, d, "");
-  LLVMValueRef abs_back = call_intrinsic(e, "llvm.fabs", &dt, 1, &back, 1);
-  LLVMValueRef abs_d = call_intrinsic(e, "llvm.fabs", &dt, 1, &d, 1);
+  LLVMValueRef abs_back = ec_intrinsic(e, "llvm.fabs", &dt, 1, &back, 1);
+  LLVMValueRef abs_d = ec_intrinsic(e, "llvm.fabs", &dt, 1, &d, 1);
   LLVMValueRef away = LLVMBuildFCmp(e->b, LLVMRealOGT, abs_back, abs_d, "");
   LLVMValueRef bits = LLVMBuildBitCast(e->b, f, it, "");
   LLVMValueRef odd =
@@ -331,8 +331,8 @@ LLVMValueRef ec_convert(emit_ctx *e, LLVMValueRef v, dmlc_dtype from, dmlc_dtype
   }
   if (tk != DMLC_KIND_FLOAT) { /* truncate toward zero, saturate, NaN -> 0 */
     LLVMTypeRef types[2] = {tt, LLVMTypeOf(v)};
-    return call_intrinsic(e, tk == DMLC_KIND_SIGNED ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types,
-                          2, &v, 1);
+    return ec_intrinsic(e, tk == DMLC_KIND_SIGNED ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types, 2,
+                        &v, 1);
   }
   if (from == DMLC_DTYPE_F64 && to == DMLC_DTYPE_F16)
     return f64_to_f16(e, v, lanes);
@@ -443,5 +443,5 @@ void ec_prefetch_read(emit_ctx *e, LLVMValueRef off) {
   LLVMTypeRef pt = e->ptr;
   /* read, locality 2 (prefetcht1: L2 and up), data */
   LLVMValueRef args[4] = {p, ec_i32(e, 0), ec_i32(e, 2), ec_i32(e, 1)};
-  call_intrinsic(e, "llvm.prefetch", &pt, 1, args, 4);
+  ec_intrinsic(e, "llvm.prefetch", &pt, 1, args, 4);
 }

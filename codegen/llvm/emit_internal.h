@@ -91,6 +91,11 @@ LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMVal
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
                     LLVMValueRef *out_val, LLVMValueRef *out_idx);
 
+/* ---- intrinsics ---- */
+/* A call of the overloaded intrinsic `name` (types: its overload types). */
+LLVMValueRef ec_intrinsic(emit_ctx *e, const char *name, LLVMTypeRef *types, size_t ntypes,
+                          LLVMValueRef *args, unsigned nargs);
+
 /* ---- conversions ---- */
 /* v (elements of from, as loaded: ec_store_type) converted to `to` with the
  * cast op's semantics. */

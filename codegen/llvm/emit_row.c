@@ -5,15 +5,18 @@
  * A row is reduced with U independent vector accumulators (value, index of
  * the vector's first element), merged lane-wise and then across lanes by
  * the (value, index) order, so the result is the sequential one; the scalar
- * tail continues sequentially (its indices are all larger). */
+ * tail continues sequentially (its indices are all larger). 1- and 2-byte
+ * integer rows that fit in L2 take two passes instead (reduce_row_two_pass):
+ * the best value, then the first or last position holding it. */
 #include <stdio.h>
 
 #include "codegen/llvm/emit_internal.h"
 
 enum {
-  ROW_SPLIT_MIN = 1u << 18, /* rows longer than this are split into chunks */
-  ROW_CHUNK = 1u << 16,     /* elements per chunk (a multiple of every U * lanes) */
-  PARTIAL_BYTES = 16,       /* value (as compared) at 0, u64 index at 8 */
+  ROW_SPLIT_MIN = 1u << 18,      /* rows longer than this are split into chunks */
+  ROW_CHUNK = 1u << 16,          /* elements per chunk (a multiple of every U * lanes) */
+  PARTIAL_BYTES = 16,            /* value (as compared) at 0, u64 index at 8 */
+  TWO_PASS_MAX_BYTES = 1u << 18, /* two-pass rows: at most this many bytes (fit in L2) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -37,10 +40,129 @@ static uint32_t row_unroll(const emit_ctx *e, uint32_t lanes) {
   return u < 1 ? 1 : u > 4 ? 4 : u;
 }
 
+/* Whether rows of len elements take the two-pass path: 1- and 2-byte
+ * integers (no NaN, the order is the integer one) whose row fits in L2, at
+ * least two vectors long. */
+static bool two_pass(const emit_ctx *e, uint64_t len) {
+  const dmlc_dtype dt = e->k->read_dtype;
+  const dmlc_kind kind = dmlc_dtype_get(dt)->kind;
+  const uint32_t size = dmlc_dtype_size(dt);
+  if ((kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED) || size > 2)
+    return false;
+  return len >= 2ull * ec_vector_lanes(e, dt) && len * size <= TWO_PASS_MAX_BYTES;
+}
+
+/* The lanes of x equal to m as an integer of `lanes` bits (bit l: lane l). */
+static LLVMValueRef eq_mask(emit_ctx *e, LLVMValueRef x, LLVMValueRef m, uint32_t lanes) {
+  LLVMValueRef eq = LLVMBuildICmp(e->b, LLVMIntEQ, x, m, "");
+  return LLVMBuildBitCast(e->b, eq, LLVMIntTypeInContext(e->c, lanes), "mask");
+}
+
+/* Index (i64) of the first (last: ctlz) set lane of mask in the vector at
+ * row position pos. */
+static LLVMValueRef mask_index(emit_ctx *e, LLVMValueRef pos, LLVMValueRef mask, uint32_t lanes,
+                               bool last) {
+  LLVMTypeRef mt = LLVMIntTypeInContext(e->c, lanes);
+  LLVMValueRef args[2] = {mask, LLVMConstInt(e->i1, 0, false)};
+  LLVMValueRef n = ec_intrinsic(e, last ? "llvm.ctlz" : "llvm.cttz", &mt, 1, args, 2);
+  n = LLVMBuildZExt(e->b, n, e->i64, "");
+  if (last)
+    n = LLVMBuildSub(e->b, ec_i64(e, lanes - 1), n, "");
+  return ec_add(e, pos, n);
+}
+
+/* Two passes over a row that stays in L2: the best value by vector max/min
+ * (several accumulators, then across lanes), then the first (increasing) or
+ * last (decreasing) position holding it, a vector compare per step with an
+ * early exit. Equal values are the same integer, so the result is the
+ * sequential one. */
+static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                                LLVMValueRef *idx) {
+  const dmlc_dtype dt = e->k->read_dtype;
+  const uint32_t lanes = ec_vector_lanes(e, dt);
+  const bool s = dmlc_dtype_get(dt)->kind == DMLC_KIND_SIGNED;
+  const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
+  const char *op = mx ? (s ? "llvm.smax" : "llvm.umax") : (s ? "llvm.smin" : "llvm.umin");
+  const char *red = mx ? (s ? "llvm.vector.reduce.smax" : "llvm.vector.reduce.umax")
+                       : (s ? "llvm.vector.reduce.smin" : "llvm.vector.reduce.umin");
+  LLVMTypeRef et = ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
+  uint32_t unroll = 4;
+  while (unroll > 1 && len < (uint64_t)unroll * lanes)
+    unroll--;
+  const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
+
+  /* pass 1: the best value */
+  LLVMValueRef acc[4];
+  for (uint32_t u = 0; u < unroll; u++) {
+    acc[u] = ec_var(e, vt, "acc");
+    LLVMBuildStore(e->b, ec_load(e, dt, e->read, ec_add(e, off, ec_i64(e, u * lanes)), lanes),
+                   acc[u]);
+  }
+  if (vend > step) {
+    ec_loop l;
+    LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
+    for (uint32_t u = 0; u < unroll; u++) {
+      LLVMValueRef x =
+          ec_load(e, dt, e->read, ec_add(e, off, ec_add(e, j, ec_i64(e, u * lanes))), lanes);
+      LLVMValueRef args[2] = {LLVMBuildLoad2(e->b, vt, acc[u], ""), x};
+      LLVMBuildStore(e->b, ec_intrinsic(e, op, &vt, 1, args, 2), acc[u]);
+    }
+    ec_loop_end(e, &l);
+  }
+  LLVMValueRef v = LLVMBuildLoad2(e->b, vt, acc[0], "");
+  for (uint32_t u = 1; u < unroll; u++) {
+    LLVMValueRef args[2] = {v, LLVMBuildLoad2(e->b, vt, acc[u], "")};
+    v = ec_intrinsic(e, op, &vt, 1, args, 2);
+  }
+  /* the rest: whole vectors, then one ending at the row's end (max and min
+   * do not mind seeing an element twice) */
+  for (uint64_t p = vend; p < len; p += lanes) {
+    const uint64_t at = p + lanes <= len ? p : len - lanes;
+    LLVMValueRef args[2] = {v, ec_load(e, dt, e->read, ec_add(e, off, ec_i64(e, at)), lanes)};
+    v = ec_intrinsic(e, op, &vt, 1, args, 2);
+  }
+  LLVMValueRef m = ec_intrinsic(e, red, &vt, 1, &v, 1);
+  LLVMValueRef mv = ec_splat(e, m, lanes);
+
+  /* pass 2: where it is. Full vectors from the start (increasing) or the
+   * end (decreasing), then the one vector left over, which overlaps the
+   * vectors already searched (without a match). */
+  const bool last = e->k->direction == DMLC_DIRECTION_DECREASING;
+  const uint64_t nvec = len / lanes;
+  LLVMValueRef where = ec_var(e, e->i64, "where");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "found_done");
+  ec_loop l;
+  LLVMValueRef q = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, nvec), 1);
+  LLVMValueRef pos = last ? LLVMBuildSub(e->b, ec_i64(e, len - lanes), ec_mul(e, q, lanes), "")
+                          : ec_mul(e, q, lanes);
+  LLVMValueRef mask = eq_mask(e, ec_load(e, dt, e->read, ec_add(e, off, pos), lanes), mv, lanes);
+  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(e->c, e->fn, "found");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->c, e->fn, "next");
+  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), "");
+  LLVMBuildCondBr(e->b, hit, found, next);
+  LLVMPositionBuilderAtEnd(e->b, found);
+  LLVMBuildStore(e->b, mask_index(e, pos, mask, lanes, last), where);
+  LLVMBuildBr(e->b, done);
+  LLVMPositionBuilderAtEnd(e->b, next);
+  ec_loop_end(e, &l);
+  /* not found in the full vectors (len is not a multiple of lanes) */
+  LLVMValueRef rest = ec_i64(e, last ? 0 : len - lanes);
+  mask = eq_mask(e, ec_load(e, dt, e->read, ec_add(e, off, rest), lanes), mv, lanes);
+  LLVMBuildStore(e->b, mask_index(e, rest, mask, lanes, last), where);
+  LLVMBuildBr(e->b, done);
+  LLVMPositionBuilderAtEnd(e->b, done);
+  *val = m;
+  *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
+}
+
 /* Reduces len elements of the read from element offset off; *val is the
  * best value (compare type) and *idx its position in the row (i64). */
 static void reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                        LLVMValueRef *idx) {
+  if (two_pass(e, len)) {
+    reduce_row_two_pass(e, off, len, val, idx);
+    return;
+  }
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   uint32_t unroll = row_unroll(e, lanes);
   while (unroll > 1 && len < (uint64_t)unroll * lanes)

@@ -133,6 +133,7 @@ typedef enum data_mode {
   DATA_ALL_NAN,  /* floats: all NaN; integers: all equal */
   DATA_ALL_NEG_INF,
   DATA_HALF_TIES, /* doubles next to binary16 rounding ties */
+  DATA_SPARSE,    /* integers: 1..3, rarely the type's maximum or minimum */
   DATA_MODES
 } data_mode;
 
@@ -194,6 +195,14 @@ static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
       store_raw(dt, p, dmlc_dtype_get(dt)->kind == DMLC_KIND_SIGNED ? 1ull << (size * 8 - 1) : 0);
     } else if (mode == DATA_TIES) {
       store_raw(dt, p, rnd() % 3);
+    } else if (mode == DATA_SPARSE) {
+      const bool sgn = dmlc_dtype_get(dt)->kind == DMLC_KIND_SIGNED;
+      const uint64_t top = size == 8 ? ~0ull : (1ull << (size * 8)) - 1;
+      const uint64_t r = rnd() % 701;
+      store_raw(dt, p,
+                r == 0   ? (sgn ? top >> 1 : top)
+                : r == 1 ? (sgn ? (top >> 1) + 1 : 0)
+                         : 1 + r % 3);
     } else if (mode == DATA_SPECIALS) { /* extremes */
       static const uint64_t v[] = {0, 1, ~0ull, 0x7fffffffffffffffull, 0x8000000000000000ull};
       uint64_t x = v[rnd() % 5];
@@ -481,6 +490,62 @@ START_TEST(test_row_split) {
 }
 END_TEST
 
+/* 1- and 2-byte integer rows that fit in L2 (two passes: max/min, then
+ * find the first or last position of it): lengths around multiples of the
+ * vector, rows just below and above the size limit, and chunks of split
+ * rows; ties, all-equal rows, the type's extremes, a lone extreme anywhere
+ * (in the overlapping last vector too). */
+START_TEST(test_row_two_pass) {
+  static const dmlc_dtype types[] = {DMLC_DTYPE_I8, DMLC_DTYPE_U8, DMLC_DTYPE_I16, DMLC_DTYPE_U16};
+  const dmlc_dtype dt = types[_i];
+  const uint32_t size = dmlc_dtype_size(dt);
+  static const uint32_t lens[] = {15, 16,  17,  31,  32,  33,  47,  63,  64,  65,   95,  96,
+                                  97, 127, 128, 129, 159, 191, 255, 256, 257, 1000, 4099};
+  const data_mode modes[] = {DATA_RANDOM,  DATA_TIES,        DATA_SPECIALS,
+                             DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_SPARSE};
+  { /* the path is taken: a vector max/min reduced across lanes */
+    const uint32_t dims[2] = {9, 1000};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING);
+    jitted j;
+    char *ir = NULL;
+    compile(&k, &j, &ir);
+    ck_assert_msg(strstr(ir, "llvm.vector.reduce.") != NULL, "no vector reduce in:\n%s", ir);
+    LLVMDisposeMessage(ir);
+    release(&j);
+  }
+  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+    const uint32_t dims[2] = {9, lens[s]};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (s % 3 == 0)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, 6);
+    }
+  }
+  /* around the 256 KiB limit (i8: 262144 is also the longest unsplit row;
+   * longer rows are split into chunks that take two passes) */
+  const uint32_t big[] = {(1u << 18) / size - 1, (1u << 18) / size, (1u << 18) / size + 1,
+                          (1u << 18) + 3};
+  const data_mode big_modes[] = {DATA_SPARSE, DATA_TIES, DATA_SPECIALS};
+  for (size_t s = 0; s < sizeof big / sizeof big[0]; s++) {
+    dmlc_kdesc k = kd_make(1, &big[s], 1);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+    if (s == 1)
+      kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, big_modes, 3);
+    }
+  }
+}
+END_TEST
+
 /* ---- non-temporal ONEHOT stores ---- */
 
 /* Rows (whole and split) and columns with ONEHOT outputs written by
@@ -700,6 +765,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_1d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_2d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_split, 0, 4);
+  tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_nontemporal, 0, 10);
   tcase_add_test(tc, test_nontemporal_ir);
