@@ -65,8 +65,7 @@ typedef struct dmlc_kernel_plan {
 } dmlc_kernel_plan;
 
 /* Describes every kernel of a fused graph (after the default pipeline). */
-dmlc_status dmlc_kernel_plan_build(const dmlc_ir_graph *g, dmlc_kernel_plan *plan,
-                                   dmlc_diag *diag);
+dmlc_status dmlc_kernel_plan_build(const dmlc_ir_graph *g, dmlc_kernel_plan *plan, dmlc_diag *diag);
 void dmlc_kernel_plan_free(dmlc_kernel_plan *plan);
 /* A stable text form of one kernel description: the kernel cache's key and
  * a debugging aid. Returns a malloc'ed string, or NULL when out of memory. */

@@ -6,8 +6,8 @@
 
 int main(void) {
   UINT sizes[2] = {3, 3}, out_sizes[2] = {1, 3}, axes[1] = {0};
-  DML_BUFFER_TENSOR_DESC in = {DML_TENSOR_DATA_TYPE_FLOAT32, DML_TENSOR_FLAG_NONE, 2, sizes, NULL,
-                               36, 0};
+  DML_BUFFER_TENSOR_DESC in = {
+      DML_TENSOR_DATA_TYPE_FLOAT32, DML_TENSOR_FLAG_NONE, 2, sizes, NULL, 36, 0};
   DML_BUFFER_TENSOR_DESC out = {
       DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_FLAG_NONE, 2, out_sizes, NULL, 12, 0};
   DML_TENSOR_DESC in_t = {DML_TENSOR_TYPE_BUFFER, &in}, out_t = {DML_TENSOR_TYPE_BUFFER, &out};
