@@ -356,17 +356,27 @@ static dmlc_status resolve_device(dmlc_context *ctx, dmlc_device requested, dmlc
 
 /* The CPU runs the default pipeline on its own copy of the graph; exe->ir
  * stays as given, for the bindings and the tensor infos. */
+dmlc_status dmlc_api_fused_copy(const dmlc_executable *exe, dmlc_ir_graph **out) {
+  dmlc_context *ctx = exe->ctx;
+  *out = dmlc_ir_graph_clone(exe->ir);
+  if (!*out)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  const dmlc_pipeline_options options = {0};
+  const dmlc_status status = dmlc_run_pipeline(out, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
+  if (status != DMLC_OK) {
+    dmlc_ir_graph_destroy(*out);
+    *out = NULL;
+  }
+  return status;
+}
+
 static dmlc_status compile_cpu(dmlc_executable *exe) {
   dmlc_context *ctx = exe->ctx;
   dmlc_cpu_device *cpu;
   DMLC_RETURN_IF_ERROR(dmlc_context_cpu_device(ctx, &cpu));
-  dmlc_ir_graph *fused = dmlc_ir_graph_clone(exe->ir);
-  if (!fused)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
-  const dmlc_pipeline_options options = {0};
-  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
-  if (status == DMLC_OK)
-    status = dmlc_cpu_executable_create(cpu, fused, &exe->cpu, &ctx->diag);
+  dmlc_ir_graph *fused;
+  DMLC_RETURN_IF_ERROR(dmlc_api_fused_copy(exe, &fused));
+  const dmlc_status status = dmlc_cpu_executable_create(cpu, fused, &exe->cpu, &ctx->diag);
   dmlc_ir_graph_destroy(fused);
   return status;
 }

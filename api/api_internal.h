@@ -44,6 +44,9 @@ struct dmlc_executable {
 
 /* The context's CPU device, created on first use. */
 dmlc_status dmlc_context_cpu_device(dmlc_context *ctx, dmlc_cpu_device **out);
+/* A copy of exe's graph after the default pipeline (the code-generating
+ * devices compile that; exe->ir stays as given for bindings and infos). */
+dmlc_status dmlc_api_fused_copy(const dmlc_executable *exe, dmlc_ir_graph **out);
 
 /* ---- the Vulkan device (api/vulkan.c) ----
  * Without DMLC_HAVE_VULKAN each answers DMLC_ERROR_UNSUPPORTED (or does

@@ -22,14 +22,9 @@ static dmlc_status context_device(dmlc_context *ctx, dmlc_vk_device **out) {
 
 /* The plan of exe->ir after the default pipeline, on a copy of the graph. */
 static dmlc_status build_plan(dmlc_executable *exe, dmlc_kernel_plan *plan) {
-  dmlc_context *ctx = exe->ctx;
-  dmlc_ir_graph *fused = dmlc_ir_graph_clone(exe->ir);
-  if (!fused)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
-  const dmlc_pipeline_options options = {0};
-  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
-  if (status == DMLC_OK)
-    status = dmlc_kernel_plan_build(fused, plan, &ctx->diag);
+  dmlc_ir_graph *fused;
+  DMLC_RETURN_IF_ERROR(dmlc_api_fused_copy(exe, &fused));
+  const dmlc_status status = dmlc_kernel_plan_build(fused, plan, &exe->ctx->diag);
   dmlc_ir_graph_destroy(fused);
   return status;
 }

@@ -26,6 +26,8 @@
 
 #include "dmlc/dmlc.h"
 
+#include "bench_common.h"
+
 #ifndef DMLC_SOURCE_DIR
 #define DMLC_SOURCE_DIR "."
 #endif
@@ -222,29 +224,6 @@ static void workload_name(const workload *w, const uint32_t *sizes, char *out, s
     snprintf(out + n, cap - n, " (latency)");
 }
 
-/* Random values with many ties: integers below 1000 (f32, f16) or every
- * byte value (i8), so each long row holds its maximum several times. */
-static void fill_random(const char *type, unsigned char *p, size_t bytes) {
-  uint64_t s = 0x2545f4914f6cdd1dull;
-  const bool f32 = strcmp(type, "f32") == 0, f16 = strcmp(type, "f16") == 0;
-  const size_t esize = f32 ? 4 : f16 ? 2 : 1;
-  for (size_t i = 0; i + esize <= bytes; i += esize) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    const uint32_t r = (uint32_t)(s >> 20);
-    if (f32) {
-      const float f = (float)(r % 1000);
-      memcpy(p + i, &f, 4);
-    } else if (f16) {
-      const uint16_t h = dmlc_float_to_half((float)(r % 1000));
-      memcpy(p + i, &h, 2);
-    } else {
-      p[i] = (unsigned char)r;
-    }
-  }
-}
-
 typedef struct result {
   const char *id;
   char name[64];  /* as run */
@@ -292,7 +271,7 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
   dmlc_executable_output_info(exe, 0, &out_info);
   const size_t in_bytes = in_info.total_size_bytes, out_bytes = out_info.total_size_bytes;
   unsigned char *in = alloc_buffer(in_bytes), *out = alloc_buffer(out_bytes);
-  fill_random(w->type, in, in_bytes);
+  bench_fill_random(w->type, in, in_bytes);
   memset(out, 0, out_bytes);
   const dmlc_buffer ib = {in, in_bytes}, ob = {out, out_bytes};
 

@@ -23,6 +23,8 @@
 
 #include "dmlc/dmlc.h"
 
+#include "bench_common.h"
+
 typedef struct workload {
   const char *id, *type, *op;
   uint32_t rank;
@@ -94,28 +96,6 @@ static void workload_name(const workload *w, const uint32_t *sizes, char *out, s
     snprintf(out + n, cap - n, w->num_axes == w->rank ? "] all axes" : "] axis %u", w->axes[0]);
 }
 
-/* Integers below 1000 (f32, f16) or every byte value (i8): many ties. */
-static void fill_random(const char *type, unsigned char *p, size_t bytes) {
-  uint64_t s = 0x2545f4914f6cdd1dull;
-  const bool f32 = strcmp(type, "f32") == 0, f16 = strcmp(type, "f16") == 0;
-  const size_t esize = f32 ? 4 : f16 ? 2 : 1;
-  for (size_t i = 0; i + esize <= bytes; i += esize) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    const uint32_t r = (uint32_t)(s >> 20);
-    if (f32) {
-      const float f = (float)(r % 1000);
-      memcpy(p + i, &f, 4);
-    } else if (f16) {
-      const uint16_t h = dmlc_float_to_half((float)(r % 1000));
-      memcpy(p + i, &h, 2);
-    } else {
-      p[i] = (unsigned char)r;
-    }
-  }
-}
-
 typedef struct result {
   char name[64];     /* as run */
   char original[64]; /* the workload's own size, when scaled */
@@ -150,7 +130,7 @@ static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t
     fprintf(stderr, "out of memory\n");
     exit(1);
   }
-  fill_random(w->type, in, in_bytes);
+  bench_fill_random(w->type, in, in_bytes);
   const dmlc_buffer ib = {in, in_bytes}, ob = {out, out_bytes};
   double wall[64], kern[64], ns[8];
   st = dmlc_execute(exe, &ib, 1, &ob, 1); /* warm-up */

@@ -1,0 +1,11 @@
+/* What the benchmark programs share. */
+#ifndef DMLC_BENCH_COMMON_H
+#define DMLC_BENCH_COMMON_H
+
+#include <stddef.h>
+
+/* Random values with many ties: integers below 1000 (f32, f16) or every
+ * byte value (i8), so each long row holds its maximum several times. */
+void bench_fill_random(const char *type, unsigned char *p, size_t bytes);
+
+#endif
