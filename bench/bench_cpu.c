@@ -34,22 +34,6 @@
 
 /* ---- time ---- */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static double minimum(const double *v, size_t n) {
   double m = v[0];
   for (size_t i = 1; i < n; i++)
@@ -123,13 +107,13 @@ static double bw_pass(bw_kind kind, const void *src, void *dst, size_t bytes, un
     slices[t] =
         (bw_slice){kind, src, dst, n * t / threads / 4 * 4, n * (t + 1) / threads / 4 * 4, {0}};
   slices[threads - 1].end = n;
-  const double t0 = now_s();
+  const double t0 = bench_now_s();
   for (unsigned t = 1; t < threads; t++)
     pthread_create(&tids[t], NULL, bw_run_slice, &slices[t]);
   bw_run_slice(&slices[0]);
   for (unsigned t = 1; t < threads; t++)
     pthread_join(tids[t], NULL);
-  const double elapsed = now_s() - t0;
+  const double elapsed = bench_now_s() - t0;
   volatile uint32_t sink = 0;
   for (unsigned t = 0; t < threads; t++)
     sink += slices[t].sum[0];
@@ -282,12 +266,12 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
     for (int i = 0; i < CALLS; i++)
       dmlc_execute(exe, &ib, 1, &ob, 1);
     for (int b = 0; b < BATCHES; b++) {
-      const double t0 = now_s();
+      const double t0 = bench_now_s();
       for (int i = 0; i < CALLS; i++)
         dmlc_execute(exe, &ib, 1, &ob, 1);
-      per_call[b] = (now_s() - t0) / CALLS;
+      per_call[b] = (bench_now_s() - t0) / CALLS;
     }
-    r.seconds = median(per_call, BATCHES);
+    r.seconds = bench_median(per_call, BATCHES);
     r.bytes = (double)in_bytes;
     r.target = 0.5e-6;
     r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name);
@@ -308,12 +292,12 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
     double t[16];
     r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name); /* warm-up */
     for (int i = 0; r.ok && i < runs; i++) {
-      const double t0 = now_s();
+      const double t0 = bench_now_s();
       r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name);
-      t[i] = now_s() - t0;
+      t[i] = bench_now_s() - t0;
     }
     if (r.ok)
-      r.seconds = median(t, (size_t)runs);
+      r.seconds = bench_median(t, (size_t)runs);
   }
   free(in);
   free(out);
@@ -337,10 +321,10 @@ static double compile_fresh(const char *text, size_t len, const options *o, bool
   dmlc_context_set_num_threads(ctx, o->threads);
   dmlc_graph *g = NULL;
   dmlc_executable *exe = NULL;
-  const double t0 = now_s();
+  const double t0 = bench_now_s();
   *ok = check(ctx, dmlc_graph_parse(ctx, text, len, "hardmax.dmlir", &g), "parse") &&
         check(ctx, dmlc_graph_compile(g, o->device, &exe), "compile hardmax.dmlir");
-  const double t = now_s() - t0;
+  const double t = bench_now_s() - t0;
   dmlc_executable_destroy(exe);
   dmlc_graph_destroy(g);
   dmlc_context_destroy(ctx);
@@ -367,7 +351,7 @@ static compile_times measure_compile(const options *o) {
   double t[HITS];
   for (int i = 0; i < FRESH && c.ok; i++)
     t[i] = compile_fresh(text, len, o, &c.ok);
-  c.fresh = median(t, FRESH);
+  c.fresh = bench_median(t, FRESH);
 
   dmlc_context *ctx;
   dmlc_context_create(&ctx);
@@ -378,12 +362,12 @@ static compile_times measure_compile(const options *o) {
          check(ctx, dmlc_graph_compile(g, o->device, &exe), "compile");
   dmlc_executable_destroy(exe);
   for (int i = 0; i < HITS && c.ok; i++) {
-    const double t0 = now_s();
+    const double t0 = bench_now_s();
     c.ok = check(ctx, dmlc_graph_compile(g, o->device, &exe), "compile again");
-    t[i] = now_s() - t0;
+    t[i] = bench_now_s() - t0;
     dmlc_executable_destroy(exe);
   }
-  c.cache_hit = median(t, HITS);
+  c.cache_hit = bench_median(t, HITS);
   dmlc_graph_destroy(g);
   dmlc_context_destroy(ctx);
   return c;

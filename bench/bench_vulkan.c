@@ -48,22 +48,6 @@ static const workload workloads[] = {
 };
 #define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static bool is_hardmax(const workload *w) { return strcmp(w->op, "hardmax") == 0; }
 
 static void workload_ir(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
@@ -135,9 +119,9 @@ static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t
   double wall[64], kern[64], ns[8];
   st = dmlc_execute(exe, &ib, 1, &ob, 1); /* warm-up */
   for (int i = 0; st == DMLC_OK && i < runs; i++) {
-    const double t0 = now_s();
+    const double t0 = bench_now_s();
     st = dmlc_execute(exe, &ib, 1, &ob, 1);
-    wall[i] = now_s() - t0;
+    wall[i] = bench_now_s() - t0;
     size_t count = 0;
     dmlc_executable_kernel_times(exe, ns, 8, &count);
     kern[i] = 0;
@@ -146,8 +130,8 @@ static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t
     r->kernels = (uint32_t)count;
   }
   if (st == DMLC_OK) {
-    r->wall_s = median(wall, (size_t)runs);
-    r->kernel_s = median(kern, (size_t)runs);
+    r->wall_s = bench_median(wall, (size_t)runs);
+    r->kernel_s = bench_median(kern, (size_t)runs);
     r->bytes = (double)in_bytes + (is_hardmax(w) ? (double)out_bytes : 0);
     r->ok = true;
   } else {
