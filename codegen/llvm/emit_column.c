@@ -27,10 +27,53 @@ typedef struct column {
   emit_ctx *e;
   uint64_t rows, cols, outer, block;
   uint32_t lanes;
-  LLVMTypeRef ct;
+  LLVMTypeRef ct; /* the accumulated values: ec_cmp_type, or i16 keys for f16 */
   uint32_t ct_size;
-  LLVMValueRef acc, acc_idx; /* [block] of ct, [block] of i32 */
+  bool keys;      /* f16 as i16 keys (f16_key) */
+  LLVMTypeRef it; /* the row indices: i32, or i16 (unsigned) when rows <= 65536 */
+  uint32_t it_size;
+  LLVMValueRef acc, acc_idx; /* [block] of ct, [block] of it */
 } column;
+
+/* f16 bits h as an i16 key whose signed order is the argmax / argmin order
+ * of the values: sign-magnitude to two's complement (-0 and +0 both 0, the
+ * infinities +-0x7C00), every NaN one key above (argmax) or below (argmin)
+ * everything else, so NaNs tie with each other. */
+static LLVMValueRef f16_key(column *c, LLVMValueRef v, uint32_t lanes) {
+  emit_ctx *e = c->e;
+  LLVMTypeRef t = ec_lanes(e->i16, lanes);
+  LLVMValueRef h = LLVMBuildBitCast(e->b, v, t, "");
+  LLVMValueRef mag = LLVMBuildAnd(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 0x7FFF, 0), lanes), "");
+  LLVMValueRef s = LLVMBuildAShr(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 15, 0), lanes), "");
+  LLVMValueRef k = LLVMBuildSub(e->b, LLVMBuildXor(e->b, mag, s, ""), s, "");
+  LLVMValueRef nan =
+      LLVMBuildICmp(e->b, LLVMIntSGT, mag, ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), lanes), "");
+  const uint64_t nan_key = e->k->reduction == DMLC_OP_ARGMAX ? 0x7FFF : 0x8000;
+  return LLVMBuildSelect(e->b, nan, ec_splat(e, LLVMConstInt(e->i16, nan_key, 0), lanes), k, "key");
+}
+
+/* The next row's values (keys) of lanes columns at read offset off. */
+static LLVMValueRef load_cmp(column *c, LLVMValueRef off, uint32_t lanes) {
+  if (c->keys)
+    return f16_key(c, ec_load(c->e, DMLC_DTYPE_F16, c->e->read, off, lanes), lanes);
+  return ec_load_read_cmp(c->e, off, lanes);
+}
+
+/* x (a later row) replaces best: ec_take_next, on keys for f16. */
+static LLVMValueRef take_next(column *c, LLVMValueRef x, LLVMValueRef best) {
+  emit_ctx *e = c->e;
+  if (!c->keys)
+    return ec_take_next(e, x, best);
+  const bool inc = e->k->direction == DMLC_DIRECTION_INCREASING;
+  const LLVMIntPredicate p = e->k->reduction == DMLC_OP_ARGMAX ? (inc ? LLVMIntSGT : LLVMIntSGE)
+                                                               : (inc ? LLVMIntSLT : LLVMIntSLE);
+  return LLVMBuildICmp(e->b, p, x, best, "take");
+}
+
+/* The row index r (i64) as lanes of it. */
+static LLVMValueRef row_index(column *c, LLVMValueRef r, uint32_t lanes) {
+  return ec_splat(c->e, LLVMBuildTrunc(c->e->b, r, c->it, ""), lanes);
+}
 
 static LLVMValueRef acc_ptr(column *c, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i) {
   return LLVMBuildGEP2(c->e->b, t, arr, &i, 1, "");
@@ -38,7 +81,7 @@ static LLVMValueRef acc_ptr(column *c, LLVMValueRef arr, LLVMTypeRef t, LLVMValu
 
 /* Vectors at multiples of lanes of an array aligned to 64. */
 static uint32_t acc_align(column *c, LLVMTypeRef t, uint32_t lanes) {
-  const uint32_t bytes = lanes * (t == c->e->i32 ? 4 : c->ct_size);
+  const uint32_t bytes = lanes * (t == c->it ? c->it_size : c->ct_size);
   return bytes < 64 ? bytes : 64;
 }
 
@@ -85,8 +128,8 @@ typedef struct rows_arg {
 static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const rows_arg *a = arg;
   emit_ctx *e = c->e;
-  acc_store(c, c->acc, c->ct, cc, ec_load_read_cmp(e, ec_add(e, a->base, cc), lanes), lanes);
-  acc_store(c, c->acc_idx, e->i32, cc, LLVMConstNull(ec_lanes(e->i32, lanes)), lanes);
+  acc_store(c, c->acc, c->ct, cc, load_cmp(c, ec_add(e, a->base, cc), lanes), lanes);
+  acc_store(c, c->acc_idx, c->it, cc, LLVMConstNull(ec_lanes(c->it, lanes)), lanes);
 }
 
 static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -94,18 +137,25 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   emit_ctx *e = c->e;
   const uint64_t rs = e->k->read_strides[e->k->rank - 2];
   LLVMValueRef v = acc_load(c, c->acc, c->ct, cc, lanes);
-  LLVMValueRef vi = acc_load(c, c->acc_idx, e->i32, cc, lanes);
+  LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
   LLVMValueRef col = ec_add(e, a->base, cc);
   for (uint32_t q = 0; q < a->count; q++) {
     LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
-    LLVMValueRef x = ec_load_read_cmp(e, ec_madd(e, col, r, rs), lanes);
-    LLVMValueRef take = ec_take_next(e, x, v);
+    LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
+    LLVMValueRef take = take_next(c, x, v);
     v = LLVMBuildSelect(e->b, take, x, v, "");
-    LLVMValueRef r32 = ec_splat(e, LLVMBuildTrunc(e->b, r, e->i32, ""), lanes);
-    vi = LLVMBuildSelect(e->b, take, r32, vi, "");
+    vi = LLVMBuildSelect(e->b, take, row_index(c, r, lanes), vi, "");
   }
   acc_store(c, c->acc, c->ct, cc, v, lanes);
-  acc_store(c, c->acc_idx, e->i32, cc, vi, lanes);
+  acc_store(c, c->acc_idx, c->it, cc, vi, lanes);
+}
+
+/* lanes indices of the accumulator as i32. */
+static LLVMValueRef load_index32(column *c, LLVMValueRef cc, uint32_t lanes) {
+  LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
+  if (c->it != c->e->i32)
+    vi = LLVMBuildZExt(c->e->b, vi, ec_lanes(c->e->i32, lanes), "");
+  return vi;
 }
 
 typedef struct out_arg {
@@ -119,7 +169,7 @@ static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const out_arg *a = arg;
   emit_ctx *e = c->e;
   const dmlc_kout *o = &e->k->outputs[a->out];
-  LLVMValueRef vi = acc_load(c, c->acc_idx, e->i32, cc, lanes);
+  LLVMValueRef vi = load_index32(c, cc, lanes);
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
   ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
 }
@@ -128,9 +178,8 @@ static void onehot_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const out_arg *a = arg;
   emit_ctx *e = c->e;
   const dmlc_kout *o = &e->k->outputs[a->out];
-  LLVMValueRef vi = acc_load(c, c->acc_idx, e->i32, cc, lanes);
-  LLVMValueRef r32 = ec_splat(e, LLVMBuildTrunc(e->b, a->r, e->i32, ""), lanes);
-  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntEQ, vi, r32, "");
+  LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
+  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntEQ, vi, row_index(c, a->r, lanes), "");
   LLVMValueRef v = LLVMBuildSelect(e->b, hit, ec_splat(e, ec_const_elem(e, o->dtype, 1), lanes),
                                    ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes), "");
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
@@ -211,13 +260,16 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   c.cols = k->dims[k->rank - 1];
   c.outer = k->rank == 3 ? k->dims[0] : 1;
   c.lanes = ec_vector_lanes(e, k->read_dtype);
-  c.ct = ec_cmp_type(e, k->read_dtype);
-  c.ct_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
+  c.keys = k->read_dtype == DMLC_DTYPE_F16;
+  c.ct = c.keys ? e->i16 : ec_cmp_type(e, k->read_dtype);
+  c.ct_size = dmlc_dtype_size(k->read_dtype);
+  c.it = c.keys && c.rows <= 65536 ? e->i16 : e->i32;
+  c.it_size = c.keys && c.rows <= 65536 ? 2 : 4;
   /* Long contiguous row runs keep the hardware prefetcher streaming across
    * the rows' pages; the accumulators then live in L1 or L2. */
   c.block = 256;
   while (c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES &&
-         2 * c.block * (c.ct_size + 4) <= COLUMN_ACC_BYTES)
+         2 * c.block * (c.ct_size + c.it_size) <= COLUMN_ACC_BYTES)
     c.block *= 2;
   while (c.block > 256 && c.outer * ((c.cols + c.block - 1) / c.block) < COLUMN_MIN_TASKS)
     c.block /= 2;
@@ -230,7 +282,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
   c.acc = ec_array(e, c.ct, c.block, 64);
-  c.acc_idx = ec_array(e, e->i32, c.block, 64);
+  c.acc_idx = ec_array(e, c.it, c.block, 64);
   ec_loop l;
   LLVMValueRef t = ec_loop_begin(e, &l, begin, end, 1);
   LLVMValueRef o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");

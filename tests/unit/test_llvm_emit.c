@@ -134,6 +134,8 @@ typedef enum data_mode {
   DATA_ALL_NEG_INF,
   DATA_HALF_TIES, /* doubles next to binary16 rounding ties */
   DATA_SPARSE,    /* integers: 1..3, rarely the type's maximum or minimum */
+  DATA_F16_BITS,  /* f16: raw bit patterns, most of them NaNs of both signs, +-0,
+                   * +-inf, subnormals and a few normals */
   DATA_MODES
 } data_mode;
 
@@ -178,6 +180,13 @@ static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
     if (dt == DMLC_DTYPE_BOOL) {
       static const uint8_t b[] = {0, 1, 1, 7, 0};
       *p = b[rnd() % 5];
+    } else if (dt == DMLC_DTYPE_F16 && mode == DATA_F16_BITS) {
+      static const uint16_t v[] = {0x7C01, 0x7E00, 0x7FFF, 0xFC01, 0xFE00, 0xFFFF,
+                                   0x0000, 0x8000, 0x7C00, 0xFC00, 0x0001, 0x8001,
+                                   0x03FF, 0x83FF, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00};
+      const uint64_t r = rnd();
+      const uint16_t h = r % 4 == 0 ? (uint16_t)(r >> 8) : v[(r >> 2) % (sizeof v / sizeof v[0])];
+      memcpy(p, &h, 2);
     } else if (dmlc_dtype_is_float(dt)) {
       const double v = float_value(mode);
       if (dt == DMLC_DTYPE_F64) {
@@ -640,6 +649,29 @@ START_TEST(test_column) {
 }
 END_TEST
 
+/* f16 columns on raw bit patterns (NaNs with any payload and sign, +-0,
+ * +-inf, subnormals), all-NaN and all -inf columns, partial blocks and
+ * vectors, and row counts around the 16-bit index limit. */
+START_TEST(test_column_f16) {
+  static const uint32_t rows[] = {2, 5, 67, 300, 65536, 65537}, cols[] = {17, 4100, 33, 2, 18, 3};
+  const data_mode modes[] = {DATA_F16_BITS, DATA_SPECIALS, DATA_TIES, DATA_ALL_NAN,
+                             DATA_ALL_NEG_INF};
+  for (int s = 0; s < 6; s++) {
+    const uint32_t dims[3] = {2, rows[s], cols[s]};
+    const bool outer = s == 2;
+    dmlc_kdesc k = outer ? kd_make(3, dims, 2) : kd_make(2, dims + 1, 1);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (rows[s] < 1000)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, DMLC_DTYPE_F16, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, rows[s] < 1000 ? 5 : 2);
+    }
+  }
+}
+END_TEST
+
 /* ---- generic ---- */
 
 START_TEST(test_generic) {
@@ -767,6 +799,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
+  tcase_add_test(tc, test_column_f16);
   tcase_add_loop_test(tc, test_nontemporal, 0, 10);
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
