@@ -35,18 +35,6 @@
 
 /* ---- the device under test ---- */
 
-/* DMLC_DEVICE_DEFAULT for a name it does not know (main rejects it). */
-static dmlc_device device_under_test(void) {
-  const char *name = getenv("DMLC_TEST_DEVICE");
-  if (!name || !*name || strcmp(name, "reference") == 0)
-    return DMLC_DEVICE_REFERENCE;
-  if (strcmp(name, "cpu") == 0)
-    return DMLC_DEVICE_CPU;
-  if (strcmp(name, "vulkan") == 0)
-    return DMLC_DEVICE_VULKAN;
-  return DMLC_DEVICE_DEFAULT;
-}
-
 static uint64_t base_seed(void) {
   const char *s = getenv("DMLC_TEST_SEED");
   return s && *s ? strtoull(s, NULL, 0) : UINT64_C(0x5eed0fd41c0ffee5);
@@ -346,7 +334,7 @@ static void report(const case_params *p, dmlc_graph *g, const dmlc_executable *r
                    const dmlc_tensor_info *t, const unsigned char *got, const unsigned char *want) {
   flockfile(stderr);
   fprintf(stderr, "\nconformance failure on %s, case %u.%u (seed 0x%" PRIx64 "): %s\n",
-          dmlc_device_name(device_under_test()), p->chunk, p->index, base_seed(), why);
+          dmlc_device_name(dmlc_test_device()), p->chunk, p->index, base_seed(), why);
   fprintf(stderr,
           "  rerun alone: DMLC_TEST_DEVICE=%s DMLC_TEST_SEED=0x%" PRIx64
           " DMLC_TEST_ONLY=%u.%u test_conformance\n",
@@ -373,7 +361,7 @@ static void report(const case_params *p, dmlc_graph *g, const dmlc_executable *r
  * case) on any difference. */
 static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC *op,
                        case_params *p) {
-  const dmlc_device dev = device_under_test();
+  const dmlc_device dev = dmlc_test_device();
   dmlc_executable *ref = NULL, *exe = NULL;
   dmlc_status st = dmlc_graph_compile(g, DMLC_DEVICE_REFERENCE, &ref);
   if (st != DMLC_OK) {
@@ -897,7 +885,7 @@ START_TEST(test_sweep) {
     failures += workers[k].failures;
   }
   ck_assert_msg(failures == 0, "%u of %u cases of chunk %d differ on %s (details above)", failures,
-                cases, _i, dmlc_device_name(device_under_test()));
+                cases, _i, dmlc_device_name(dmlc_test_device()));
 }
 END_TEST
 
@@ -910,8 +898,8 @@ static void run_known(const DML_OPERATOR_DESC *op, const void *in, uint64_t in_b
   dmlc_context *ctx;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
   dmlc_executable *exe = NULL;
-  const dmlc_status st = dmlc_operator_compile(ctx, op, device_under_test(), &exe);
-  ck_assert_msg(st == DMLC_OK, "compile on %s: %s: %s", dmlc_device_name(device_under_test()),
+  const dmlc_status st = dmlc_operator_compile(ctx, op, dmlc_test_device(), &exe);
+  ck_assert_msg(st == DMLC_OK, "compile on %s: %s: %s", dmlc_device_name(dmlc_test_device()),
                 dmlc_status_string(st), dmlc_context_error(ctx));
   const dmlc_buffer ib = {(void *)in, in_bytes}, ob = {out, out_bytes};
   ck_assert_msg(dmlc_execute(exe, &ib, 1, &ob, 1) == DMLC_OK, "execute: %s",
@@ -1077,7 +1065,7 @@ START_TEST(test_thread_counts) {
       ck_assert_msg(check_case(ctx, g, NULL, &p), "%d threads differ from the reference", threads);
     /* and against the 1-thread bytes */
     dmlc_executable *exe = NULL;
-    const dmlc_status st = dmlc_graph_compile(g, device_under_test(), &exe);
+    const dmlc_status st = dmlc_graph_compile(g, dmlc_test_device(), &exe);
     ck_assert_msg(st == DMLC_OK, "compile: %s", dmlc_context_error(ctx));
     dmlc_tensor_info in_info;
     ck_assert_int_eq(dmlc_executable_input_info(exe, 0, &in_info), DMLC_OK);
@@ -1126,7 +1114,7 @@ static Suite *conformance_suite(void) {
 }
 
 int main(void) {
-  const dmlc_device dev = device_under_test();
+  const dmlc_device dev = dmlc_test_device();
   if (dev == DMLC_DEVICE_DEFAULT) {
     fprintf(stderr, "DMLC_TEST_DEVICE=%s: expected reference, cpu or vulkan\n",
             getenv("DMLC_TEST_DEVICE"));

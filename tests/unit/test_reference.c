@@ -24,23 +24,11 @@
 
 /* ---- the device under test ---- */
 
-/* DMLC_DEVICE_DEFAULT for a name it does not know (main rejects it). */
-static dmlc_device device_from_env(void) {
-  const char *name = getenv("DMLC_TEST_DEVICE");
-  if (!name || !*name || strcmp(name, "reference") == 0)
-    return DMLC_DEVICE_REFERENCE;
-  if (strcmp(name, "cpu") == 0)
-    return DMLC_DEVICE_CPU;
-  if (strcmp(name, "vulkan") == 0)
-    return DMLC_DEVICE_VULKAN;
-  return DMLC_DEVICE_DEFAULT;
-}
-
 /* The device the current case runs on: the primitives' cases set it to the
  * reference. */
 static dmlc_device test_device = DMLC_DEVICE_REFERENCE;
 
-static void use_env_device(void) { test_device = device_from_env(); }
+static void use_env_device(void) { test_device = dmlc_test_device(); }
 static void use_reference_device(void) { test_device = DMLC_DEVICE_REFERENCE; }
 
 /* ---- values ---- */
@@ -1614,12 +1602,12 @@ static Suite *reference_suite(void) {
 }
 
 int main(void) {
-  if (device_from_env() == DMLC_DEVICE_DEFAULT) {
+  if (dmlc_test_device() == DMLC_DEVICE_DEFAULT) {
     fprintf(stderr, "DMLC_TEST_DEVICE=%s: expected reference, cpu or vulkan\n",
             getenv("DMLC_TEST_DEVICE"));
     return EXIT_FAILURE;
   }
-  printf("reference cases on device %s\n", dmlc_device_name(device_from_env()));
+  printf("reference cases on device %s\n", dmlc_device_name(dmlc_test_device()));
   Suite *suites[] = {reference_suite()};
   return dmlc_test_run_suites(suites, 1);
 }

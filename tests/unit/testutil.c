@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int dmlc_test_run_suites(Suite **suites, int count) {
   SRunner *runner = srunner_create(suites[0]);
@@ -47,4 +48,15 @@ void dmlc_test_text_add(dmlc_test_text *t, const char *fmt, ...) {
   va_end(ap);
   ck_assert(n >= 0 && (size_t)n < sizeof t->buf - t->len);
   t->len += (size_t)n;
+}
+
+dmlc_device dmlc_test_device(void) {
+  const char *name = getenv("DMLC_TEST_DEVICE");
+  if (!name || !*name || strcmp(name, "reference") == 0)
+    return DMLC_DEVICE_REFERENCE;
+  if (strcmp(name, "cpu") == 0)
+    return DMLC_DEVICE_CPU;
+  if (strcmp(name, "vulkan") == 0)
+    return DMLC_DEVICE_VULKAN;
+  return DMLC_DEVICE_DEFAULT;
 }

@@ -12,6 +12,11 @@ int dmlc_test_run_suites(Suite **suites, int count);
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer; NULL on error. */
 char *dmlc_test_read_file(const char *path, size_t *length);
 
+/* The device under test, from DMLC_TEST_DEVICE (reference|cpu|vulkan;
+ * unset or empty: reference); DMLC_DEVICE_DEFAULT for a name it does not know
+ * (callers reject it). */
+dmlc_device dmlc_test_device(void);
+
 /* A fixed-size text being built up, e.g. IR for generated cases. */
 typedef struct dmlc_test_text {
   char buf[16384];
