@@ -13,6 +13,11 @@ typedef struct dmlc_llvm_target {
    * non-temporal stores where aligned (they would only evict the input from
    * the caches); 0: never. */
   uint64_t nontemporal_min_bytes;
+  /* Reads of at least prefetch_min_bytes (the kernel's whole read) are
+   * prefetched in software prefetch_bytes ahead of the loads (rows) or a
+   * group of rows ahead (columns); 0: never. */
+  uint32_t prefetch_bytes;
+  uint64_t prefetch_min_bytes;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

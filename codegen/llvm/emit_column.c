@@ -139,6 +139,11 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMValueRef v = acc_load(c, c->acc, c->ct, cc, lanes);
   LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
   LLVMValueRef col = ec_add(e, a->base, cc);
+  /* The same columns of the next group of rows, into L2: each row's run
+   * starts a new stream the hardware prefetcher would first have to find. */
+  if (lanes > 1 && e->prefetch_bytes)
+    for (uint32_t q = 0; q < a->count; q++)
+      ec_prefetch_read(e, ec_madd(e, col, ec_add(e, a->r, ec_i64(e, a->count + q)), rs), 0, false);
   for (uint32_t q = 0; q < a->count; q++) {
     LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
     LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
@@ -174,14 +179,12 @@ static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
 }
 
-static void onehot_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+/* The 0s of a ONEHOT row: base is the output offset of (row, column c0). */
+static void zero_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const out_arg *a = arg;
   emit_ctx *e = c->e;
   const dmlc_kout *o = &e->k->outputs[a->out];
-  LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
-  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntEQ, vi, row_index(c, a->r, lanes), "");
-  LLVMValueRef v = LLVMBuildSelect(e->b, hit, ec_splat(e, ec_const_elem(e, o->dtype, 1), lanes),
-                                   ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes), "");
+  LLVMValueRef v = ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes);
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
   if (a->nt && lanes > 1)
     ec_store_nt(e, o->dtype, e->out[a->out], off, v);
@@ -189,17 +192,62 @@ static void onehot_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
     ec_store(e, o->dtype, e->out[a->out], off, v);
 }
 
-/* The ONEHOT rows of output oa->out (nt: with non-temporal vector stores). */
-static void onehot_rows(column *c, out_arg *oa, LLVMValueRef base, uint64_t width, bool nt) {
+/* The 1 of each column: base is the output offset of (row 0, column c0). */
+static void one_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const out_arg *a = arg;
   emit_ctx *e = c->e;
-  const dmlc_kout *out = &e->k->outputs[oa->out];
-  const uint64_t si = out->strides[e->k->rank - 1];
-  ec_loop l;
-  oa->r = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, c->rows), 1);
-  oa->base = ec_madd(e, base, oa->r, out->strides[e->k->rank - 2]);
-  oa->nt = nt;
-  for_columns(c, width, si == 1, onehot_body, oa);
-  ec_loop_end(e, &l);
+  const dmlc_kout *o = &e->k->outputs[a->out];
+  const uint32_t rank = e->k->rank;
+  (void)lanes;
+  LLVMValueRef r = LLVMBuildZExt(e->b, acc_load(c, c->acc_idx, c->it, cc, 1), e->i64, "");
+  LLVMValueRef off =
+      ec_madd(e, ec_madd(e, a->base, cc, o->strides[rank - 1]), r, o->strides[rank - 2]);
+  ec_store(e, o->dtype, e->out[a->out], off, ec_const_elem(e, o->dtype, 1));
+}
+
+/* Output offset of (outer o, row 0, column c0) of output i. */
+static LLVMValueRef out_base(column *c, uint32_t i, LLVMValueRef o, LLVMValueRef c0) {
+  emit_ctx *e = c->e;
+  const dmlc_kout *out = &e->k->outputs[i];
+  LLVMValueRef base = ec_mul(e, c0, out->strides[e->k->rank - 1]);
+  return e->k->rank == 3 ? ec_madd(e, base, o, out->strides[0]) : base;
+}
+
+/* Writes the 0s of ONEHOT outputs for rows [r, r + count) of the block, right
+ * after the block reads them, so the block's reads and writes stream side
+ * by side (the 1s go in after the last row). Non-temporal vector stores
+ * when every row's vectors are aligned: the block's first one, and rows a
+ * multiple of the vector size apart. */
+static void zero_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef r, uint32_t count,
+                      uint64_t width) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    if (out->kind != DMLC_KOUT_ONEHOT)
+      continue;
+    const uint64_t si = out->strides[k->rank - 1], rs = out->strides[k->rank - 2];
+    const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
+    const bool nt = si == 1 && ec_output_nt(e, i) && width >= c->lanes &&
+                    rs * dmlc_dtype_size(out->dtype) % vbytes == 0;
+    LLVMValueRef base = out_base(c, i, o, c0);
+    for (uint32_t q = 0; q < count; q++) {
+      out_arg oa = {i, ec_madd(e, base, ec_add(e, r, ec_i64(e, q)), rs), NULL, false};
+      if (nt) {
+        ec_if f;
+        ec_if_begin(e, &f, ec_is_aligned(e, out->dtype, e->out[i], oa.base, vbytes));
+        oa.nt = true;
+        for_columns(c, width, true, zero_body, &oa);
+        ec_if_else(e, &f);
+        oa.nt = false;
+        for_columns(c, width, true, zero_body, &oa);
+        ec_if_end(e, &f);
+        e->nt_used = true;
+      } else {
+        for_columns(c, width, si == 1, zero_body, &oa);
+      }
+    }
+  }
 }
 
 /* One block of width columns (a constant) starting at column c0 of outer o. */
@@ -210,12 +258,14 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t widt
   LLVMValueRef zero = ec_i64(e, 0);
   rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), zero, 1};
   for_columns(c, width, true, init_body, &ra);
+  zero_rows(c, o, c0, zero, 1, width);
   const uint64_t groups = (c->rows - 1) / COLUMN_ROWS, grouped_end = 1 + groups * COLUMN_ROWS;
   if (groups > 0) {
     ec_loop l;
     ra.r = ec_loop_begin(e, &l, ec_i64(e, 1), ec_i64(e, grouped_end), COLUMN_ROWS);
     ra.count = COLUMN_ROWS;
     for_columns(c, width, true, rows_body, &ra);
+    zero_rows(c, o, c0, ra.r, COLUMN_ROWS, width);
     ec_loop_end(e, &l);
   }
   if (grouped_end < c->rows) {
@@ -223,33 +273,19 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t widt
     ra.r = ec_loop_begin(e, &l, ec_i64(e, grouped_end), ec_i64(e, c->rows), 1);
     ra.count = 1;
     for_columns(c, width, true, rows_body, &ra);
+    zero_rows(c, o, c0, ra.r, 1, width);
     ec_loop_end(e, &l);
   }
+  /* The 1s are ordinary stores into lines the non-temporal 0s may still be
+   * writing: a fence first. */
+  ec_nt_fence(e);
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
-    const uint64_t si = out->strides[rank - 1];
-    LLVMValueRef base = ec_mul(e, c0, si);
-    if (rank == 3)
-      base = ec_madd(e, base, o, out->strides[0]);
-    out_arg oa = {i, base, NULL, false};
-    if (out->kind == DMLC_KOUT_INDEX) {
-      for_columns(c, width, si == 1, index_body, &oa);
-      continue;
-    }
-    /* Non-temporal stores when every row's vectors are aligned: the block's
-     * first one, and rows a multiple of the vector size apart. */
-    const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
-    if (si == 1 && ec_output_nt(e, i) && width >= c->lanes &&
-        out->strides[rank - 2] * dmlc_dtype_size(out->dtype) % vbytes == 0) {
-      ec_if f;
-      ec_if_begin(e, &f, ec_is_aligned(e, out->dtype, e->out[i], base, vbytes));
-      onehot_rows(c, &oa, base, width, true);
-      ec_if_else(e, &f);
-      onehot_rows(c, &oa, base, width, false);
-      ec_if_end(e, &f);
-    } else {
-      onehot_rows(c, &oa, base, width, false);
-    }
+    out_arg oa = {i, out_base(c, i, o, c0), NULL, false};
+    if (out->kind == DMLC_KOUT_INDEX)
+      for_columns(c, width, out->strides[rank - 1] == 1, index_body, &oa);
+    else
+      for_columns(c, width, false, one_body, &oa);
   }
 }
 

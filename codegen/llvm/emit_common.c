@@ -415,7 +415,7 @@ void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
   ec_loop_end(e, &l);
   i = ec_loop_begin(e, &l, head, vend, lanes);
   if (e->run_prefetch)
-    ec_prefetch_read(e, ec_add(e, e->run_prefetch, i));
+    ec_prefetch_read(e, ec_add(e, e->run_prefetch, i), 0, false);
   ec_store_nt(e, dt, base, ec_add(e, off, i), fn(e, i, lanes, arg));
   ec_loop_end(e, &l);
   i = ec_loop_begin(e, &l, vend, count, 1);
@@ -438,10 +438,29 @@ bool ec_output_nt(const emit_ctx *e, uint32_t i) {
   return bytes >= e->nt_min_bytes;
 }
 
-void ec_prefetch_read(emit_ctx *e, LLVMValueRef off) {
+void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near) {
   LLVMValueRef p = elem_ptr(e, ec_store_type(e, e->k->read_dtype), e->read, off);
+  if (bytes) {
+    LLVMValueRef b = ec_i64(e, (uint64_t)bytes);
+    p = LLVMBuildGEP2(e->b, e->i8, p, &b, 1, "");
+  }
   LLVMTypeRef pt = e->ptr;
-  /* read, locality 2 (prefetcht1: L2 and up), data */
-  LLVMValueRef args[4] = {p, ec_i32(e, 0), ec_i32(e, 2), ec_i32(e, 1)};
+  /* read, locality 3 (prefetcht0: L1 and up) or 2 (prefetcht1: L2 and
+   * up), data */
+  LLVMValueRef args[4] = {p, ec_i32(e, 0), ec_i32(e, near ? 3 : 2), ec_i32(e, 1)};
   ec_intrinsic(e, "llvm.prefetch", &pt, 1, args, 4);
+}
+
+void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes) {
+  if (!e->prefetch_bytes)
+    return;
+  for (uint64_t b = 0; b == 0 || b < bytes; b += 64)
+    ec_prefetch_read(e, off, (int64_t)(e->prefetch_bytes + b), true);
+}
+
+uint64_t ec_read_bytes(const dmlc_kdesc *k) {
+  uint64_t n = dmlc_dtype_size(k->read_dtype);
+  for (uint32_t d = 0; d < k->rank; d++)
+    n *= k->dims[d];
+  return n;
 }

@@ -14,6 +14,9 @@ typedef struct emit_ctx {
   const dmlc_kdesc *k;
   uint32_t vector_bytes;
   uint64_t nt_min_bytes; /* dmlc_llvm_target.nontemporal_min_bytes */
+  /* Software prefetch distance in bytes for streamed reads; 0: none (the
+   * target's prefetch_bytes when the kernel reads enough). */
+  uint32_t prefetch_bytes;
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;
   /* Buffer pointers loaded in the entry block: read, outputs, scratch. */
@@ -121,8 +124,16 @@ typedef LLVMValueRef (*ec_run_value)(emit_ctx *e, LLVMValueRef i, uint32_t lanes
  * with ec_nt_fence. */
 void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
                      LLVMValueRef count, ec_run_value fn, void *arg);
-/* Prefetches (for reading) the cache line at element off of the read. */
-void ec_prefetch_read(emit_ctx *e, LLVMValueRef off);
+/* Prefetches (for reading) the cache line at element off of the read, plus
+ * bytes (may point past the buffer: prefetches never fault), into L1
+ * (near) or L2 and up. */
+void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near);
+/* Prefetches the lines of a streamed read of `bytes` bytes from element off,
+ * e->prefetch_bytes ahead: one prefetch per 64-byte line (one when bytes is
+ * smaller). Nothing when e->prefetch_bytes is 0. */
+void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes);
+/* Bytes the kernel reads in all (the read's dims, with broadcast ones). */
+uint64_t ec_read_bytes(const dmlc_kdesc *k);
 /* A fence that orders the non-temporal stores before anything the caller
  * does after the kernel returns (the thread pool's hand-off); nothing when
  * the function made none. */

@@ -188,6 +188,7 @@ static void reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef
     ec_loop l;
     LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
     LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
+    ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
     for (uint32_t u = 0; u < unroll; u++) {
       LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
       LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);

@@ -33,7 +33,7 @@ struct dmlc_llvm_jit {
 /* Outputs at least this large go around the caches: larger than the last
  * level cache of most machines, so ordinary stores would only evict the
  * input being streamed (and read each line for ownership first). */
-enum { NONTEMPORAL_MIN_BYTES = 32u << 20 };
+enum { NONTEMPORAL_MIN_BYTES = 32u << 20, PREFETCH_BYTES = 1024, PREFETCH_MIN_BYTES = 1u << 20 };
 
 static pthread_once_t native_once = PTHREAD_ONCE_INIT;
 static LLVMBool native_failed;
@@ -107,6 +107,8 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   jit->features = LLVMGetHostCPUFeatures();
   jit->target.vector_bytes = vector_bytes(jit->features);
   jit->target.nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES;
+  jit->target.prefetch_bytes = PREFETCH_BYTES;
+  jit->target.prefetch_min_bytes = PREFETCH_MIN_BYTES;
   LLVMTargetRef target;
   char *message = NULL;
   dmlc_status status = DMLC_OK;

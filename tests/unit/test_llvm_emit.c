@@ -323,7 +323,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMSetModuleDataLayout(mod, td);
   LLVMDisposeTargetData(td);
 
-  const dmlc_llvm_target target = {32, nt_min_bytes};
+  /* prefetches in every kernel, however small */
+  const dmlc_llvm_target target = {32, nt_min_bytes, 1024, 0};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
