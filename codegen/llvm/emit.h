@@ -18,6 +18,9 @@ typedef struct dmlc_llvm_target {
    * group of rows ahead (columns); 0: never. */
   uint32_t prefetch_bytes;
   uint64_t prefetch_min_bytes;
+  /* x86: the widest vector PSIGNW takes (32 with AVX2, 16 with SSSE3);
+   * 0: none (portable IR instead). */
+  uint32_t psign_bytes;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -44,8 +44,16 @@ static LLVMValueRef f16_key(column *c, LLVMValueRef v, uint32_t lanes) {
   LLVMTypeRef t = ec_lanes(e->i16, lanes);
   LLVMValueRef h = LLVMBuildBitCast(e->b, v, t, "");
   LLVMValueRef mag = LLVMBuildAnd(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 0x7FFF, 0), lanes), "");
-  LLVMValueRef s = LLVMBuildAShr(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 15, 0), lanes), "");
-  LLVMValueRef k = LLVMBuildSub(e->b, LLVMBuildXor(e->b, mag, s, ""), s, "");
+  LLVMValueRef k;
+  if (lanes > 1 && lanes * 2 == e->psign_bytes) {
+    /* x86 PSIGNW: mag negated where h < 0, 0 where h == 0 (mag is 0 too) */
+    const char *name = lanes == 16 ? "llvm.x86.avx2.psign.w" : "llvm.x86.ssse3.psign.w.128";
+    LLVMValueRef args[2] = {mag, h};
+    k = ec_intrinsic(e, name, NULL, 0, args, 2);
+  } else {
+    LLVMValueRef s = LLVMBuildAShr(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 15, 0), lanes), "");
+    k = LLVMBuildSub(e->b, LLVMBuildXor(e->b, mag, s, ""), s, "");
+  }
   LLVMValueRef nan =
       LLVMBuildICmp(e->b, LLVMIntSGT, mag, ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), lanes), "");
   const uint64_t nan_key = e->k->reduction == DMLC_OP_ARGMAX ? 0x7FFF : 0x8000;

@@ -17,6 +17,7 @@ typedef struct emit_ctx {
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;
+  uint32_t psign_bytes; /* dmlc_llvm_target.psign_bytes */
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;
   /* Buffer pointers loaded in the entry block: read, outputs, scratch. */

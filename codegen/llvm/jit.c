@@ -71,6 +71,14 @@ static uint32_t vector_bytes(const char *features) {
   return 16;
 }
 
+static uint32_t psign_bytes(const char *triple, const char *features) {
+  const bool x86 = strncmp(triple, "x86_64", 6) == 0 ||
+                   (triple[0] == 'i' && triple[1] && strncmp(triple + 2, "86", 2) == 0);
+  if (!x86)
+    return 0;
+  return has_feature(features, "avx2") ? 32 : has_feature(features, "ssse3") ? 16 : 0;
+}
+
 /* CodeGenOpt Default: Aggressive took a third longer on small kernels and
  * made no measurable difference to the memory-bound ones. */
 static LLVMTargetMachineRef create_target_machine(const dmlc_llvm_jit *jit, LLVMTargetRef target) {
@@ -109,6 +117,7 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   jit->target.nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES;
   jit->target.prefetch_bytes = PREFETCH_BYTES;
   jit->target.prefetch_min_bytes = PREFETCH_MIN_BYTES;
+  jit->target.psign_bytes = psign_bytes(jit->triple, jit->features);
   LLVMTargetRef target;
   char *message = NULL;
   dmlc_status status = DMLC_OK;
