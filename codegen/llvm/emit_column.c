@@ -1,8 +1,15 @@
 /* Columns: space [R, I] or [O, R, I] with the read contiguous along I. A
- * task is (o, block of I columns). The block's best values and indices live
- * in two aligned stack arrays (in L1); rows are visited in order, four per
- * load/store of the accumulators, each row a contiguous run of the block, so
- * the sequential rule stays exact and the reads stream. */
+ * task is (o, block of I columns), or, when that gives too few tasks, (o,
+ * block, chunk of R rows): blocks stay wide (long runs of each row keep the
+ * hardware prefetcher streaming) and the chunks' partial (value, index)
+ * go to scratch for the finish function to merge in chunk order. The
+ * block's best values and indices live in two aligned stack arrays (in L1);
+ * rows are visited in order, four per load/store of the accumulators, each
+ * row a contiguous run of the block, so the sequential rule stays exact and
+ * the reads stream. */
+#include <stdio.h>
+#include <string.h>
+
 #include "codegen/llvm/emit_internal.h"
 
 enum {
@@ -10,6 +17,8 @@ enum {
   COLUMN_MIN_TASKS = 4,     /* shrink blocks (down to 256 columns) to get this many */
   COLUMN_ROWS = 4,          /* rows per accumulator load/store */
   COLUMN_ACC_BYTES = 16384, /* the block's values and indices: half of L1 */
+  COLUMN_SPLIT_TASKS = 16,  /* split rows into chunks to get this many tasks */
+  COLUMN_CHUNK_ROWS = 256,  /* ... of at least this many rows each */
 };
 
 bool ec_column_matches(const dmlc_kdesc *k) {
@@ -26,6 +35,7 @@ bool ec_column_matches(const dmlc_kdesc *k) {
 typedef struct column {
   emit_ctx *e;
   uint64_t rows, cols, outer, block;
+  uint64_t chunks, chunk_rows; /* row chunks (1: none) of chunk_rows rows, the last one shorter */
   uint32_t lanes;
   LLVMTypeRef ct; /* the accumulated values: ec_cmp_type, or i16 keys for f16 */
   uint32_t ct_size;
@@ -33,6 +43,9 @@ typedef struct column {
   LLVMTypeRef it; /* the row indices: i32, or i16 (unsigned) when rows <= 65536 */
   uint32_t it_size;
   LLVMValueRef acc, acc_idx; /* [block] of ct, [block] of it */
+  /* Split: the partials in scratch, values then indices, each
+   * [outer][chunks][cols]; part_idx is a byte offset. */
+  uint64_t part_idx;
 } column;
 
 /* f16 bits h as an i16 key whose signed order is the argmax / argmin order
@@ -131,13 +144,19 @@ typedef struct rows_arg {
   LLVMValueRef base; /* read offset of row 0, column c0 */
   LLVMValueRef r;    /* first row */
   uint32_t count;    /* rows */
+  /* ONEHOT outputs whose 0s rows_body stores (non-temporal vectors) as it
+   * reads, each at output offset obase[i] of (row 0, column c0); NULL:
+   * zero_rows writes them. */
+  LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS];
 } rows_arg;
 
 static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const rows_arg *a = arg;
   emit_ctx *e = c->e;
-  acc_store(c, c->acc, c->ct, cc, load_cmp(c, ec_add(e, a->base, cc), lanes), lanes);
-  acc_store(c, c->acc_idx, c->it, cc, LLVMConstNull(ec_lanes(c->it, lanes)), lanes);
+  const uint64_t rs = e->k->read_strides[e->k->rank - 2];
+  acc_store(c, c->acc, c->ct, cc, load_cmp(c, ec_madd(e, ec_add(e, a->base, cc), a->r, rs), lanes),
+            lanes);
+  acc_store(c, c->acc_idx, c->it, cc, row_index(c, a->r, lanes), lanes);
 }
 
 static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -158,6 +177,20 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
     LLVMValueRef take = take_next(c, x, v);
     v = LLVMBuildSelect(e->b, take, x, v, "");
     vi = LLVMBuildSelect(e->b, take, row_index(c, r, lanes), vi, "");
+  }
+  for (uint32_t i = 0; i < e->k->num_outputs; i++) {
+    if (!a->obase[i])
+      continue;
+    const dmlc_kout *out = &e->k->outputs[i];
+    LLVMValueRef z = ec_splat(e, ec_const_elem(e, out->dtype, 0), lanes);
+    for (uint32_t q = 0; q < a->count; q++) {
+      LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
+      LLVMValueRef off = ec_add(e, ec_madd(e, a->obase[i], r, out->strides[e->k->rank - 2]), cc);
+      if (lanes > 1)
+        ec_store_nt(e, out->dtype, e->out[i], off, z);
+      else
+        ec_store(e, out->dtype, e->out[i], off, z);
+    }
   }
   acc_store(c, c->acc, c->ct, cc, v, lanes);
   acc_store(c, c->acc_idx, c->it, cc, vi, lanes);
@@ -221,27 +254,37 @@ static LLVMValueRef out_base(column *c, uint32_t i, LLVMValueRef o, LLVMValueRef
   return e->k->rank == 3 ? ec_madd(e, base, o, out->strides[0]) : base;
 }
 
+/* Whether ONEHOT output i can take non-temporal vector stores in a block
+ * of width columns wherever the block's first vector is aligned: contiguous
+ * along the columns, large, rows a multiple of the vector size apart. */
+static bool nt_ok(column *c, uint32_t i, uint64_t width) {
+  emit_ctx *e = c->e;
+  const dmlc_kout *out = &e->k->outputs[i];
+  const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
+  return out->kind == DMLC_KOUT_ONEHOT && out->strides[e->k->rank - 1] == 1 && ec_output_nt(e, i) &&
+         width >= c->lanes &&
+         out->strides[e->k->rank - 2] * dmlc_dtype_size(out->dtype) % vbytes == 0;
+}
+
 /* Writes the 0s of ONEHOT outputs for rows [r, r + count) of the block, right
  * after the block reads them, so the block's reads and writes stream side
- * by side (the 1s go in after the last row). Non-temporal vector stores
- * when every row's vectors are aligned: the block's first one, and rows a
- * multiple of the vector size apart. */
-static void zero_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef r, uint32_t count,
-                      uint64_t width) {
+ * by side (the 1s go in after the last row): non-temporal vector stores
+ * where nt_ok and the row's first vector is aligned. Skips the outputs
+ * rows_body writes (ra->obase). */
+static void zero_rows(column *c, const rows_arg *ra, LLVMValueRef o, LLVMValueRef c0,
+                      LLVMValueRef r, uint32_t count, uint64_t width) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
-    if (out->kind != DMLC_KOUT_ONEHOT)
+    if (out->kind != DMLC_KOUT_ONEHOT || ra->obase[i])
       continue;
     const uint64_t si = out->strides[k->rank - 1], rs = out->strides[k->rank - 2];
     const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
-    const bool nt = si == 1 && ec_output_nt(e, i) && width >= c->lanes &&
-                    rs * dmlc_dtype_size(out->dtype) % vbytes == 0;
     LLVMValueRef base = out_base(c, i, o, c0);
     for (uint32_t q = 0; q < count; q++) {
       out_arg oa = {i, ec_madd(e, base, ec_add(e, r, ec_i64(e, q)), rs), NULL, false};
-      if (nt) {
+      if (nt_ok(c, i, width)) {
         ec_if f;
         ec_if_begin(e, &f, ec_is_aligned(e, out->dtype, e->out[i], oa.base, vbytes));
         oa.nt = true;
@@ -258,43 +301,198 @@ static void zero_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef r
   }
 }
 
-/* One block of width columns (a constant) starting at column c0 of outer o. */
-static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width) {
+/* The scratch address of partial (o, chunk ch, column col): values (idx
+ * false) or indices. */
+static LLVMValueRef part_ptr(column *c, LLVMValueRef o, LLVMValueRef ch, LLVMValueRef col,
+                             bool idx) {
+  emit_ctx *e = c->e;
+  LLVMValueRef n = ec_add(e, ec_mul(e, ec_madd(e, ch, o, c->chunks), c->cols), col);
+  LLVMValueRef byte =
+      idx ? ec_madd(e, ec_i64(e, c->part_idx), n, c->it_size) : ec_mul(e, n, c->ct_size);
+  return LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
+}
+
+typedef struct part_arg {
+  LLVMValueRef o, ch, c0;
+} part_arg;
+
+/* A chunk's accumulators to its partials. */
+static void save_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const part_arg *a = arg;
+  emit_ctx *e = c->e;
+  LLVMValueRef col = ec_add(e, a->c0, cc);
+  LLVMValueRef s = LLVMBuildStore(e->b, acc_load(c, c->acc, c->ct, cc, lanes),
+                                  part_ptr(c, a->o, a->ch, col, false));
+  LLVMSetAlignment(s, 1);
+  s = LLVMBuildStore(e->b, acc_load(c, c->acc_idx, c->it, cc, lanes),
+                     part_ptr(c, a->o, a->ch, col, true));
+  LLVMSetAlignment(s, 1);
+}
+
+/* Merges the partials of every chunk, in order, into the accumulators
+ * (later chunks hold later rows: take_next keeps the sequential rule). */
+static void merge_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const part_arg *a = arg;
+  emit_ctx *e = c->e;
+  LLVMTypeRef vt = ec_lanes(c->ct, lanes), it = ec_lanes(c->it, lanes);
+  LLVMValueRef col = ec_add(e, a->c0, cc), v = NULL, vi = NULL;
+  for (uint64_t ch = 0; ch < c->chunks; ch++) {
+    LLVMValueRef x = LLVMBuildLoad2(e->b, vt, part_ptr(c, a->o, ec_i64(e, ch), col, false), "");
+    LLVMValueRef xi = LLVMBuildLoad2(e->b, it, part_ptr(c, a->o, ec_i64(e, ch), col, true), "");
+    LLVMSetAlignment(x, 1);
+    LLVMSetAlignment(xi, 1);
+    if (ch == 0) {
+      v = x;
+      vi = xi;
+      continue;
+    }
+    LLVMValueRef take = take_next(c, x, v);
+    v = LLVMBuildSelect(e->b, take, x, v, "");
+    vi = LLVMBuildSelect(e->b, take, xi, vi, "");
+  }
+  acc_store(c, c->acc, c->ct, cc, v, lanes);
+  acc_store(c, c->acc_idx, c->it, cc, vi, lanes);
+}
+
+/* The INDEX outputs and the 1s of ONEHOT outputs of a block from its
+ * accumulators. */
+static void store_outputs(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
-  const uint32_t rank = k->rank;
-  LLVMValueRef zero = ec_i64(e, 0);
-  rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), zero, 1};
-  for_columns(c, width, true, init_body, &ra);
-  zero_rows(c, o, c0, zero, 1, width);
-  const uint64_t groups = (c->rows - 1) / COLUMN_ROWS, grouped_end = 1 + groups * COLUMN_ROWS;
-  if (groups > 0) {
-    ec_loop l;
-    ra.r = ec_loop_begin(e, &l, ec_i64(e, 1), ec_i64(e, grouped_end), COLUMN_ROWS);
-    ra.count = COLUMN_ROWS;
-    for_columns(c, width, true, rows_body, &ra);
-    zero_rows(c, o, c0, ra.r, COLUMN_ROWS, width);
-    ec_loop_end(e, &l);
-  }
-  if (grouped_end < c->rows) {
-    ec_loop l;
-    ra.r = ec_loop_begin(e, &l, ec_i64(e, grouped_end), ec_i64(e, c->rows), 1);
-    ra.count = 1;
-    for_columns(c, width, true, rows_body, &ra);
-    zero_rows(c, o, c0, ra.r, 1, width);
-    ec_loop_end(e, &l);
-  }
-  /* The 1s are ordinary stores into lines the non-temporal 0s may still be
-   * writing: a fence first. */
-  ec_nt_fence(e);
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
     out_arg oa = {i, out_base(c, i, o, c0), NULL, false};
     if (out->kind == DMLC_KOUT_INDEX)
-      for_columns(c, width, out->strides[rank - 1] == 1, index_body, &oa);
+      for_columns(c, width, out->strides[k->rank - 1] == 1, index_body, &oa);
     else
       for_columns(c, width, false, one_body, &oa);
   }
+}
+
+/* Rows [r0 + 1, r0 + nrows) of a block: groups of COLUMN_ROWS, then single
+ * rows, each followed by its 0s. */
+static void rows_loops(column *c, rows_arg *ra, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef r0,
+                       uint64_t nrows, uint64_t width) {
+  emit_ctx *e = c->e;
+  const uint64_t groups = (nrows - 1) / COLUMN_ROWS, grouped_end = 1 + groups * COLUMN_ROWS;
+  if (groups > 0) {
+    ec_loop l;
+    ra->r = ec_loop_begin(e, &l, ec_add(e, r0, ec_i64(e, 1)), ec_add(e, r0, ec_i64(e, grouped_end)),
+                          COLUMN_ROWS);
+    ra->count = COLUMN_ROWS;
+    for_columns(c, width, true, rows_body, ra);
+    zero_rows(c, ra, o, c0, ra->r, COLUMN_ROWS, width);
+    ec_loop_end(e, &l);
+  }
+  if (grouped_end < nrows) {
+    ec_loop l;
+    ra->r = ec_loop_begin(e, &l, ec_add(e, r0, ec_i64(e, grouped_end)),
+                          ec_add(e, r0, ec_i64(e, nrows)), 1);
+    ra->count = 1;
+    for_columns(c, width, true, rows_body, ra);
+    zero_rows(c, ra, o, c0, ra->r, 1, width);
+    ec_loop_end(e, &l);
+  }
+}
+
+/* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a
+ * constant) starting at column c0 of outer o; chunk ch's partials when
+ * split, else the outputs. */
+static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef ch, LLVMValueRef r0,
+                       uint64_t nrows, uint64_t width) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t rank = k->rank;
+  LLVMValueRef zero = ec_i64(e, 0);
+  rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}};
+  for_columns(c, width, true, init_body, &ra);
+  zero_rows(c, &ra, o, c0, r0, 1, width);
+  /* When every nt_ok output's block starts aligned, rows_body streams their
+   * 0s out between its loads (finer-grained than a pass per row). */
+  LLVMValueRef aligned = NULL;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    if (!nt_ok(c, i, width))
+      continue;
+    const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(k->outputs[i].dtype);
+    LLVMValueRef a =
+        ec_is_aligned(e, k->outputs[i].dtype, e->out[i], out_base(c, i, o, c0), vbytes);
+    aligned = aligned ? LLVMBuildAnd(e->b, aligned, a, "") : a;
+  }
+  if (!aligned) {
+    rows_loops(c, &ra, o, c0, r0, nrows, width);
+  } else {
+    ec_if f;
+    ec_if_begin(e, &f, aligned);
+    for (uint32_t i = 0; i < k->num_outputs; i++)
+      if (nt_ok(c, i, width))
+        ra.obase[i] = out_base(c, i, o, c0);
+    e->nt_used = true;
+    rows_loops(c, &ra, o, c0, r0, nrows, width);
+    memset(ra.obase, 0, sizeof ra.obase);
+    ec_if_else(e, &f);
+    rows_loops(c, &ra, o, c0, r0, nrows, width);
+    ec_if_end(e, &f);
+  }
+  if (c->chunks > 1) {
+    part_arg pa = {o, ch, c0};
+    for_columns(c, width, true, save_body, &pa);
+    return;
+  }
+  /* The 1s are ordinary stores into lines the non-temporal 0s may still be
+   * writing: a fence first. */
+  ec_nt_fence(e);
+  store_outputs(c, o, c0, width);
+}
+
+/* emit_block for chunk ch: the last chunk has fewer rows. */
+static void emit_chunk(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef ch,
+                       uint64_t width) {
+  emit_ctx *e = c->e;
+  const uint64_t last_rows = c->rows - (c->chunks - 1) * c->chunk_rows;
+  LLVMValueRef r0 = ec_mul(e, ch, c->chunk_rows);
+  if (last_rows == c->chunk_rows) {
+    emit_block(c, o, c0, ch, r0, c->chunk_rows, width);
+    return;
+  }
+  ec_if f;
+  ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntEQ, ch, ec_i64(e, c->chunks - 1), ""));
+  emit_block(c, o, c0, ch, r0, last_rows, width);
+  ec_if_else(e, &f);
+  emit_block(c, o, c0, ch, r0, c->chunk_rows, width);
+  ec_if_end(e, &f);
+}
+
+/* Calls fn(c, o, c0, width, arg) for block blk of outer o: the last block
+ * is narrower. */
+typedef void (*block_fn)(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width, void *arg);
+
+static void for_block(column *c, LLVMValueRef o, LLVMValueRef blk, block_fn fn, void *arg) {
+  emit_ctx *e = c->e;
+  const uint64_t blocks = (c->cols + c->block - 1) / c->block;
+  const uint64_t last = c->cols - (blocks - 1) * c->block;
+  LLVMValueRef c0 = ec_mul(e, blk, c->block);
+  if (last == c->block) {
+    fn(c, o, c0, c->block, arg);
+    return;
+  }
+  ec_if f;
+  ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntEQ, blk, ec_i64(e, blocks - 1), ""));
+  fn(c, o, c0, last, arg);
+  ec_if_else(e, &f);
+  if (blocks > 1)
+    fn(c, o, c0, c->block, arg);
+  ec_if_end(e, &f);
+}
+
+static void task_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width, void *arg) {
+  emit_chunk(c, o, c0, arg, width);
+}
+
+static void finish_block(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width, void *arg) {
+  (void)arg;
+  part_arg pa = {o, NULL, c0};
+  for_columns(c, width, true, merge_body, &pa);
+  store_outputs(c, o, c0, width);
 }
 
 dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
@@ -315,13 +513,29 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   while (c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES &&
          2 * c.block * (c.ct_size + c.it_size) <= COLUMN_ACC_BYTES)
     c.block *= 2;
-  while (c.block > 256 && c.outer * ((c.cols + c.block - 1) / c.block) < COLUMN_MIN_TASKS)
-    c.block /= 2;
   const uint64_t cols_rounded = (c.cols + c.lanes - 1) / c.lanes * c.lanes;
+  /* Too few blocks for the threads: chunks of rows, or else narrower
+   * blocks. */
+  c.chunks = 1;
+  c.chunk_rows = c.rows;
+  const uint64_t wide = c.block < cols_rounded ? c.block : cols_rounded;
+  const uint64_t wide_tasks = c.outer * ((c.cols + wide - 1) / wide);
+  if (wide_tasks < COLUMN_SPLIT_TASKS && c.rows >= 2 * COLUMN_CHUNK_ROWS) {
+    const uint64_t want = (COLUMN_SPLIT_TASKS + wide_tasks - 1) / wide_tasks;
+    c.chunk_rows = (c.rows + want - 1) / want;
+    if (c.chunk_rows < COLUMN_CHUNK_ROWS)
+      c.chunk_rows = COLUMN_CHUNK_ROWS;
+    c.chunks = (c.rows + c.chunk_rows - 1) / c.chunk_rows;
+  }
+  while (c.chunks == 1 && c.block > 256 &&
+         c.outer * ((c.cols + c.block - 1) / c.block) < COLUMN_MIN_TASKS)
+    c.block /= 2;
   if (c.block > cols_rounded)
     c.block = cols_rounded;
   const uint64_t blocks = (c.cols + c.block - 1) / c.block;
-  const uint64_t last = c.cols - (blocks - 1) * c.block;
+  const uint64_t part_bytes = c.outer * c.chunks * c.cols * c.ct_size;
+  c.part_idx = (part_bytes + 63) / 64 * 64;
+  e->use_scratch = c.chunks > 1;
 
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
@@ -329,28 +543,37 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   c.acc_idx = ec_array(e, c.it, c.block, 64);
   ec_loop l;
   LLVMValueRef t = ec_loop_begin(e, &l, begin, end, 1);
+  LLVMValueRef ch = LLVMBuildURem(e->b, t, ec_i64(e, c.chunks), "chunk");
+  t = LLVMBuildUDiv(e->b, t, ec_i64(e, c.chunks), "");
   LLVMValueRef o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");
   LLVMValueRef blk = LLVMBuildURem(e->b, t, ec_i64(e, blocks), "block");
-  LLVMValueRef c0 = ec_mul(e, blk, c.block);
-  if (last == c.block) {
-    emit_block(&c, o, c0, c.block);
-  } else {
-    ec_if f;
-    ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntEQ, blk, ec_i64(e, blocks - 1), ""));
-    emit_block(&c, o, c0, last);
-    ec_if_else(e, &f);
-    if (blocks > 1)
-      emit_block(&c, o, c0, c.block);
-    ec_if_end(e, &f);
-  }
+  for_block(&c, o, blk, task_block, ch);
   ec_loop_end(e, &l);
   ec_function_end(e);
 
-  info->num_tasks = c.outer * blocks;
-  uint64_t bytes = c.rows * c.block * dmlc_dtype_size(k->read_dtype);
+  info->num_tasks = c.outer * blocks * c.chunks;
+  uint64_t bytes = c.chunk_rows * c.block * dmlc_dtype_size(k->read_dtype);
   for (uint32_t i = 0; i < k->num_outputs; i++)
     bytes += c.block * dmlc_dtype_size(k->outputs[i].dtype) *
-             (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? c.rows : 1);
+             (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? c.chunk_rows : 1);
   info->bytes_per_task = bytes;
+  if (c.chunks == 1)
+    return DMLC_OK;
+
+  /* finish: merge each column's partials, then the outputs */
+  char finish[256];
+  snprintf(finish, sizeof finish, "%s_finish", name);
+  ec_function_begin(e, finish, false, NULL, NULL);
+  c.acc = ec_array(e, c.ct, c.block, 64);
+  c.acc_idx = ec_array(e, c.it, c.block, 64);
+  ec_loop lf;
+  t = ec_loop_begin(e, &lf, ec_i64(e, 0), ec_i64(e, c.outer * blocks), 1);
+  o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");
+  blk = LLVMBuildURem(e->b, t, ec_i64(e, blocks), "block");
+  for_block(&c, o, blk, finish_block, NULL);
+  ec_loop_end(e, &lf);
+  ec_function_end(e);
+  info->scratch_bytes = c.part_idx + c.outer * c.chunks * c.cols * c.it_size;
+  info->has_finish = true;
   return DMLC_OK;
 }

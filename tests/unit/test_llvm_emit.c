@@ -653,6 +653,32 @@ START_TEST(test_column) {
 }
 END_TEST
 
+/* Columns with too few blocks for the threads and enough rows: the rows
+ * are split into chunks whose partials the finish merges in order. */
+START_TEST(test_column_split) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const uint32_t rows[] = {512, 777, 1100, 600, 2051}, cols[] = {3, 17, 40, 9, 1};
+  for (int s = 0; s < 5; s++) {
+    const bool outer = s % 2 == 1;
+    const uint32_t dims[3] = {2, rows[s], cols[s]};
+    dmlc_kdesc k = outer ? kd_make(3, dims, 2) : kd_make(2, dims + 1, 1);
+    if (s == 2) /* padded rows */
+      k.read_strides[0] = cols[s] + 3;
+    if (s == 3) /* broadcast over the outer dim */
+      k.read_strides[0] = 0;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], s == 2 ? 2 : 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[(s + _i) % 6], s == 4 ? 2 : 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    jitted j;
+    compile(&k, &j, NULL);
+    ck_assert_msg(j.info.has_finish && j.info.scratch_bytes > 0, "rows %u cols %u not split",
+                  rows[s], cols[s]);
+    release(&j);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
 /* f16 columns on raw bit patterns (NaNs with any payload and sign, +-0,
  * +-inf, subnormals), all-NaN and all -inf columns, partial blocks and
  * vectors, and row counts around the 16-bit index limit. */
@@ -808,6 +834,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
   tcase_add_loop_test(tc, test_nontemporal, 0, 10);
   tcase_add_test(tc, test_nontemporal_ir);
