@@ -7,7 +7,7 @@ calls. Hardmax is np.argmax followed by np.put_along_axis into zeros, which
 is how a NumPy user writes it. With --dmlc FILE (bench_cpu --tsv FILE)
 prints dmlc's speed-up per workload.
 
-    python3 bench/numpy_bench.py [--quick] [--dmlc results.tsv]
+    python3 bench/numpy_bench.py [--quick] [--only ID] [--dmlc results.tsv]
 """
 import argparse
 import csv
@@ -66,10 +66,12 @@ def time_latency(fn, batches=31, calls=2000):
     return statistics.median(per_call)
 
 
-def run(quick):
+def run(quick, only=None):
     rng = np.random.default_rng(1)
     results = {}
     for wid, op, dtype, shape, axis in WORKLOADS:
+        if only and only not in wid:
+            continue
         if quick:
             shape = tuple(d // 16 if d >= 1024 else d for d in shape)
         x = make_input(dtype, shape, rng)
@@ -95,8 +97,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dmlc", help="bench_cpu --tsv output")
+    ap.add_argument("--only", help="the workloads whose id contains this")
     args, _ = ap.parse_known_args()
-    numpy_times = run(args.quick)
+    numpy_times = run(args.quick, args.only)
     dmlc = {}
     if args.dmlc:
         with open(args.dmlc, newline="") as f:
@@ -106,6 +109,8 @@ def main():
     print("| workload | dmlc | NumPy | dmlc speed-up |")
     print("|---|---:|---:|---:|")
     for wid, *_ in WORKLOADS:
+        if wid not in numpy_times:
+            continue
         name, t = dmlc.get(wid, (wid, None))
         n = numpy_times[wid]
         if t is None:

@@ -271,11 +271,23 @@ static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMModuleRef m, bool load,
     LLVMDisposeModule(m);
     return status;
   }
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, jit->tsc);
+  /* Code generation with the JIT's one target machine: LLJIT's own IR
+   * layer would create a target machine for every module (a few ms each). */
+  char *message = NULL;
+  LLVMMemoryBufferRef obj = NULL;
+  const LLVMBool failed =
+      LLVMTargetMachineEmitToMemoryBuffer(jit->tm, m, LLVMObjectFile, &message, &obj);
+  LLVMDisposeModule(m);
+  if (failed) {
+    dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "cannot compile a kernel: %s", message ? message : "");
+    LLVMDisposeMessage(message);
+    if (text)
+      dmlc_llvm_text_free(text);
+    return DMLC_ERROR_INTERNAL;
+  }
   LLVMErrorRef err =
-      LLVMOrcLLJITAddLLVMIRModule(jit->lljit, LLVMOrcLLJITGetMainJITDylib(jit->lljit), tsm);
+      LLVMOrcLLJITAddObjectFile(jit->lljit, LLVMOrcLLJITGetMainJITDylib(jit->lljit), obj);
   if (err) {
-    LLVMOrcDisposeThreadSafeModule(tsm);
     if (text)
       dmlc_llvm_text_free(text);
     return llvm_error(diag, DMLC_ERROR_INTERNAL, "cannot add a kernel to the JIT", err);
