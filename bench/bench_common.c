@@ -2,6 +2,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,4 +44,53 @@ static int compare_doubles(const void *a, const void *b) {
 double bench_median(double *v, size_t n) {
   qsort(v, n, sizeof *v, compare_doubles);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const workload bench_workloads[] = {
+    {"argmax_rows", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {1}},
+    {"argmax_cols", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {0}},
+    {"argmin_mid", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {1}},
+    {"argmin_first", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {0}},
+    {"hardmax_rows", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {1}},
+    {"hardmax_cols", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {0}},
+    {"argmax_all", WORK_REDUCE, "f32", "argmax", 2, {4096, 4096}, 2, {0, 1}},
+    {"argmax_i8_rows", WORK_REDUCE, "i8", "argmax", 2, {8192, 8192}, 1, {1}},
+    {"argmax_f16_cols", WORK_REDUCE, "f16", "argmax", 2, {8192, 8192}, 1, {0}},
+    {"argmax_small", WORK_LATENCY, "f32", "argmax", 2, {1, 1000}, 1, {1}},
+};
+const size_t bench_num_workloads = sizeof bench_workloads / sizeof bench_workloads[0];
+
+void bench_workload_ir(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
+  char shape[64] = "", out_shape[64] = "", axes[32] = "";
+  size_t a = 0, b = 0, c = 0;
+  for (uint32_t d = 0; d < w->rank; d++) {
+    bool reduced = false;
+    for (uint32_t k = 0; k < w->num_axes; k++)
+      reduced |= w->axes[k] == d;
+    a += (size_t)snprintf(shape + a, sizeof shape - a, "%s%u", d ? "," : "", sizes[d]);
+    b += (size_t)snprintf(out_shape + b, sizeof out_shape - b, "%s%u", d ? "," : "",
+                          reduced && strcmp(w->op, "hardmax") != 0 ? 1u : sizes[d]);
+  }
+  for (uint32_t k = 0; k < w->num_axes; k++)
+    c += (size_t)snprintf(axes + c, sizeof axes - c, "%s%u", k ? ", " : "", w->axes[k]);
+  const bool hard = strcmp(w->op, "hardmax") == 0;
+  const char *out_type = hard ? w->type : "u32";
+  snprintf(out, cap,
+           "graph @bench(%%x: %s[%s]) -> (%s[%s]) {\n"
+           "  %%0 = %s %%x {axes = [%s]} : %s[%s]\n"
+           "  return %%0\n"
+           "}\n",
+           w->type, shape, out_type, out_shape, w->op, axes, out_type, out_shape);
+}
+
+void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, "%s %s [", w->op, w->type);
+  for (uint32_t d = 0; d < w->rank && n < cap; d++)
+    n += (size_t)snprintf(out + n, cap - n, "%s%u", d ? "," : "", sizes[d]);
+  if (n < cap && w->num_axes == w->rank)
+    n += (size_t)snprintf(out + n, cap - n, "] all axes");
+  else if (n < cap)
+    n += (size_t)snprintf(out + n, cap - n, "] axis %u", w->axes[0]);
+  if (n < cap && w->kind == WORK_LATENCY)
+    snprintf(out + n, cap - n, " (latency)");
 }

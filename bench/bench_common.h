@@ -3,6 +3,35 @@
 #define DMLC_BENCH_COMMON_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* ---- the workloads (bench_cpu, bench_vulkan; ids shared with
+ * numpy_bench.py) ---- */
+
+typedef enum work_kind {
+  WORK_REDUCE,  /* reads its input; compared with the read bandwidth */
+  WORK_HARDMAX, /* reads and writes as much; compared with read + write */
+  WORK_LATENCY, /* one small call; compared with a time */
+} work_kind;
+
+typedef struct workload {
+  const char *id;
+  work_kind kind;
+  const char *type; /* IR spelling of the input type */
+  const char *op;
+  uint32_t rank;
+  uint32_t sizes[3];
+  uint32_t num_axes;
+  uint32_t axes[2];
+} workload;
+
+extern const workload bench_workloads[];
+extern const size_t bench_num_workloads;
+
+/* The IR text of w at sizes (as run: --quick and scaling shrink them). */
+void bench_workload_ir(const workload *w, const uint32_t *sizes, char *out, size_t cap);
+/* "argmax f32 [8192,8192] axis 1", with the sizes as run. */
+void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap);
 
 /* Random values with many ties: integers below 1000 (f32, f16) or every
  * byte value (i8), so each long row holds its maximum several times. */

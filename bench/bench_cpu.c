@@ -129,37 +129,6 @@ static double bw_pass(bw_kind kind, const void *src, void *dst, size_t bytes, un
 /* Interleaved rounds of (plain loop, one call) per workload. */
 enum { ROUNDS = 15 };
 
-typedef enum work_kind {
-  WORK_REDUCE,  /* reads its input; compared with the read bandwidth */
-  WORK_HARDMAX, /* reads and writes as much; compared with read + write */
-  WORK_LATENCY, /* one small call; compared with a time */
-} work_kind;
-
-typedef struct workload {
-  const char *id; /* key shared with numpy_bench.py */
-  work_kind kind;
-  const char *type; /* IR spelling of the input type */
-  const char *op;
-  uint32_t rank;
-  uint32_t sizes[3];
-  uint32_t num_axes;
-  uint32_t axes[2];
-} workload;
-
-static const workload workloads[] = {
-    {"argmax_rows", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {1}},
-    {"argmax_cols", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {0}},
-    {"argmin_mid", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {1}},
-    {"argmin_first", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {0}},
-    {"hardmax_rows", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {1}},
-    {"hardmax_cols", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {0}},
-    {"argmax_all", WORK_REDUCE, "f32", "argmax", 2, {4096, 4096}, 2, {0, 1}},
-    {"argmax_i8_rows", WORK_REDUCE, "i8", "argmax", 2, {8192, 8192}, 1, {1}},
-    {"argmax_f16_cols", WORK_REDUCE, "f16", "argmax", 2, {8192, 8192}, 1, {0}},
-    {"argmax_small", WORK_LATENCY, "f32", "argmax", 2, {1, 1000}, 1, {1}},
-};
-#define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
-
 typedef struct options {
   dmlc_device device;
   unsigned threads;
@@ -167,43 +136,6 @@ typedef struct options {
   const char *tsv;
   const char *only; /* run only the workloads whose id contains this */
 } options;
-
-/* The IR text of w, with its sizes as run (quick mode shrinks them). */
-static void workload_ir(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
-  char shape[64] = "", out_shape[64] = "", axes[32] = "";
-  size_t a = 0, b = 0, c = 0;
-  for (uint32_t d = 0; d < w->rank; d++) {
-    bool reduced = false;
-    for (uint32_t k = 0; k < w->num_axes; k++)
-      reduced |= w->axes[k] == d;
-    a += (size_t)snprintf(shape + a, sizeof shape - a, "%s%u", d ? "," : "", sizes[d]);
-    b += (size_t)snprintf(out_shape + b, sizeof out_shape - b, "%s%u", d ? "," : "",
-                          reduced && strcmp(w->op, "hardmax") != 0 ? 1u : sizes[d]);
-  }
-  for (uint32_t k = 0; k < w->num_axes; k++)
-    c += (size_t)snprintf(axes + c, sizeof axes - c, "%s%u", k ? ", " : "", w->axes[k]);
-  const bool hard = strcmp(w->op, "hardmax") == 0;
-  const char *out_type = hard ? w->type : "u32";
-  snprintf(out, cap,
-           "graph @bench(%%x: %s[%s]) -> (%s[%s]) {\n"
-           "  %%0 = %s %%x {axes = [%s]} : %s[%s]\n"
-           "  return %%0\n"
-           "}\n",
-           w->type, shape, out_type, out_shape, w->op, axes, out_type, out_shape);
-}
-
-/* "argmax f32 [8192,8192] axis 1", with the sizes as run. */
-static void workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
-  size_t n = (size_t)snprintf(out, cap, "%s %s [", w->op, w->type);
-  for (uint32_t d = 0; d < w->rank && n < cap; d++)
-    n += (size_t)snprintf(out + n, cap - n, "%s%u", d ? "," : "", sizes[d]);
-  if (n < cap && w->num_axes == w->rank)
-    n += (size_t)snprintf(out + n, cap - n, "] all axes");
-  else if (n < cap)
-    n += (size_t)snprintf(out + n, cap - n, "] axis %u", w->axes[0]);
-  if (n < cap && w->kind == WORK_LATENCY)
-    snprintf(out + n, cap - n, " (latency)");
-}
 
 typedef struct result {
   const char *id;
@@ -240,8 +172,8 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
   for (uint32_t d = 0; d < w->rank; d++)
     sizes[d] = o->quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
   char ir[512];
-  workload_ir(w, sizes, ir, sizeof ir);
-  workload_name(w, sizes, r.name, sizeof r.name);
+  bench_workload_ir(w, sizes, ir, sizeof ir);
+  bench_workload_name(w, sizes, r.name, sizeof r.name);
   dmlc_graph *g = NULL;
   dmlc_executable *exe = NULL;
   if (!check(ctx, dmlc_graph_parse(ctx, ir, strlen(ir), w->id, &g), r.name) ||
@@ -474,12 +406,13 @@ int main(int argc, char **argv) {
   }
   printf("threads: %u%s\n", o.threads, o.quick ? " (quick run: sizes / 16)" : "");
 
-  result res[NUM_WORKLOADS];
+  enum { MAX_WORKLOADS = 64 };
+  result res[MAX_WORKLOADS];
   size_t n = 0;
-  for (size_t i = 0; i < NUM_WORKLOADS; i++) {
-    if (o.only && !strstr(workloads[i].id, o.only))
+  for (size_t i = 0; i < bench_num_workloads && n < MAX_WORKLOADS; i++) {
+    if (o.only && !strstr(bench_workloads[i].id, o.only))
       continue;
-    res[n] = run_workload(ctx, &workloads[i], &o);
+    res[n] = run_workload(ctx, &bench_workloads[i], &o);
     fprintf(stderr, "  %-44s %s\n", res[n].name, res[n].ok ? "done" : "failed");
     n++;
   }

@@ -25,60 +25,7 @@
 
 #include "bench_common.h"
 
-typedef struct workload {
-  const char *id, *type, *op;
-  uint32_t rank;
-  uint32_t sizes[3];
-  uint32_t num_axes;
-  uint32_t axes[2];
-} workload;
-
-/* bench_cpu.c's workloads, in its order. */
-static const workload workloads[] = {
-    {"argmax_rows", "f32", "argmax", 2, {8192, 8192}, 1, {1}},
-    {"argmax_cols", "f32", "argmax", 2, {8192, 8192}, 1, {0}},
-    {"argmin_mid", "f32", "argmin", 3, {64, 1024, 1024}, 1, {1}},
-    {"argmin_first", "f32", "argmin", 3, {64, 1024, 1024}, 1, {0}},
-    {"hardmax_rows", "f32", "hardmax", 2, {8192, 8192}, 1, {1}},
-    {"hardmax_cols", "f32", "hardmax", 2, {8192, 8192}, 1, {0}},
-    {"argmax_all", "f32", "argmax", 2, {4096, 4096}, 2, {0, 1}},
-    {"argmax_i8_rows", "i8", "argmax", 2, {8192, 8192}, 1, {1}},
-    {"argmax_f16_cols", "f16", "argmax", 2, {8192, 8192}, 1, {0}},
-    {"argmax_small", "f32", "argmax", 2, {1, 1000}, 1, {1}},
-};
-#define NUM_WORKLOADS (sizeof workloads / sizeof workloads[0])
-
-static bool is_hardmax(const workload *w) { return strcmp(w->op, "hardmax") == 0; }
-
-static void workload_ir(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
-  char shape[64] = "", out_shape[64] = "", axes[32] = "";
-  size_t a = 0, b = 0, c = 0;
-  for (uint32_t d = 0; d < w->rank; d++) {
-    bool reduced = false;
-    for (uint32_t k = 0; k < w->num_axes; k++)
-      reduced |= w->axes[k] == d;
-    a += (size_t)snprintf(shape + a, sizeof shape - a, "%s%u", d ? "," : "", sizes[d]);
-    b += (size_t)snprintf(out_shape + b, sizeof out_shape - b, "%s%u", d ? "," : "",
-                          reduced && !is_hardmax(w) ? 1u : sizes[d]);
-  }
-  for (uint32_t k = 0; k < w->num_axes; k++)
-    c += (size_t)snprintf(axes + c, sizeof axes - c, "%s%u", k ? ", " : "", w->axes[k]);
-  const char *out_type = is_hardmax(w) ? w->type : "u32";
-  snprintf(out, cap,
-           "graph @bench(%%x: %s[%s]) -> (%s[%s]) {\n"
-           "  %%0 = %s %%x {axes = [%s]} : %s[%s]\n"
-           "  return %%0\n"
-           "}\n",
-           w->type, shape, out_type, out_shape, w->op, axes, out_type, out_shape);
-}
-
-static void workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
-  size_t n = (size_t)snprintf(out, cap, "%s %s [", w->op, w->type);
-  for (uint32_t d = 0; d < w->rank && n < cap; d++)
-    n += (size_t)snprintf(out + n, cap - n, "%s%u", d ? "," : "", sizes[d]);
-  if (n < cap)
-    snprintf(out + n, cap - n, w->num_axes == w->rank ? "] all axes" : "] axis %u", w->axes[0]);
-}
+static bool is_hardmax(const workload *w) { return w->kind == WORK_HARDMAX; }
 
 typedef struct result {
   char name[64];     /* as run */
@@ -93,8 +40,8 @@ typedef struct result {
 static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t *sizes, int runs,
                             result *r) {
   char ir[512];
-  workload_ir(w, sizes, ir, sizeof ir);
-  workload_name(w, sizes, r->name, sizeof r->name);
+  bench_workload_ir(w, sizes, ir, sizeof ir);
+  bench_workload_name(w, sizes, r->name, sizeof r->name);
   dmlc_graph *g = NULL;
   dmlc_executable *exe = NULL;
   dmlc_status st = dmlc_graph_parse(ctx, ir, strlen(ir), w->id, &g);
@@ -188,16 +135,18 @@ int main(int argc, char **argv) {
   printf("runs: %d per workload, after one warm-up%s\n", runs,
          quick ? " (quick run: sizes / 16)" : "");
 
-  result res[NUM_WORKLOADS];
-  for (size_t i = 0; i < NUM_WORKLOADS; i++) {
-    res[i] = run_workload(ctx, &workloads[i], quick, runs);
+  enum { MAX_WORKLOADS = 64 };
+  result res[MAX_WORKLOADS];
+  const size_t n = bench_num_workloads < MAX_WORKLOADS ? bench_num_workloads : MAX_WORKLOADS;
+  for (size_t i = 0; i < n; i++) {
+    res[i] = run_workload(ctx, &bench_workloads[i], quick, runs);
     fprintf(stderr, "  %-44s %s\n", res[i].name, res[i].ok ? "done" : "failed");
   }
   dmlc_context_destroy(ctx);
 
   printf("\n| workload | kernels | kernel time | GB/s (kernel) | dmlc_execute | note |\n");
   printf("|---|---:|---:|---:|---:|---|\n");
-  for (size_t i = 0; i < NUM_WORKLOADS; i++) {
+  for (size_t i = 0; i < n; i++) {
     const result *r = &res[i];
     char note[128] = "";
     if (r->original[0])
