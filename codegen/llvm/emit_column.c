@@ -140,6 +140,25 @@ static void for_columns(column *c, uint64_t width, bool vector, column_body body
   }
 }
 
+typedef struct out_arg {
+  uint32_t out;
+  LLVMValueRef base; /* output offset of column c0 (and of the row, for 0s) */
+  bool nt;           /* vectors are aligned: non-temporal stores */
+} out_arg;
+
+/* The 0s of a ONEHOT row: base is the output offset of (row, column c0). */
+static void zero_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const out_arg *a = arg;
+  emit_ctx *e = c->e;
+  const dmlc_kout *o = &e->k->outputs[a->out];
+  LLVMValueRef v = ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes);
+  LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
+  if (a->nt && lanes > 1)
+    ec_store_nt(e, o->dtype, e->out[a->out], off, v);
+  else
+    ec_store(e, o->dtype, e->out[a->out], off, v);
+}
+
 typedef struct rows_arg {
   LLVMValueRef base; /* read offset of row 0, column c0 */
   LLVMValueRef r;    /* first row */
@@ -181,15 +200,10 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   for (uint32_t i = 0; i < e->k->num_outputs; i++) {
     if (!a->obase[i])
       continue;
-    const dmlc_kout *out = &e->k->outputs[i];
-    LLVMValueRef z = ec_splat(e, ec_const_elem(e, out->dtype, 0), lanes);
+    const uint64_t ors = e->k->outputs[i].strides[e->k->rank - 2];
     for (uint32_t q = 0; q < a->count; q++) {
-      LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
-      LLVMValueRef off = ec_add(e, ec_madd(e, a->obase[i], r, out->strides[e->k->rank - 2]), cc);
-      if (lanes > 1)
-        ec_store_nt(e, out->dtype, e->out[i], off, z);
-      else
-        ec_store(e, out->dtype, e->out[i], off, z);
+      out_arg oa = {i, ec_madd(e, a->obase[i], ec_add(e, a->r, ec_i64(e, q)), ors), true};
+      zero_body(c, cc, lanes, &oa);
     }
   }
   acc_store(c, c->acc, c->ct, cc, v, lanes);
@@ -204,13 +218,6 @@ static LLVMValueRef load_index32(column *c, LLVMValueRef cc, uint32_t lanes) {
   return vi;
 }
 
-typedef struct out_arg {
-  uint32_t out;
-  LLVMValueRef base; /* output offset of column c0 (and row r for ONEHOT) */
-  LLVMValueRef r;    /* ONEHOT row */
-  bool nt;           /* vectors are aligned: non-temporal stores */
-} out_arg;
-
 static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const out_arg *a = arg;
   emit_ctx *e = c->e;
@@ -218,19 +225,6 @@ static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMValueRef vi = load_index32(c, cc, lanes);
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
   ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
-}
-
-/* The 0s of a ONEHOT row: base is the output offset of (row, column c0). */
-static void zero_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
-  const out_arg *a = arg;
-  emit_ctx *e = c->e;
-  const dmlc_kout *o = &e->k->outputs[a->out];
-  LLVMValueRef v = ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes);
-  LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
-  if (a->nt && lanes > 1)
-    ec_store_nt(e, o->dtype, e->out[a->out], off, v);
-  else
-    ec_store(e, o->dtype, e->out[a->out], off, v);
 }
 
 /* The 1 of each column: base is the output offset of (row 0, column c0). */
@@ -283,7 +277,7 @@ static void zero_rows(column *c, const rows_arg *ra, LLVMValueRef o, LLVMValueRe
     const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
     LLVMValueRef base = out_base(c, i, o, c0);
     for (uint32_t q = 0; q < count; q++) {
-      out_arg oa = {i, ec_madd(e, base, ec_add(e, r, ec_i64(e, q)), rs), NULL, false};
+      out_arg oa = {i, ec_madd(e, base, ec_add(e, r, ec_i64(e, q)), rs), false};
       if (nt_ok(c, i, width)) {
         ec_if f;
         ec_if_begin(e, &f, ec_is_aligned(e, out->dtype, e->out[i], oa.base, vbytes));
@@ -361,7 +355,7 @@ static void store_outputs(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t w
   const dmlc_kdesc *k = e->k;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
-    out_arg oa = {i, out_base(c, i, o, c0), NULL, false};
+    out_arg oa = {i, out_base(c, i, o, c0), false};
     if (out->kind == DMLC_KOUT_INDEX)
       for_columns(c, width, out->strides[k->rank - 1] == 1, index_body, &oa);
     else
