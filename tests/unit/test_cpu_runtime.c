@@ -224,30 +224,36 @@ START_TEST(cache_compiles_once) {
 }
 END_TEST
 
-/* Big enough to be split across the pool (> DMLC_CPU_PARALLEL_MIN_BYTES). */
+/* Big enough to be split across the pool (> DMLC_CPU_PARALLEL_MIN_BYTES);
+ * the reductions over axis 0 have one block of columns and enough rows to
+ * be split into row chunks merged by a finish function. */
 static const char big_text[] =
-    "graph @big(%x: f32[509,1031]) -> (%hard: f32[509,1031], %idx: u32[509,1],\n"
-    "                                  %cols: i64[1,1031]) {\n"
-    "  %0 = hardmax %x {axes = [1]} : f32[509,1031]\n"
-    "  %1 = argmax %x {axes = [1]} : u32[509,1]\n"
-    "  %2 = argmin %x {axes = [0]} : i64[1,1031]\n"
-    "  return %0, %1, %2\n"
+    "graph @big(%x: f32[1031,509]) -> (%hard: f32[1031,509], %idx: u32[1031,1],\n"
+    "                                  %cols: i64[1,509], %hcols: f32[1031,509]) {\n"
+    "  %0 = hardmax %x {axes = [1]} : f32[1031,509]\n"
+    "  %1 = argmax %x {axes = [1]} : u32[1031,1]\n"
+    "  %2 = argmin %x {axes = [0]} : i64[1,509]\n"
+    "  %3 = hardmax %x {axes = [0]} : f32[1031,509]\n"
+    "  return %0, %1, %2, %3\n"
     "}\n";
 
-enum { BIG_ROWS = 509, BIG_COLS = 1031 };
+enum { BIG_ROWS = 1031, BIG_COLS = 509 };
 
 typedef struct big_result {
   float hard[BIG_ROWS * BIG_COLS];
   uint32_t idx[BIG_ROWS];
   int64_t cols[BIG_COLS];
+  float hcols[BIG_ROWS * BIG_COLS];
 } big_result;
 
 static void run_big(dmlc_executable *exe, const float *x, big_result *r) {
   memset(r, 0xab, sizeof *r);
   const dmlc_buffer in = {(void *)x, sizeof(float) * BIG_ROWS * BIG_COLS};
-  const dmlc_buffer out[3] = {
-      {r->hard, sizeof r->hard}, {r->idx, sizeof r->idx}, {r->cols, sizeof r->cols}};
-  ck_assert_int_eq(dmlc_execute(exe, &in, 1, out, 3), DMLC_OK);
+  const dmlc_buffer out[4] = {{r->hard, sizeof r->hard},
+                              {r->idx, sizeof r->idx},
+                              {r->cols, sizeof r->cols},
+                              {r->hcols, sizeof r->hcols}};
+  ck_assert_int_eq(dmlc_execute(exe, &in, 1, out, 4), DMLC_OK);
 }
 
 START_TEST(thread_counts_agree) {
