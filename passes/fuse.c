@@ -620,7 +620,8 @@ dmlc_status dmlc_pass_fuse(dmlc_ir_graph **g, dmlc_diag *diag) {
     fuser_free(&f);
     return st;
   }
-  qsort(f.plans, f.num_plans, sizeof *f.plans, compare_anchor);
+  if (f.num_plans) /* f.plans is NULL in a graph with no operators */
+    qsort(f.plans, f.num_plans, sizeof *f.plans, compare_anchor);
   dmlc_rewriter rw;
   st = dmlc_rewriter_begin(&rw, *g, diag);
   if (st == DMLC_OK) {

@@ -19,7 +19,8 @@ static void words_push(spvb *b, spvb_words *s, const uint32_t *w, size_t n) {
     s->w = nw;
     s->cap = cap;
   }
-  memcpy(s->w + s->n, w, n * sizeof *w);
+  if (n) /* w may be NULL when n is 0 (an instruction without operands) */
+    memcpy(s->w + s->n, w, n * sizeof *w);
   s->n += n;
 }
 
@@ -156,7 +157,8 @@ uint32_t spvb_constant(spvb *b, SpvOp op, uint32_t type, const uint32_t *ops, ui
     return 0;
   }
   key[0] = type;
-  memcpy(key + 1, ops, n * sizeof *ops);
+  if (n) /* ops may be NULL for a constant without operands (OpConstantNull) */
+    memcpy(key + 1, ops, n * sizeof *ops);
   const uint32_t found = find_global(b, op, 1, key, n + 1);
   if (found)
     return found;
