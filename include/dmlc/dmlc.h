@@ -43,6 +43,8 @@ typedef enum dmlc_device {
 typedef struct dmlc_context dmlc_context;
 typedef struct dmlc_graph dmlc_graph;
 typedef struct dmlc_executable dmlc_executable;
+/* Memory on one device of one context (dmlc_tensor_create). */
+typedef struct dmlc_tensor dmlc_tensor;
 
 /* A host buffer bound to a graph input or output. */
 typedef struct dmlc_buffer {
@@ -75,6 +77,12 @@ DMLC_API void dmlc_context_destroy(dmlc_context *ctx);
  * ctx); "" if none failed. Valid until the next call on ctx. */
 DMLC_API const char *dmlc_context_error(const dmlc_context *ctx);
 DMLC_API const char *dmlc_device_name(dmlc_device device);
+/* The devices built into this dmlc, in the registry's order (reference,
+ * cpu, then vulkan when built): index < dmlc_device_count(). Past the end,
+ * DMLC_DEVICE_DEFAULT. Whether a built device is present on this machine is
+ * another question: dmlc_device_describe answers it. */
+DMLC_API size_t dmlc_device_count(void);
+DMLC_API dmlc_device dmlc_device_at(size_t index);
 /* Text saying what device is on this machine; free it with dmlc_free. For
  * the CPU, one line: the target triple, CPU name, vector width and thread
  * count. For Vulkan, a few lines per physical device (name, type, driver,
@@ -168,6 +176,44 @@ DMLC_API dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *input
                                   size_t input_count, const dmlc_buffer *outputs,
                                   size_t output_count);
 DMLC_API void dmlc_executable_destroy(dmlc_executable *exe);
+
+/* ---- tensors: memory that stays on a device ----
+ * A tensor is size_bytes of memory on one device of ctx, created zeroed:
+ * host memory for the reference and CPU devices, device-local memory on
+ * Vulkan (host-visible where the device has no other kind). Write and read
+ * copy between it and the host; dmlc_execute_tensors binds tensors to an
+ * executable of the same device and context with no copy, so one execute's
+ * output tensor can be the next one's input without leaving the device.
+ * Creating a tensor opens the device, as a compile does. A tensor must be
+ * destroyed before its context. */
+DMLC_API dmlc_status dmlc_tensor_create(dmlc_context *ctx, dmlc_device device,
+                                        uint64_t size_bytes, dmlc_tensor **out);
+/* Copies size bytes from src to the tensor at offset; offset + size must be
+ * within the tensor. */
+DMLC_API dmlc_status dmlc_tensor_write(dmlc_tensor *t, uint64_t offset, const void *src,
+                                       uint64_t size);
+/* Copies size bytes at offset of the tensor to dst. */
+DMLC_API dmlc_status dmlc_tensor_read(const dmlc_tensor *t, uint64_t offset, void *dst,
+                                      uint64_t size);
+DMLC_API void dmlc_tensor_destroy(dmlc_tensor *t);
+/* The tensor's bytes in host memory, for a device whose tensors are host
+ * memory (reference, CPU): valid while the tensor lives. NULL for a device
+ * whose tensors the host cannot address (Vulkan: use write and read). */
+DMLC_API void *dmlc_tensor_map(dmlc_tensor *t);
+DMLC_API uint64_t dmlc_tensor_size(const dmlc_tensor *t);
+DMLC_API dmlc_device dmlc_tensor_device(const dmlc_tensor *t);
+/* dmlc_execute with tensors: inputs[i] bound to the graph's input i,
+ * outputs[i] to its output i. Each tensor must belong to exe's device and
+ * context and hold at least its binding's total_size_bytes (alignment holds
+ * by construction: a tensor starts at its allocation); an output must be no
+ * input and no other output. Checked before anything runs. Bytes of a
+ * strided output that no element covers keep what they held. On Vulkan the
+ * call submits the kernels and waits for them: nothing is copied through
+ * the host. */
+DMLC_API dmlc_status dmlc_execute_tensors(dmlc_executable *exe, dmlc_tensor *const *inputs,
+                                          size_t input_count, dmlc_tensor *const *outputs,
+                                          size_t output_count);
+
 /* Text of the compiled code, malloc'ed (free with dmlc_free). what:
  * "kernels" (CPU and Vulkan: each kernel's description, and its task split
  * or workgroups), "llvm" (CPU: each kernel's optimized LLVM IR), "asm" (CPU:
