@@ -21,8 +21,16 @@ typedef enum dmlc_kind {
   DMLC_KIND_BOOL,
 } dmlc_kind;
 
+/* How a dtype's bits map to an unsigned key ordered as argmax orders values
+ * (ir/dtypes.def). */
+typedef enum dmlc_order {
+  DMLC_ORDER_FLOAT,
+  DMLC_ORDER_SIGNED,
+  DMLC_ORDER_UNSIGNED,
+} dmlc_order;
+
 typedef enum dmlc_dtype {
-#define X(id, name, size, kind, dml) DMLC_DTYPE_##id,
+#define X(id, name, size, kind, dml, ebits, mbits, order, llvm, spirv) DMLC_DTYPE_##id,
 #include "ir/dtypes.def"
 #undef X
   DMLC_DTYPE_COUNT
@@ -33,6 +41,10 @@ typedef struct dmlc_dtype_info {
   uint32_t size;
   dmlc_kind kind;
   DML_TENSOR_DATA_TYPE dml;
+  uint32_t exponent_bits, mantissa_bits; /* floats; 0 otherwise */
+  dmlc_order order;
+  const char *llvm;  /* LLVM IR storage type: "half", "i8", ... */
+  const char *spirv; /* SPIR-V storage type: "OpTypeFloat 16", "OpTypeInt 8 1", ... */
 } dmlc_dtype_info;
 
 const dmlc_dtype_info *dmlc_dtype_get(dmlc_dtype dtype);
@@ -40,6 +52,12 @@ const char *dmlc_dtype_name(dmlc_dtype dtype);
 uint32_t dmlc_dtype_size(dmlc_dtype dtype);
 bool dmlc_dtype_is_float(dmlc_dtype dtype);
 bool dmlc_dtype_is_integer(dmlc_dtype dtype); /* signed or unsigned, not bool */
+/* The bit pattern (zero-extended to 64 bits) of the integer constant value
+ * converted to dtype exactly as the IR's `cast` op converts an i64: bool
+ * 0/1, integers wrap modulo 2^bits, floats round once to nearest even. The
+ * one int64 -> dtype conversion: constant folding, kernel descriptions, both
+ * emitters and the reference evaluator all use it. */
+uint64_t dmlc_dtype_bits_from_i64(dmlc_dtype dtype, int64_t value);
 /* Largest value of an integer dtype, as uint64 (UINT64_MAX for u64). */
 uint64_t dmlc_dtype_max_index(dmlc_dtype dtype);
 /* Name -> dtype; false if unknown. len is the name's length. */

@@ -5,7 +5,8 @@
 #include "ir/ir.h"
 
 static const dmlc_dtype_info dtype_table[DMLC_DTYPE_COUNT] = {
-#define X(id, name, size, kind, dml) {name, size, kind, (DML_TENSOR_DATA_TYPE)(dml)},
+#define X(id, name, size, kind, dml, ebits, mbits, order, llvm, spirv)                             \
+  {name, size, kind, (DML_TENSOR_DATA_TYPE)(dml), ebits, mbits, order, llvm, spirv},
 #include "ir/dtypes.def"
 #undef X
 };
@@ -146,4 +147,32 @@ bool dmlc_strides_disjoint(const dmlc_type *t, const uint64_t *strides) {
     span += strides[d] * (t->dims[d] - 1);
   }
   return true;
+}
+
+uint64_t dmlc_dtype_bits_from_i64(dmlc_dtype dtype, int64_t value) {
+  const dmlc_dtype_info *info = &dtype_table[dtype];
+  if (info->kind == DMLC_KIND_BOOL)
+    return value != 0;
+  if (info->kind != DMLC_KIND_FLOAT) {
+    const uint64_t u = (uint64_t)value;
+    return info->size == 8 ? u : u & ((UINT64_C(1) << (info->size * 8)) - 1);
+  }
+  switch (info->size) {
+  case 2:
+    /* (float)value is exact below 2^24 and rounds to inf in f16 above it:
+     * one rounding either way. */
+    return dmlc_f32_to_f16((float)value);
+  case 4: {
+    const float f = (float)value;
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+  }
+  default: {
+    const double d = (double)value;
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+  }
+  }
 }
