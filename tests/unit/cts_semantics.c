@@ -1,14 +1,13 @@
-/* The reference evaluator, through the public API only: DML descriptors via
- * dmlc_operator_compile and IR text via dmlc_graph_parse, on the reference
- * device. Expected values come from spec/OPERATORS.md and the seed pages,
- * or from a brute-force argmax written here, independently of the
- * evaluator.
+/* The conformance suite's known answers (cts.h): the operator semantics of
+ * spec/OPERATORS.md and the seed pages, through the public API only (DML
+ * descriptors via dmlc_operator_compile, IR text via dmlc_graph_parse), on
+ * the device under test. Expected values come from the spec or from a
+ * brute-force argmax written here, independently of every device.
  *
- * The same known answers hold on every device: DMLC_TEST_DEVICE (reference,
- * cpu or vulkan; reference when unset) picks the device the cases run on,
- * except the "primitives" ones: lone broadcast, reduced_index, eq and
- * double casts, combinations fuse never produces and the code generators
- * reject, run on the reference whatever DMLC_TEST_DEVICE says. */
+ * The "primitives" cases (lone broadcast, reduced_index, eq and double
+ * casts: combinations fuse never produces and the code generators reject)
+ * are the reference evaluator's own semantics: only the reference device's
+ * suite has them. */
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
@@ -17,19 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cts.h"
 #include "dmlc/dmlc.h"
-#include "testutil.h"
 
-#define SENTINEL 0xab
-
-/* ---- the device under test ---- */
-
-/* The device the current case runs on: the primitives' cases set it to the
- * reference. */
-static dmlc_device test_device = DMLC_DEVICE_REFERENCE;
-
-static void use_env_device(void) { test_device = dmlc_test_device(); }
-static void use_reference_device(void) { test_device = DMLC_DEVICE_REFERENCE; }
+#define SENTINEL CTS_SENTINEL
 
 /* ---- values ---- */
 
@@ -139,28 +129,15 @@ static void check_gaps(const tensor *t, const buffer *b) {
 
 /* ---- running ---- */
 
-/* One context per process (each case runs in a process of its own), so the
- * CPU's JIT and the Vulkan device are created once per case, not once per
- * run. */
-static dmlc_context *shared_context;
-
-static void shared_context_destroy(void) { dmlc_context_destroy(shared_context); }
-
-static dmlc_context *context(void) {
-  if (!shared_context) {
-    ck_assert_int_eq(dmlc_context_create(&shared_context), DMLC_OK);
-    atexit(shared_context_destroy);
-  }
-  return shared_context;
-}
+static dmlc_context *context(void) { return cts_context(); }
 
 static void run_operator(const DML_OPERATOR_DESC *desc, const buffer *in, const buffer *out) {
   dmlc_context *ctx = context();
   dmlc_executable *exe = NULL;
-  dmlc_status st = dmlc_operator_compile(ctx, desc, test_device, &exe);
-  ck_assert_msg(st == DMLC_OK, "compile on %s: %s", dmlc_device_name(test_device),
+  dmlc_status st = dmlc_operator_compile(ctx, desc, cts_device(), &exe);
+  ck_assert_msg(st == DMLC_OK, "compile on %s: %s", dmlc_device_name(cts_device()),
                 dmlc_context_error(ctx));
-  ck_assert_int_eq(dmlc_executable_device(exe), test_device);
+  ck_assert_int_eq(dmlc_executable_device(exe), cts_device());
   const dmlc_buffer ib = {in->data, in->size}, ob = {out->data, out->size};
   st = dmlc_execute(exe, &ib, 1, &ob, 1);
   ck_assert_msg(st == DMLC_OK, "execute: %s", dmlc_context_error(ctx));
@@ -175,8 +152,8 @@ static void run_ir(const char *text, const dmlc_buffer *inputs, size_t num_input
   dmlc_status st = dmlc_graph_parse(ctx, text, strlen(text), "t.dmlir", &g);
   ck_assert_msg(st == DMLC_OK, "parse: %s\n%s", dmlc_context_error(ctx), text);
   dmlc_executable *exe = NULL;
-  st = dmlc_graph_compile(g, test_device, &exe);
-  ck_assert_msg(st == DMLC_OK, "compile on %s: %s\n%s", dmlc_device_name(test_device),
+  st = dmlc_graph_compile(g, cts_device(), &exe);
+  ck_assert_msg(st == DMLC_OK, "compile on %s: %s\n%s", dmlc_device_name(cts_device()),
                 dmlc_context_error(ctx), text);
   st = dmlc_execute(exe, inputs, num_inputs, outputs, num_outputs);
   ck_assert_msg(st == DMLC_OK, "execute: %s\n%s", dmlc_context_error(ctx), text);
@@ -1245,11 +1222,10 @@ static void check_cast_unsupported(const char *text) {
   dmlc_graph *g = NULL;
   ck_assert_int_eq(dmlc_graph_parse(ctx, text, strlen(text), "t.dmlir", &g), DMLC_OK);
   dmlc_executable *exe = NULL;
-  const dmlc_status st = dmlc_graph_compile(g, test_device, &exe);
-  ck_assert_msg(
-      st == DMLC_ERROR_UNSUPPORTED && strstr(dmlc_context_error(ctx), "conversion"),
-      "vulkan compiled a rounding cast (status %s: %s): enable it in test_reference.c\n%s",
-      dmlc_status_string(st), dmlc_context_error(ctx), text);
+  const dmlc_status st = dmlc_graph_compile(g, cts_device(), &exe);
+  ck_assert_msg(st == DMLC_ERROR_UNSUPPORTED && strstr(dmlc_context_error(ctx), "conversion"),
+                "vulkan compiled a rounding cast (status %s: %s): enable it in cts_semantics.c\n%s",
+                dmlc_status_string(st), dmlc_context_error(ctx), text);
   ck_assert_ptr_null(exe);
   dmlc_graph_destroy(g);
 }
@@ -1265,7 +1241,7 @@ static void check_cast(const cast_case *c, uint32_t from_size, uint32_t to_size)
     snprintf(text, sizeof text,
              "graph @t(%%x: %s[%u]) -> (%s[%u]) {\n  %%0 = cast %%x : %s[%u]\n  return %%0\n}\n",
              c->from, c->n, c->to, c->n, c->to, c->n);
-  if (test_device == DMLC_DEVICE_VULKAN && !c->via &&
+  if (cts_device() == DMLC_DEVICE_VULKAN && !c->via &&
       cast_rounds(c->from, c->to, from_size, to_size)) {
     check_cast_unsupported(text);
     return;
@@ -1529,7 +1505,7 @@ START_TEST(test_small_buffer_rejected) {
   dmlc_context *ctx;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
   dmlc_executable *exe = NULL;
-  ck_assert_int_eq(dmlc_operator_compile(ctx, &op, test_device, &exe), DMLC_OK);
+  ck_assert_int_eq(dmlc_operator_compile(ctx, &op, cts_device(), &exe), DMLC_OK);
   float in[9];
   uint32_t out[3] = {5, 5, 5};
   memcpy(in, seed_3x3, sizeof in);
@@ -1542,10 +1518,8 @@ START_TEST(test_small_buffer_rejected) {
 }
 END_TEST
 
-static Suite *reference_suite(void) {
-  Suite *s = suite_create("reference");
-  TCase *tc = tcase_create("argmax");
-  tcase_add_unchecked_fixture(tc, use_env_device, NULL);
+void cts_add_semantics_cases(Suite *s, dmlc_device device) {
+  TCase *tc = tcase_create("semantics_argmax");
   tcase_add_loop_test(tc, test_seed_examples, 0,
                       (int)(sizeof seed_examples / sizeof seed_examples[0]));
   tcase_add_test(tc, test_tie_examples);
@@ -1560,16 +1534,14 @@ static Suite *reference_suite(void) {
   tcase_add_test(tc, test_random_against_brute_force);
   suite_add_tcase(s, tc);
 
-  tc = tcase_create("layouts");
-  tcase_add_unchecked_fixture(tc, use_env_device, NULL);
+  tc = tcase_create("semantics_layouts");
   tcase_add_test(tc, test_strided_inputs);
   tcase_add_test(tc, test_broadcast_inputs);
   tcase_add_test(tc, test_strided_outputs);
   tcase_add_test(tc, test_small_buffer_rejected);
   suite_add_tcase(s, tc);
 
-  tc = tcase_create("hardmax");
-  tcase_add_unchecked_fixture(tc, use_env_device, NULL);
+  tc = tcase_create("semantics_hardmax");
   tcase_add_loop_test(tc, test_hardmax_examples, 0,
                       (int)(sizeof hardmax_examples / sizeof hardmax_examples[0]));
   tcase_add_test(tc, test_hardmax_special);
@@ -1577,8 +1549,7 @@ static Suite *reference_suite(void) {
   suite_add_tcase(s, tc);
 
   /* Lowered ops the code generators have patterns for. */
-  tc = tcase_create("lowered");
-  tcase_add_unchecked_fixture(tc, use_env_device, NULL);
+  tc = tcase_create("semantics_lowered");
   tcase_add_test(tc, test_ir_reshape);
   tcase_add_test(tc, test_ir_cast_int_to_int);
   tcase_add_test(tc, test_ir_cast_int_to_float);
@@ -1591,23 +1562,12 @@ static Suite *reference_suite(void) {
 
   /* Primitives alone, in combinations fuse never produces: the reference
    * evaluator's own semantics (the code generators reject them). */
-  tc = tcase_create("primitives");
-  tcase_add_unchecked_fixture(tc, use_reference_device, NULL);
+  if (device != DMLC_DEVICE_REFERENCE)
+    return;
+  tc = tcase_create("semantics_primitives");
   tcase_add_test(tc, test_ir_broadcast);
   tcase_add_test(tc, test_ir_reduced_index);
   tcase_add_test(tc, test_ir_eq);
   tcase_add_test(tc, test_ir_cast_bool);
   suite_add_tcase(s, tc);
-  return s;
-}
-
-int main(void) {
-  if (dmlc_test_device() == DMLC_DEVICE_DEFAULT) {
-    fprintf(stderr, "DMLC_TEST_DEVICE=%s: expected reference, cpu or vulkan\n",
-            getenv("DMLC_TEST_DEVICE"));
-    return EXIT_FAILURE;
-  }
-  printf("reference cases on device %s\n", dmlc_device_name(dmlc_test_device()));
-  Suite *suites[] = {reference_suite()};
-  return dmlc_test_run_suites(suites, 1);
 }

@@ -1,0 +1,303 @@
+/* The conformance suite's graphs (cts.h): graphs parsed from IR text and
+ * built from DML descriptors, compiled for the device under test and for
+ * the reference device, executed with host buffers of the same seeded
+ * contents, and compared byte for byte, whole buffers: the gaps of strided
+ * and padded outputs must keep the sentinel they were filled with, as the
+ * reference leaves them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cts.h"
+
+/* Small enough for lavapipe under the validation layer, large enough to
+ * reach every code path: multiple outputs, padded and permuted strides,
+ * broadcast (zero-stride) inputs, every input and index type, rank 8, long
+ * reductions, a shared reduction with lowered ops after it. The inputs
+ * (cts_fill) are full of ties, NaN, +-0 and integer extremes. */
+static const char *const graphs[] = {
+    /* several operators on one input */
+    "graph @multi(%x: f32[4,6]) -> (%idx: u32[4,1], %lo: i64[1,6], %hard: f32[4,6]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[4,1]\n"
+    "  %1 = argmin %x {axes = [0], direction = decreasing} : i64[1,6]\n"
+    "  %2 = hardmax %x {axes = [1]} : f32[4,6]\n"
+    "  return %0, %1, %2\n"
+    "}\n",
+    /* a padded input; outputs with gaps, permuted, and a buffer larger than
+     * its elements need */
+    "graph @padded(%x: f16[3,4,5]{strides = [48, 12, 2]}) -> (%idx: u64[1,4,1]{strides = [16, "
+    "3, 1]}, %hard: f16[3,4,5]{strides = [1, 16, 3]}, %lo: i32[3,4,1]{strides = [10, 2, 1], "
+    "size = 128}) {\n"
+    "  %0 = argmax %x {axes = [2, 0]} : u64[1,4,1]\n"
+    "  %1 = hardmax %x {axes = [2]} : f16[3,4,5]\n"
+    "  %2 = argmin %x {axes = [2]} : i32[3,4,1]\n"
+    "  return %0, %1, %2\n"
+    "}\n",
+    /* broadcast inputs: every element of a zero-stride axis ties */
+    "graph @broadcast(%x: i8[4,5]{strides = [0, 1]}, %y: u16[3,2,4]{strides = [0, 0, 1]}, %z: "
+    "f32[3,3]{strides = [0, 0]}) -> (%a: u32[4,1], %b: i64[1,5], %c: u32[3,2,1], %d: f32[3,3], "
+    "%e: i32[1,1,1]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[4,1]\n"
+    "  %1 = argmin %x {axes = [0], direction = decreasing} : i64[1,5]\n"
+    "  %2 = argmax %y {axes = [2], direction = decreasing} : u32[3,2,1]\n"
+    "  %3 = hardmax %z {axes = [0, 1]} : f32[3,3]\n"
+    "  %4 = argmin %y {axes = [0, 1, 2]} : i32[1,1,1]\n"
+    "  return %0, %1, %2, %3, %4\n"
+    "}\n",
+    /* ties and NaN in both directions, f32 and f16 */
+    "graph @ties(%x: f32[6,16], %h: f16[16,6]) -> (u32[6,1], u32[6,1], u64[6,1], u64[6,1], "
+    "f32[6,16], f16[16,6], i32[1,6]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[6,1]\n"
+    "  %1 = argmax %x {axes = [1], direction = decreasing} : u32[6,1]\n"
+    "  %2 = argmin %x {axes = [1]} : u64[6,1]\n"
+    "  %3 = argmin %x {axes = [1], direction = decreasing} : u64[6,1]\n"
+    "  %4 = hardmax %x {axes = [0]} : f32[6,16]\n"
+    "  %5 = hardmax %h {axes = [0]} : f16[16,6]\n"
+    "  %6 = argmax %h {axes = [0], direction = decreasing} : i32[1,6]\n"
+    "  return %0, %1, %2, %3, %4, %5, %6\n"
+    "}\n",
+    /* every integer input type, every index type */
+    "graph @ints(%a: i64[5,7], %b: u64[5,7], %c: i16[2,3,4], %d: u8[9], %e: i32[2,5], %f: "
+    "u32[4], %g: i8[3,3], %k: u16[2,8]) -> (u32[5,1], i64[1,7], u64[2,1,4], i32[1], u32[1,1], "
+    "i64[1], u64[3,1], i32[2,1]) {\n"
+    "  %0 = argmax %a {axes = [1]} : u32[5,1]\n"
+    "  %1 = argmin %b {axes = [0]} : i64[1,7]\n"
+    "  %2 = argmax %c {axes = [1], direction = decreasing} : u64[2,1,4]\n"
+    "  %3 = argmin %d {axes = [0], direction = decreasing} : i32[1]\n"
+    "  %4 = argmax %e {axes = [0, 1]} : u32[1,1]\n"
+    "  %5 = argmin %f {axes = [0]} : i64[1]\n"
+    "  %6 = argmax %g {axes = [1]} : u64[3,1]\n"
+    "  %7 = argmin %k {axes = [1]} : i32[2,1]\n"
+    "  return %0, %1, %2, %3, %4, %5, %6, %7\n"
+    "}\n",
+    /* rank 8, axes out of order */
+    "graph @rank8(%x: f32[2,3,1,2,2,1,3,2]) -> (u32[2,1,1,1,2,1,1,2], f32[2,3,1,2,2,1,3,2]) {\n"
+    "  %0 = argmax %x {axes = [6, 1, 3]} : u32[2,1,1,1,2,1,1,2]\n"
+    "  %1 = hardmax %x {axes = [7, 2, 5]} : f32[2,3,1,2,2,1,3,2]\n"
+    "  return %0, %1\n"
+    "}\n",
+    /* long reductions, along rows and down columns */
+    "graph @long(%x: f32[4,1000], %y: f32[600,3], %h: f16[2,700]) -> (u32[4,1], i64[1,3], "
+    "f16[2,700]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[4,1]\n"
+    "  %1 = argmin %y {axes = [0]} : i64[1,3]\n"
+    "  %2 = hardmax %h {axes = [1]} : f16[2,700]\n"
+    "  return %0, %1, %2\n"
+    "}\n",
+    /* a hardmax and an argmax sharing one reduction, the index reshaped
+     * and widened after it */
+    "graph @shared(%x: f32[3,8]) -> (%hard: f32[3,8], %idx: u32[3,1], %wide: i64[3]) {\n"
+    "  %0 = hardmax %x {axes = [1]} : f32[3,8]\n"
+    "  %1 = argmax %x {axes = [1]} : u32[3,1]\n"
+    "  %2 = reshape %1 : u32[3]\n"
+    "  %3 = cast %2 : i64[3]\n"
+    "  return %0, %1, %3\n"
+    "}\n",
+};
+
+size_t cts_graph_count(void) { return sizeof graphs / sizeof graphs[0]; }
+
+const char *cts_graph_text(size_t index) {
+  ck_assert_uint_lt(index, cts_graph_count());
+  return graphs[index];
+}
+
+/* The device describes every binding as the reference does. */
+static void expect_same_info(const dmlc_tensor_info *got, const dmlc_tensor_info *want,
+                             const char *kind, size_t index) {
+  ck_assert_msg(strcmp(got->name, want->name) == 0, "%s %zu is named '%s', expected '%s'", kind,
+                index, got->name, want->name);
+  ck_assert_int_eq(got->data_type, want->data_type);
+  ck_assert_uint_eq(got->dimension_count, want->dimension_count);
+  for (uint32_t d = 0; d < want->dimension_count; d++) {
+    ck_assert_uint_eq(got->sizes[d], want->sizes[d]);
+    ck_assert_uint_eq(got->strides[d], want->strides[d]);
+  }
+  ck_assert_uint_eq(got->total_size_bytes, want->total_size_bytes);
+  ck_assert_uint_eq(got->alignment, want->alignment);
+}
+
+static void expect_same_bindings(const dmlc_executable *exe, const dmlc_executable *ref) {
+  ck_assert_uint_eq(dmlc_executable_input_count(exe), dmlc_executable_input_count(ref));
+  ck_assert_uint_eq(dmlc_executable_output_count(exe), dmlc_executable_output_count(ref));
+  dmlc_tensor_info got, want;
+  for (size_t i = 0; i < dmlc_executable_input_count(ref); i++) {
+    ck_assert_int_eq(dmlc_executable_input_info(exe, i, &got), DMLC_OK);
+    ck_assert_int_eq(dmlc_executable_input_info(ref, i, &want), DMLC_OK);
+    expect_same_info(&got, &want, "input", i);
+  }
+  for (size_t i = 0; i < dmlc_executable_output_count(ref); i++) {
+    ck_assert_int_eq(dmlc_executable_output_info(exe, i, &got), DMLC_OK);
+    ck_assert_int_eq(dmlc_executable_output_info(ref, i, &want), DMLC_OK);
+    expect_same_info(&got, &want, "output", i);
+  }
+}
+
+void cts_expect_matches_reference(dmlc_executable *exe, dmlc_executable *ref, uint64_t seed,
+                                  const char *what) {
+  dmlc_context *ctx = cts_context();
+  cts_buffers got, want;
+  cts_buffers_make(exe, seed, &got);
+  cts_buffers_clone(&got, &want);
+  CTS_CHECK(ctx, dmlc_execute(exe, got.inputs, got.num_inputs, got.outputs, got.num_outputs),
+            "execute");
+  CTS_CHECK(ctx, dmlc_execute(ref, want.inputs, want.num_inputs, want.outputs, want.num_outputs),
+            "execute on the reference");
+  char label[256];
+  for (size_t i = 0; i < got.num_inputs; i++) {
+    snprintf(label, sizeof label, "%s, seed %llu: input %zu (inputs are never written)", what,
+             (unsigned long long)seed, i);
+    cts_expect_bytes(got.inputs[i].data, want.inputs[i].data, got.inputs[i].size_bytes, label);
+  }
+  for (size_t i = 0; i < got.num_outputs; i++) {
+    snprintf(label, sizeof label, "%s, seed %llu: output %zu", what, (unsigned long long)seed, i);
+    cts_expect_bytes(got.outputs[i].data, want.outputs[i].data, got.outputs[i].size_bytes, label);
+  }
+  cts_buffers_free(&got);
+  cts_buffers_free(&want);
+}
+
+/* Each graph, on two inputs in turn through the same executable. */
+START_TEST(test_ir_graph_matches_reference) {
+  dmlc_context *ctx = cts_context();
+  const char *text = cts_graph_text((size_t)_i);
+  dmlc_executable *exe = cts_compile_ir(ctx, text, cts_device());
+  dmlc_executable *ref = cts_compile_ir(ctx, text, DMLC_DEVICE_REFERENCE);
+  expect_same_bindings(exe, ref);
+  char what[64];
+  snprintf(what, sizeof what, "graph %d", _i);
+  for (uint64_t seed = 1; seed <= 2; seed++)
+    cts_expect_matches_reference(exe, ref, seed, what);
+  /* Kernel times answer on every device (how many is the device's own
+   * business). */
+  double ns[16];
+  size_t count = 99;
+  CTS_CHECK(ctx, dmlc_executable_kernel_times(exe, ns, 16, &count), "kernel times");
+  ck_assert_uint_ne(count, 99);
+  dmlc_executable_destroy(exe);
+  dmlc_executable_destroy(ref);
+}
+END_TEST
+
+/* ---- graphs built from DML descriptors ---- */
+
+typedef struct desc_tensor {
+  DML_BUFFER_TENSOR_DESC buf;
+  DML_TENSOR_DESC desc;
+  uint32_t sizes[DMLC_MAX_RANK], strides[DMLC_MAX_RANK];
+} desc_tensor;
+
+/* strides NULL: packed. t must not move afterwards. */
+static void desc_tensor_init(desc_tensor *t, DML_TENSOR_DATA_TYPE type, uint32_t rank,
+                             const uint32_t *sizes, const uint32_t *strides) {
+  memset(t, 0, sizeof *t);
+  memcpy(t->sizes, sizes, rank * sizeof *sizes);
+  uint64_t last = 0, packed = 1;
+  for (uint32_t d = rank; d-- > 0;) {
+    t->strides[d] = strides ? strides[d] : (uint32_t)packed;
+    packed *= sizes[d];
+    last += (uint64_t)(sizes[d] - 1) * t->strides[d];
+  }
+  t->buf.DataType = type;
+  t->buf.DimensionCount = rank;
+  t->buf.Sizes = t->sizes;
+  t->buf.Strides = strides ? t->strides : NULL;
+  t->buf.TotalTensorSizeInBytes = ((last + 1) * dmlc_data_type_size(type) + 3) & ~(uint64_t)3;
+  t->desc.Type = DML_TENSOR_TYPE_BUFFER;
+  t->desc.Desc = &t->buf;
+}
+
+/* One input (padded, transposed), four operators on it, four outputs, one
+ * of them padded. */
+static dmlc_graph *build_descriptor_graph(dmlc_context *ctx) {
+  static const uint32_t sizes[] = {3, 4, 5}, in_strides[] = {1, 15, 3};
+  static const uint32_t idx_sizes[] = {1, 4, 1}, idx_strides[] = {8, 2, 1};
+  static const uint32_t lo_sizes[] = {3, 4, 1}, axes_20[] = {2, 0}, axes_1[] = {1}, axes_2[] = {2};
+  desc_tensor x, idx, hard, lo, legacy;
+  desc_tensor_init(&x, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, in_strides);
+  desc_tensor_init(&idx, DML_TENSOR_DATA_TYPE_UINT32, 3, idx_sizes, idx_strides);
+  desc_tensor_init(&hard, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, NULL);
+  desc_tensor_init(&lo, DML_TENSOR_DATA_TYPE_INT64, 3, lo_sizes, NULL);
+  desc_tensor_init(&legacy, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, NULL);
+  const DML_ARGMAX_OPERATOR_DESC argmax = {&x.desc, &idx.desc, 2, axes_20,
+                                           DML_AXIS_DIRECTION_DECREASING};
+  const DML_ACTIVATION_HARDMAX1_OPERATOR_DESC hardmax = {&x.desc, &hard.desc, 1, axes_1};
+  const DML_REDUCE_OPERATOR_DESC argmin = {DML_REDUCE_FUNCTION_ARGMIN, &x.desc, &lo.desc, 1,
+                                           axes_2};
+  const DML_ACTIVATION_HARDMAX_OPERATOR_DESC hardmax_last = {&x.desc, &legacy.desc};
+  const DML_OPERATOR_DESC ops[] = {{DML_OPERATOR_ARGMAX, &argmax},
+                                   {DML_OPERATOR_ACTIVATION_HARDMAX1, &hardmax},
+                                   {DML_OPERATOR_REDUCE, &argmin},
+                                   {DML_OPERATOR_ACTIVATION_HARDMAX, &hardmax_last}};
+  static const char *const names[] = {"idx", "hard", "lo", "legacy"};
+  dmlc_graph *g = NULL;
+  CTS_CHECK(ctx, dmlc_graph_create(ctx, "descriptors", &g), "graph create");
+  dmlc_value in;
+  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &x.desc, &in), "add input");
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    dmlc_value out;
+    CTS_CHECK(ctx, dmlc_graph_add_operator(g, &ops[k], &in, 1, &out, 1), "add operator");
+    CTS_CHECK(ctx, dmlc_graph_add_output(g, names[k], out), "add output");
+  }
+  CTS_CHECK(ctx, dmlc_graph_verify(g), "verify");
+  return g;
+}
+
+START_TEST(test_descriptor_graph_matches_reference) {
+  dmlc_context *ctx = cts_context();
+  dmlc_graph *g = build_descriptor_graph(ctx);
+  dmlc_executable *exe = NULL, *ref = NULL;
+  CTS_CHECK(ctx, dmlc_graph_compile(g, cts_device(), &exe), "compile");
+  CTS_CHECK(ctx, dmlc_graph_compile(g, DMLC_DEVICE_REFERENCE, &ref), "compile on the reference");
+  dmlc_graph_destroy(g); /* executables outlive their graph */
+  expect_same_bindings(exe, ref);
+  for (uint64_t seed = 3; seed <= 5; seed++)
+    cts_expect_matches_reference(exe, ref, seed, "descriptor graph");
+  dmlc_executable_destroy(exe);
+  dmlc_executable_destroy(ref);
+}
+END_TEST
+
+/* dmlc_operator_compile of each operator kind, with a broadcast input. */
+START_TEST(test_operators_match_reference) {
+  static const uint32_t sizes[] = {5, 6}, bcast[] = {1, 0}, out_sizes[] = {5, 1}, axes[] = {1};
+  desc_tensor x, idx, hard;
+  desc_tensor_init(&x, DML_TENSOR_DATA_TYPE_FLOAT16, 2, sizes, _i == 0 ? NULL : bcast);
+  desc_tensor_init(&idx, DML_TENSOR_DATA_TYPE_INT32, 2, out_sizes, NULL);
+  desc_tensor_init(&hard, DML_TENSOR_DATA_TYPE_FLOAT16, 2, sizes, NULL);
+  const DML_ARGMAX_OPERATOR_DESC argmax = {&x.desc, &idx.desc, 1, axes,
+                                           DML_AXIS_DIRECTION_INCREASING};
+  const DML_ARGMIN_OPERATOR_DESC argmin = {&x.desc, &idx.desc, 1, axes,
+                                           DML_AXIS_DIRECTION_DECREASING};
+  const DML_REDUCE_OPERATOR_DESC reduce = {DML_REDUCE_FUNCTION_ARGMAX, &x.desc, &idx.desc, 1, axes};
+  const DML_ACTIVATION_HARDMAX1_OPERATOR_DESC hardmax = {&x.desc, &hard.desc, 1, axes};
+  const DML_ACTIVATION_HARDMAX_OPERATOR_DESC legacy = {&x.desc, &hard.desc};
+  const DML_OPERATOR_DESC ops[] = {{DML_OPERATOR_ARGMAX, &argmax},
+                                   {DML_OPERATOR_ARGMIN, &argmin},
+                                   {DML_OPERATOR_REDUCE, &reduce},
+                                   {DML_OPERATOR_ACTIVATION_HARDMAX1, &hardmax},
+                                   {DML_OPERATOR_ACTIVATION_HARDMAX, &legacy}};
+  dmlc_context *ctx = cts_context();
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    dmlc_executable *exe = NULL, *ref = NULL;
+    CTS_CHECK(ctx, dmlc_operator_compile(ctx, &ops[k], cts_device(), &exe), "operator compile");
+    CTS_CHECK(ctx, dmlc_operator_compile(ctx, &ops[k], DMLC_DEVICE_REFERENCE, &ref),
+              "operator compile on the reference");
+    expect_same_bindings(exe, ref);
+    char what[64];
+    snprintf(what, sizeof what, "operator %zu", k);
+    cts_expect_matches_reference(exe, ref, 7 + k, what);
+    dmlc_executable_destroy(exe);
+    dmlc_executable_destroy(ref);
+  }
+}
+END_TEST
+
+void cts_add_graph_cases(Suite *s, dmlc_device device) {
+  (void)device;
+  TCase *tc = tcase_create("graphs");
+  tcase_add_loop_test(tc, test_ir_graph_matches_reference, 0, (int)cts_graph_count());
+  tcase_add_test(tc, test_descriptor_graph_matches_reference);
+  tcase_add_loop_test(tc, test_operators_match_reference, 0, 2);
+  suite_add_tcase(s, tc);
+}
