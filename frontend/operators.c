@@ -191,13 +191,6 @@ static dmlc_status collect_axes(const op_view *v, uint32_t rank, uint32_t *axes,
   return DMLC_OK;
 }
 
-static bool axis_is_reduced(uint32_t axis, const uint32_t *axes, uint32_t count) {
-  for (uint32_t i = 0; i < count; i++)
-    if (axes[i] == axis)
-      return true;
-  return false;
-}
-
 static dmlc_status check_output_rank(const dmlc_type *in, const dmlc_type *out, dmlc_diag *diag) {
   if (out->rank != in->rank)
     return INVALID(diag,
@@ -218,8 +211,9 @@ static dmlc_status check_index_output(const dmlc_type *in, const dmlc_type *out,
   }
   DMLC_RETURN_IF_ERROR(check_output_rank(in, out, diag));
   uint64_t reduced = 1; /* at most 2^32-1: the input's element count is */
+  const uint32_t reduced_mask = dmlc_axes_mask(axes, num_axes);
   for (uint32_t i = 0; i < in->rank; i++) {
-    if (axis_is_reduced(i, axes, num_axes)) {
+    if (dmlc_mask_has_axis(reduced_mask, i)) {
       reduced *= in->dims[i];
       if (out->dims[i] != 1)
         return INVALID(diag, "OutputTensor.Sizes[%u] is %u; must be 1 on reduced axis %u", i,

@@ -58,6 +58,13 @@ bool dmlc_dtype_is_integer(dmlc_dtype dtype); /* signed or unsigned, not bool */
  * one int64 -> dtype conversion: constant folding, kernel descriptions, both
  * emitters and the reference evaluator all use it. */
 uint64_t dmlc_dtype_bits_from_i64(dmlc_dtype dtype, int64_t value);
+/* The integer the bits of an integer or bool element hold: sign-extended
+ * for a signed dtype, zero-extended otherwise (a u64 above INT64_MAX wraps). */
+int64_t dmlc_dtype_i64_from_bits(dmlc_dtype dtype, uint64_t bits);
+/* The value of a float element's bits, widened exactly to double from the
+ * table's float layout. A NaN keeps its sign and the top of its payload and
+ * comes out quiet, as every hardware float conversion makes it. */
+double dmlc_dtype_f64_from_bits(dmlc_dtype dtype, uint64_t bits);
 /* Largest value of an integer dtype, as uint64 (UINT64_MAX for u64). */
 uint64_t dmlc_dtype_max_index(dmlc_dtype dtype);
 /* Name -> dtype; false if unknown. len is the name's length. */
@@ -85,7 +92,7 @@ typedef enum dmlc_opkind {
 } dmlc_opkind;
 
 typedef enum dmlc_op {
-#define X(id, name, nopnd, attrs, kind) DMLC_OP_##id,
+#define X(id, name, nopnd, attrs, kind, rule) DMLC_OP_##id,
 #include "ir/ops.def"
 #undef X
   DMLC_OP_COUNT
@@ -139,6 +146,20 @@ bool dmlc_layout_is_packed(const dmlc_type *t, const dmlc_layout *l);
  * the dims of size > 1 sorted by stride, each stride is at least one more
  * than the span of the smaller ones (and none is 0). */
 bool dmlc_strides_disjoint(const dmlc_type *t, const uint64_t *strides);
+
+/* ---- axes ----
+ * A set of axes (dims) as a mask: bit d set for axis d. Reductions name
+ * their axes as a list in any order (the axes attribute); kernels and most
+ * rules want the set. */
+/* Axes at or above DMLC_MAX_RANK are left out (the verifier rejects them). */
+uint32_t dmlc_axes_mask(const uint32_t *axes, uint32_t num_axes);
+/* The axes of mask in increasing order, into axes (room for DMLC_MAX_RANK);
+ * returns their count. */
+uint32_t dmlc_mask_axes(uint32_t mask, uint32_t *axes);
+/* Whether axis is in mask: "is dim d reduced" for a mask of reduced dims. */
+static inline bool dmlc_mask_has_axis(uint32_t mask, uint32_t axis) {
+  return axis < DMLC_MAX_RANK && ((mask >> axis) & 1u);
+}
 
 /* ---- graphs ---- */
 typedef struct dmlc_node {

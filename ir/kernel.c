@@ -81,15 +81,13 @@ void dmlc_kernel_set_space(dmlc_kernel *k, const dmlc_type *t, uint32_t axes_mas
   for (uint32_t i = 0; i < t->rank; i++) {
     if (t->dims[i] == 1)
       continue;
-    if (axes_mask & (1u << i))
+    if (dmlc_mask_has_axis(axes_mask, i))
       k->reduced_mask |= 1u << k->rank;
     k->dims[k->rank++] = t->dims[i];
   }
   if (k->rank == 0)
     k->dims[k->rank++] = 1;
 }
-
-static bool is_reduced(const dmlc_kernel *k, uint32_t d) { return (k->reduced_mask >> d) & 1u; }
 
 uint64_t dmlc_kernel_num_points(const dmlc_kernel *k) {
   uint64_t n = 1;
@@ -101,7 +99,7 @@ uint64_t dmlc_kernel_num_points(const dmlc_kernel *k) {
 uint64_t dmlc_kernel_num_kept_points(const dmlc_kernel *k) {
   uint64_t n = 1;
   for (uint32_t d = 0; d < k->rank; d++)
-    n *= is_reduced(k, d) ? 1 : k->dims[d];
+    n *= dmlc_mask_has_axis(k->reduced_mask, d) ? 1 : k->dims[d];
   return n;
 }
 
@@ -110,7 +108,7 @@ uint64_t dmlc_kernel_num_kept_points(const dmlc_kernel *k) {
 static void packed_over(const dmlc_kernel *k, bool want_reduced, bool all, uint64_t *strides) {
   uint64_t s = 1;
   for (uint32_t d = k->rank; d-- > 0;) {
-    const bool take = all || is_reduced(k, d) == want_reduced;
+    const bool take = all || dmlc_mask_has_axis(k->reduced_mask, d) == want_reduced;
     strides[d] = take && k->dims[d] > 1 ? s : 0;
     if (take)
       s *= k->dims[d];
@@ -131,7 +129,7 @@ bool dmlc_kernel_view(const dmlc_kernel *k, bool reduced, const uint32_t *dims, 
     return dmlc_view_strides(dims, rank, strides, k->dims, k->rank, out);
   uint32_t kept[DMLC_MAX_RANK], where[DMLC_MAX_RANK], n = 0;
   for (uint32_t d = 0; d < k->rank; d++)
-    if (!is_reduced(k, d)) {
+    if (!dmlc_mask_has_axis(k->reduced_mask, d)) {
       where[n] = d;
       kept[n++] = k->dims[d];
     }

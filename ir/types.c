@@ -1,21 +1,26 @@
 /* The data-type and op tables, and the shape/stride arithmetic every layer
  * shares. */
+#include <math.h>
 #include <string.h>
 
 #include "ir/ir.h"
 
-static const dmlc_dtype_info dtype_table[DMLC_DTYPE_COUNT] = {
+static const dmlc_dtype_info dtype_table[] = {
 #define X(id, name, size, kind, dml, ebits, mbits, order, llvm, spirv)                             \
   {name, size, kind, (DML_TENSOR_DATA_TYPE)(dml), ebits, mbits, order, llvm, spirv},
 #include "ir/dtypes.def"
 #undef X
 };
 
-static const dmlc_op_info op_table[DMLC_OP_COUNT] = {
-#define X(id, name, nopnd, attrs, kind) {name, nopnd, attrs, kind},
+static const dmlc_op_info op_table[] = {
+#define X(id, name, nopnd, attrs, kind, rule) {name, nopnd, attrs, kind},
 #include "ir/ops.def"
 #undef X
 };
+_Static_assert(sizeof dtype_table / sizeof dtype_table[0] == DMLC_DTYPE_COUNT,
+               "dtype_table: one row per dtype of ir/dtypes.def");
+_Static_assert(sizeof op_table / sizeof op_table[0] == DMLC_OP_COUNT,
+               "op_table: one row per op of ir/ops.def");
 
 const dmlc_dtype_info *dmlc_dtype_get(dmlc_dtype dtype) { return &dtype_table[dtype]; }
 const char *dmlc_dtype_name(dmlc_dtype dtype) { return dtype_table[dtype].name; }
@@ -67,6 +72,22 @@ bool dmlc_op_from_name(const char *name, size_t len, dmlc_op *out) {
 
 const char *dmlc_direction_name(dmlc_direction d) {
   return d == DMLC_DIRECTION_DECREASING ? "decreasing" : "increasing";
+}
+
+uint32_t dmlc_axes_mask(const uint32_t *axes, uint32_t num_axes) {
+  uint32_t mask = 0;
+  for (uint32_t i = 0; i < num_axes; i++)
+    if (axes[i] < DMLC_MAX_RANK)
+      mask |= 1u << axes[i];
+  return mask;
+}
+
+uint32_t dmlc_mask_axes(uint32_t mask, uint32_t *axes) {
+  uint32_t n = 0;
+  for (uint32_t d = 0; d < DMLC_MAX_RANK; d++)
+    if (dmlc_mask_has_axis(mask, d))
+      axes[n++] = d;
+  return n;
 }
 
 uint64_t dmlc_type_num_elements(const dmlc_type *t) {
@@ -175,4 +196,37 @@ uint64_t dmlc_dtype_bits_from_i64(dmlc_dtype dtype, int64_t value) {
     return b;
   }
   }
+}
+
+int64_t dmlc_dtype_i64_from_bits(dmlc_dtype dtype, uint64_t bits) {
+  const dmlc_dtype_info *info = &dtype_table[dtype];
+  const uint32_t width = info->size * 8;
+  if (width >= 64)
+    return (int64_t)bits;
+  const uint64_t mask = (UINT64_C(1) << width) - 1;
+  bits &= mask;
+  if (info->kind == DMLC_KIND_SIGNED && (bits >> (width - 1)))
+    bits |= ~mask;
+  return (int64_t)bits;
+}
+
+double dmlc_dtype_f64_from_bits(dmlc_dtype dtype, uint64_t bits) {
+  const dmlc_dtype_info *info = &dtype_table[dtype];
+  const uint32_t mbits = info->mantissa_bits, ebits = info->exponent_bits;
+  const int bias = (1 << (ebits - 1)) - 1;
+  const uint64_t mant = bits & ((UINT64_C(1) << mbits) - 1);
+  const uint32_t exp = (uint32_t)(bits >> mbits) & ((1u << ebits) - 1);
+  const double sign = (bits >> (mbits + ebits)) & 1 ? -1.0 : 1.0;
+  double mag;
+  if (exp == (1u << ebits) - 1 && mant != 0) {
+    const uint64_t nan = UINT64_C(0x7ff8000000000000) | (mant << (52 - mbits));
+    memcpy(&mag, &nan, sizeof mag);
+  } else if (exp == (1u << ebits) - 1) {
+    mag = INFINITY;
+  } else if (exp == 0) { /* zero or subnormal: exact in double */
+    mag = ldexp((double)mant, 1 - bias - (int)mbits);
+  } else {
+    mag = ldexp((double)(mant | (UINT64_C(1) << mbits)), (int)exp - bias - (int)mbits);
+  }
+  return copysign(mag, sign);
 }

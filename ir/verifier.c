@@ -170,13 +170,6 @@ static dmlc_status check_index_fits(const verifier *v, const dmlc_node *node, co
   return DMLC_OK;
 }
 
-static bool is_reduced(const dmlc_node *node, uint32_t dim) {
-  for (uint32_t i = 0; i < node->num_axes; i++)
-    if (node->axes[i] == dim)
-      return true;
-  return false;
-}
-
 /* ---- per-op rules: in is the first operand's type (if any), out the result's ---- */
 typedef dmlc_status (*op_rule)(const verifier *v, const dmlc_node *node, const dmlc_type *in,
                                const dmlc_type *out);
@@ -193,11 +186,13 @@ static dmlc_status check_arg_reduction(const verifier *v, const dmlc_node *node,
   if (out->rank != in->rank)
     return fail(v, "result rank %" PRIu32 " differs from the input rank %" PRIu32, out->rank,
                 in->rank);
+  const uint32_t reduced = dmlc_axes_mask(node->axes, node->num_axes);
   for (uint32_t i = 0; i < in->rank; i++) {
-    const uint32_t want = is_reduced(node, i) ? 1 : in->dims[i];
+    const bool is_reduced = dmlc_mask_has_axis(reduced, i);
+    const uint32_t want = is_reduced ? 1 : in->dims[i];
     if (out->dims[i] != want)
       return fail(v, "result dimension %" PRIu32 " is %" PRIu32 ", expected %" PRIu32 "%s", i,
-                  out->dims[i], want, is_reduced(node, i) ? " (a reduced axis)" : "");
+                  out->dims[i], want, is_reduced ? " (a reduced axis)" : "");
   }
   return check_index_fits(v, node, in, out->dtype);
 }
@@ -300,17 +295,14 @@ static dmlc_status check_constant(const verifier *v, const dmlc_node *node, cons
   return DMLC_OK;
 }
 
-static const op_rule op_rules[DMLC_OP_COUNT] = {
-    [DMLC_OP_ARGMAX] = check_arg_reduction,
-    [DMLC_OP_ARGMIN] = check_arg_reduction,
-    [DMLC_OP_HARDMAX] = check_hardmax,
-    [DMLC_OP_RESHAPE] = check_reshape,
-    [DMLC_OP_BROADCAST] = check_broadcast,
-    [DMLC_OP_REDUCED_INDEX] = check_reduced_index,
-    [DMLC_OP_EQ] = check_eq,
-    [DMLC_OP_CAST] = check_cast,
-    [DMLC_OP_CONSTANT] = check_constant,
+/* Each op's rule, in ops.def's order. */
+static const op_rule op_rules[] = {
+#define X(id, name, nopnd, attrs, kind, rule) check_##rule,
+#include "ir/ops.def"
+#undef X
 };
+_Static_assert(sizeof op_rules / sizeof op_rules[0] == DMLC_OP_COUNT,
+               "op_rules: one rule per op of ir/ops.def");
 
 /* ---- nodes ---- */
 static dmlc_status check_node(verifier *v, uint32_t index) {
@@ -336,7 +328,7 @@ static dmlc_status check_node(verifier *v, uint32_t index) {
   const dmlc_type *out = &g->values[node->result].type;
   DMLC_RETURN_IF_ERROR(check_type(v, out, "result type"));
   const dmlc_type *in = node->num_operands ? &g->values[node->operands[0]].type : NULL;
-  return op_rules[node->op](v, node, in, out);
+  return op_rules[node->op](v, node, in, out); /* node->op < DMLC_OP_COUNT: checked above */
 }
 
 /* Every value is a graph input's or a node's result, and says which. */

@@ -36,21 +36,9 @@ typedef struct merge_rules {
   uint64_t operand_strides[DMLC_MAX_RANK];
 } merge_rules;
 
+/* The axes in increasing order (they are unique and in range: verified). */
 static void sort_axes(dmlc_node *n) {
-  for (uint32_t i = 1; i < n->num_axes; i++) {
-    const uint32_t axis = n->axes[i];
-    uint32_t j = i;
-    for (; j > 0 && n->axes[j - 1] > axis; j--)
-      n->axes[j] = n->axes[j - 1];
-    n->axes[j] = axis;
-  }
-}
-
-static bool axis_is_reduced(const dmlc_node *n, uint32_t dim) {
-  for (uint32_t i = 0; i < n->num_axes; i++)
-    if (n->axes[i] == dim)
-      return true;
-  return false;
+  n->num_axes = dmlc_mask_axes(dmlc_axes_mask(n->axes, n->num_axes), n->axes);
 }
 
 static bool same_dims(const dmlc_type *a, const dmlc_type *b) {
@@ -107,11 +95,12 @@ static bool canonical_shape(const merge_rules *r, const dmlc_node *n, canon_shap
   c->rank = 0;
   bool any_reduced = false;
   uint32_t prev = 0;
+  const uint32_t axes = dmlc_axes_mask(n->axes, n->num_axes);
   for (uint32_t d = 0; d < r->operand->rank; d++) {
     const uint32_t size = r->operand->dims[d];
     if (size == 1)
       continue;
-    const bool reduced = axis_is_reduced(n, d);
+    const bool reduced = dmlc_mask_has_axis(axes, d);
     any_reduced |= reduced;
     if (c->rank > 0 && c->reduced[c->rank - 1] == reduced && can_merge(r, prev, d, !reduced)) {
       c->dims[c->rank - 1] *= size;

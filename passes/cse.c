@@ -5,13 +5,8 @@
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 
-/* The axes as a bit set: the order they are listed in means nothing. */
-static uint32_t axes_set(const dmlc_node *n) {
-  uint32_t set = 0;
-  for (uint32_t i = 0; i < n->num_axes; i++)
-    set |= 1u << n->axes[i];
-  return set;
-}
+/* The axes as a set: the order they are listed in means nothing. */
+static uint32_t axes_set(const dmlc_node *n) { return dmlc_axes_mask(n->axes, n->num_axes); }
 
 static bool same_computation(const dmlc_node *a, const dmlc_node *b) {
   if (a->op != b->op || a->num_operands != b->num_operands)

@@ -72,12 +72,7 @@ static bool is_reduction(const dmlc_node *n) {
   return dmlc_op_get(n->op)->kind == DMLC_OPKIND_REDUCTION;
 }
 
-static uint32_t axes_mask(const dmlc_node *n) {
-  uint32_t mask = 0;
-  for (uint32_t i = 0; i < n->num_axes; i++)
-    mask |= 1u << n->axes[i];
-  return mask;
-}
+static uint32_t axes_mask(const dmlc_node *n) { return dmlc_axes_mask(n->axes, n->num_axes); }
 
 /* A value's strides: a graph input's layout, dense row-major otherwise. */
 static void strides_of(const dmlc_ir_graph *g, uint32_t v, uint64_t *strides) {
@@ -115,8 +110,9 @@ static bool source_fits(const fuser *f, const plan *p, const dmlc_node *n) {
   const uint32_t mask = axes_mask(n);
   uint64_t s = 1;
   for (uint32_t d = t->rank; d-- > 0;) {
-    index[d] = (mask >> d) & 1u ? s : 0;
-    s *= (mask >> d) & 1u ? t->dims[d] : 1;
+    const bool reduced = dmlc_mask_has_axis(mask, d);
+    index[d] = reduced ? s : 0;
+    s *= reduced ? t->dims[d] : 1;
   }
   dmlc_kernel_reduced_index_strides(&p->k, want);
   return dmlc_kernel_view(&p->k, false, t->dims, t->rank, index, seen) &&

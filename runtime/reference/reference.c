@@ -36,35 +36,25 @@ static uint64_t coord_offset(const dmlc_type *t, const uint32_t *c, const uint64
   return off;
 }
 
-/* is_reduced[d] for each dim of t named by axes (any order). */
-static void axes_mask(const dmlc_type *t, const uint32_t *axes, uint32_t num_axes,
-                      bool *is_reduced) {
-  for (uint32_t d = 0; d < t->rank; d++)
-    is_reduced[d] = false;
-  for (uint32_t k = 0; k < num_axes; k++)
-    if (axes[k] < t->rank)
-      is_reduced[axes[k]] = true;
-}
-
 /* Strides that map a coordinate of t to its index within the reduced axes:
  * row-major over the reduced dims in ascending dimension order, 0 on the
  * kept dims. */
-static void reduced_index_strides(const dmlc_type *t, const bool *is_reduced, uint64_t *strides) {
+static void reduced_index_strides(const dmlc_type *t, uint32_t reduced, uint64_t *strides) {
   uint64_t s = 1;
   for (uint32_t d = t->rank; d-- > 0;) {
-    strides[d] = is_reduced[d] ? s : 0;
-    if (is_reduced[d])
+    strides[d] = dmlc_mask_has_axis(reduced, d) ? s : 0;
+    if (dmlc_mask_has_axis(reduced, d))
       s *= t->dims[d];
   }
 }
 
 /* Strides that map a coordinate of t to the dense row-major offset of its
  * group (t with the reduced dims set to 1): 0 on the reduced dims. */
-static void kept_strides(const dmlc_type *t, const bool *is_reduced, uint64_t *strides) {
+static void kept_strides(const dmlc_type *t, uint32_t reduced, uint64_t *strides) {
   uint64_t s = 1;
   for (uint32_t d = t->rank; d-- > 0;) {
-    strides[d] = is_reduced[d] ? 0 : s;
-    if (!is_reduced[d])
+    strides[d] = dmlc_mask_has_axis(reduced, d) ? 0 : s;
+    if (!dmlc_mask_has_axis(reduced, d))
       s *= t->dims[d];
   }
 }
@@ -166,15 +156,14 @@ static dmlc_status scatter_output(ref_eval *ev, uint32_t index, const dmlc_buffe
 static dmlc_status arg_reduce(ref_eval *ev, const dmlc_type *in_t, const unsigned char *in,
                               const uint32_t *axes, uint32_t num_axes, bool is_max,
                               dmlc_direction direction, uint64_t *index) {
-  bool is_reduced[DMLC_MAX_RANK];
   uint64_t rstrides[DMLC_MAX_RANK], kstrides[DMLC_MAX_RANK];
-  axes_mask(in_t, axes, num_axes, is_reduced);
-  reduced_index_strides(in_t, is_reduced, rstrides);
-  kept_strides(in_t, is_reduced, kstrides);
+  const uint32_t reduced = dmlc_axes_mask(axes, num_axes);
+  reduced_index_strides(in_t, reduced, rstrides);
+  kept_strides(in_t, reduced, kstrides);
 
   uint64_t groups = 1;
   for (uint32_t d = 0; d < in_t->rank; d++)
-    groups *= is_reduced[d] ? 1 : in_t->dims[d];
+    groups *= dmlc_mask_has_axis(reduced, d) ? 1 : in_t->dims[d];
   dmlc_scalar *best;
   DMLC_RETURN_IF_ERROR(alloc_bytes(ev, groups, sizeof *best, (void **)&best));
 
@@ -223,15 +212,14 @@ static dmlc_status eval_arg(ref_eval *ev, const dmlc_node *n, bool is_max) {
 static dmlc_status eval_hardmax(ref_eval *ev, const dmlc_node *n) {
   const dmlc_type *t = value_type(ev, n->operands[0]);
   const dmlc_type *out_t = value_type(ev, n->result);
-  bool is_reduced[DMLC_MAX_RANK];
   uint64_t rstrides[DMLC_MAX_RANK], kstrides[DMLC_MAX_RANK];
-  axes_mask(t, n->axes, n->num_axes, is_reduced);
-  reduced_index_strides(t, is_reduced, rstrides);
-  kept_strides(t, is_reduced, kstrides);
+  const uint32_t reduced = dmlc_axes_mask(n->axes, n->num_axes);
+  reduced_index_strides(t, reduced, rstrides);
+  kept_strides(t, reduced, kstrides);
 
   uint64_t groups = 1;
   for (uint32_t d = 0; d < t->rank; d++)
-    groups *= is_reduced[d] ? 1 : t->dims[d];
+    groups *= dmlc_mask_has_axis(reduced, d) ? 1 : t->dims[d];
   uint64_t *index;
   DMLC_RETURN_IF_ERROR(alloc_bytes(ev, groups, sizeof *index, (void **)&index));
   dmlc_status st = arg_reduce(ev, t, ev->data[n->operands[0]], n->axes, n->num_axes, true,
@@ -279,10 +267,9 @@ static dmlc_status eval_broadcast(ref_eval *ev, const dmlc_node *n) {
 
 static dmlc_status eval_reduced_index(ref_eval *ev, const dmlc_node *n) {
   const dmlc_type *t = value_type(ev, n->result);
-  bool is_reduced[DMLC_MAX_RANK];
   uint64_t rstrides[DMLC_MAX_RANK];
-  axes_mask(t, n->axes, n->num_axes, is_reduced);
-  reduced_index_strides(t, is_reduced, rstrides);
+  const uint32_t reduced = dmlc_axes_mask(n->axes, n->num_axes);
+  reduced_index_strides(t, reduced, rstrides);
   const uint32_t esize = dmlc_dtype_size(t->dtype);
   uint32_t c[DMLC_MAX_RANK] = {0};
   uint64_t k = 0;
@@ -326,8 +313,9 @@ static dmlc_status eval_constant(ref_eval *ev, const dmlc_node *n) {
   const dmlc_type *t = value_type(ev, n->result);
   const uint32_t esize = dmlc_dtype_size(t->dtype);
   const uint64_t count = dmlc_type_num_elements(t);
+  const uint64_t bits = dmlc_dtype_bits_from_i64(t->dtype, n->value);
   for (uint64_t k = 0; k < count; k++)
-    dmlc_scalar_store(t->dtype, ev->data[n->result] + k * esize, dmlc_scalar_from_i64(n->value));
+    dmlc_element_store_bits(ev->data[n->result] + k * esize, esize, bits);
   return DMLC_OK;
 }
 
@@ -359,12 +347,11 @@ static bool node_shapes_ok(const ref_eval *ev, const dmlc_node *n) {
   switch (n->op) {
   case DMLC_OP_ARGMAX:
   case DMLC_OP_ARGMIN: {
-    bool is_reduced[DMLC_MAX_RANK];
     if (!axes_ok(n, a) || t->rank != a->rank)
       return false;
-    axes_mask(a, n->axes, n->num_axes, is_reduced);
+    const uint32_t reduced = dmlc_axes_mask(n->axes, n->num_axes);
     for (uint32_t d = 0; d < a->rank; d++)
-      if (t->dims[d] != (is_reduced[d] ? 1 : a->dims[d]))
+      if (t->dims[d] != (dmlc_mask_has_axis(reduced, d) ? 1 : a->dims[d]))
         return false;
     return true;
   }

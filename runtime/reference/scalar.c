@@ -26,71 +26,59 @@ static dmlc_scalar scalar_from_f64(double f) {
   return s;
 }
 
-dmlc_scalar dmlc_scalar_load(dmlc_dtype dtype, const void *p) {
-  switch (dtype) {
-  case DMLC_DTYPE_BOOL: {
+uint64_t dmlc_element_load_bits(const void *p, uint32_t size) {
+  if (size == 1) {
     uint8_t x;
     memcpy(&x, p, sizeof x);
-    dmlc_scalar s = dmlc_scalar_from_u64(x != 0);
-    s.kind = DMLC_KIND_BOOL;
-    return s;
+    return x;
   }
-  case DMLC_DTYPE_F16: {
+  if (size == 2) {
     uint16_t x;
     memcpy(&x, p, sizeof x);
-    return scalar_from_f64(dmlc_f16_to_f32(x));
+    return x;
   }
-  case DMLC_DTYPE_F32: {
-    float x;
-    memcpy(&x, p, sizeof x);
-    return scalar_from_f64(x);
-  }
-  case DMLC_DTYPE_F64: {
-    double x;
-    memcpy(&x, p, sizeof x);
-    return scalar_from_f64(x);
-  }
-  case DMLC_DTYPE_I8: {
-    int8_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_i64(x);
-  }
-  case DMLC_DTYPE_I16: {
-    int16_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_i64(x);
-  }
-  case DMLC_DTYPE_I32: {
-    int32_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_i64(x);
-  }
-  case DMLC_DTYPE_I64: {
-    int64_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_i64(x);
-  }
-  case DMLC_DTYPE_U8: {
-    uint8_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_u64(x);
-  }
-  case DMLC_DTYPE_U16: {
-    uint16_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_u64(x);
-  }
-  case DMLC_DTYPE_U32: {
+  if (size == 4) {
     uint32_t x;
     memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_u64(x);
+    return x;
   }
-  case DMLC_DTYPE_U64:
-  default: {
-    uint64_t x;
-    memcpy(&x, p, sizeof x);
-    return dmlc_scalar_from_u64(x);
+  uint64_t x;
+  memcpy(&x, p, sizeof x);
+  return x;
+}
+
+void dmlc_element_store_bits(void *p, uint32_t size, uint64_t bits) {
+  if (size == 1) {
+    const uint8_t x = (uint8_t)bits;
+    memcpy(p, &x, sizeof x);
+  } else if (size == 2) {
+    const uint16_t x = (uint16_t)bits;
+    memcpy(p, &x, sizeof x);
+  } else if (size == 4) {
+    const uint32_t x = (uint32_t)bits;
+    memcpy(p, &x, sizeof x);
+  } else {
+    memcpy(p, &bits, sizeof bits);
   }
+}
+
+/* The element's bits, read as the type table says its kind holds them. */
+dmlc_scalar dmlc_scalar_load(dmlc_dtype dtype, const void *p) {
+  const dmlc_dtype_info *info = dmlc_dtype_get(dtype);
+  const uint64_t bits = dmlc_element_load_bits(p, info->size);
+  dmlc_scalar s;
+  switch (info->kind) {
+  case DMLC_KIND_FLOAT:
+    return scalar_from_f64(dmlc_dtype_f64_from_bits(dtype, bits));
+  case DMLC_KIND_SIGNED:
+    return dmlc_scalar_from_i64(dmlc_dtype_i64_from_bits(dtype, bits));
+  case DMLC_KIND_BOOL:
+    s = dmlc_scalar_from_u64(bits != 0);
+    s.kind = DMLC_KIND_BOOL;
+    return s;
+  case DMLC_KIND_UNSIGNED:
+  default:
+    return dmlc_scalar_from_u64(bits);
   }
 }
 
@@ -134,21 +122,6 @@ static uint64_t scalar_to_int_bits(dmlc_scalar s, uint32_t bits, bool is_signed)
     return (uint64_t)s.v.i; /* wraps modulo 2^64, then the store truncates */
   default:
     return s.v.u;
-  }
-}
-
-static void store_int_bits(void *p, uint32_t size, uint64_t bits) {
-  if (size == 1) {
-    const uint8_t x = (uint8_t)bits;
-    memcpy(p, &x, sizeof x);
-  } else if (size == 2) {
-    const uint16_t x = (uint16_t)bits;
-    memcpy(p, &x, sizeof x);
-  } else if (size == 4) {
-    const uint32_t x = (uint32_t)bits;
-    memcpy(p, &x, sizeof x);
-  } else {
-    memcpy(p, &bits, sizeof bits);
   }
 }
 
@@ -219,8 +192,8 @@ void dmlc_scalar_store(dmlc_dtype dtype, void *p, dmlc_scalar s) {
   case DMLC_KIND_SIGNED:
   case DMLC_KIND_UNSIGNED:
   default:
-    store_int_bits(p, info->size,
-                   scalar_to_int_bits(s, info->size * 8, info->kind == DMLC_KIND_SIGNED));
+    dmlc_element_store_bits(p, info->size,
+                            scalar_to_int_bits(s, info->size * 8, info->kind == DMLC_KIND_SIGNED));
     return;
   }
 }

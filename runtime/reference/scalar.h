@@ -22,6 +22,12 @@ typedef struct dmlc_scalar {
 dmlc_scalar dmlc_scalar_from_i64(int64_t i);
 dmlc_scalar dmlc_scalar_from_u64(uint64_t u);
 
+/* The size-byte element at p (any alignment), zero-extended; and its
+ * inverse, which writes the low size bytes of bits. Elements are in the
+ * host's byte order. */
+uint64_t dmlc_element_load_bits(const void *p, uint32_t size);
+void dmlc_element_store_bits(void *p, uint32_t size, uint64_t bits);
+
 /* Reads one element of dtype at p (any alignment). A bool byte that is not 0
  * reads as 1. */
 dmlc_scalar dmlc_scalar_load(dmlc_dtype dtype, const void *p);
