@@ -4,24 +4,19 @@
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
-#include "runtime/cpu/cpu_device.h"
+#include "runtime/device.h"
 
-/* The Vulkan runtime's objects (runtime/vulkan/vk_device.h; built when
- * DMLC_HAVE_VULKAN is defined, and then only reached through api/vulkan.c). */
-struct dmlc_vk_device;
-struct dmlc_vk_executable;
+/* One slot per registry entry (runtime/registry.c holds a handful). */
+#define DMLC_API_MAX_DEVICES 8
 
 struct dmlc_context {
   dmlc_diag diag; /* the last failed call's message */
-  /* Created by the first CPU compile (or query), so a context that never
-   * uses the CPU never initializes LLVM. Owns the JIT, the thread pool and
-   * the kernel cache. */
-  dmlc_cpu_device *cpu;
-  uint32_t num_threads; /* for the CPU device; 0 = the online cores */
-  /* Opened by the first Vulkan compile, so a context that never uses Vulkan
-   * never loads the Vulkan loader. Owns the instance, the device and its
-   * kernel cache. */
-  struct dmlc_vk_device *vulkan;
+  /* Each device the context has used, by registry index, opened by the
+   * first call that needs it (a context that never compiles for the CPU
+   * never initializes LLVM; one that never uses Vulkan never loads the
+   * loader). */
+  dmlc_rt_device *devices[DMLC_API_MAX_DEVICES];
+  uint32_t num_threads; /* for devices with threads; 0 = the online cores */
 };
 
 struct dmlc_graph {
@@ -36,33 +31,40 @@ struct dmlc_graph {
 
 struct dmlc_executable {
   dmlc_context *ctx;
-  dmlc_device device;                /* the device it runs on (never DEFAULT) */
-  dmlc_ir_graph *ir;                 /* the graph as compiled (before passes), owned */
-  dmlc_cpu_executable *cpu;          /* DMLC_DEVICE_CPU */
-  struct dmlc_vk_executable *vulkan; /* DMLC_DEVICE_VULKAN */
+  const dmlc_device_entry *device; /* the registry's entry (never DEFAULT) */
+  dmlc_rt_device *rt_device;       /* the context's */
+  dmlc_ir_graph *ir;               /* the graph as compiled (before passes), owned */
+  dmlc_rt_executable *rt;
+  dmlc_rt_binding *bindings; /* inputs then outputs, filled per execute */
 };
 
-/* The context's CPU device, created on first use. */
-dmlc_status dmlc_context_cpu_device(dmlc_context *ctx, dmlc_cpu_device **out);
-/* A copy of exe's graph after the default pipeline (the code-generating
- * devices compile that; exe->ir stays as given for bindings and infos). */
-dmlc_status dmlc_api_fused_copy(const dmlc_executable *exe, dmlc_ir_graph **out);
+struct dmlc_tensor {
+  dmlc_context *ctx;
+  const dmlc_device_entry *device;
+  dmlc_rt_tensor *rt;
+  uint64_t size_bytes;
+};
 
-/* ---- the Vulkan device (api/vulkan.c) ----
- * Without DMLC_HAVE_VULKAN each answers DMLC_ERROR_UNSUPPORTED (or does
- * nothing). */
-/* Compiles exe->ir (a copy of it, after the default pipeline) for the
- * context's Vulkan device, opening the device on first use. */
-dmlc_status dmlc_api_vulkan_compile(dmlc_executable *exe);
-/* Buffers already checked by the API. */
-dmlc_status dmlc_api_vulkan_execute(dmlc_executable *exe, const dmlc_buffer *inputs,
-                                    const dmlc_buffer *outputs);
-dmlc_status dmlc_api_vulkan_dump(const dmlc_executable *exe, const char *what, char **out_text);
-/* Kernel count; fills ns[0..max) with the last execute's GPU times. */
-size_t dmlc_api_vulkan_kernel_times(const dmlc_executable *exe, double *ns, size_t max);
-/* Every physical device with the features dmlc uses. */
-dmlc_status dmlc_api_vulkan_describe(dmlc_context *ctx, char **out_text);
-void dmlc_api_vulkan_executable_destroy(dmlc_executable *exe);
-void dmlc_api_vulkan_context_destroy(dmlc_context *ctx);
+/* Fails the call with DMLC_ERROR_INVALID_ARGUMENT and the message unless cond. */
+#define CHECK_ARG(ctx, cond, ...)                                                                  \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      return dmlc_diag_set(&(ctx)->diag, DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                \
+  } while (0)
+
+/* The registry's entry of device (DEFAULT resolved); UNSUPPORTED for a
+ * device this build leaves out, INVALID_ARGUMENT for an unknown value. */
+dmlc_status dmlc_api_resolve_device(dmlc_context *ctx, dmlc_device device,
+                                    const dmlc_device_entry **out);
+/* The context's instance of a registered device, opened on first use. */
+dmlc_status dmlc_context_device(dmlc_context *ctx, const dmlc_device_entry *entry,
+                                dmlc_rt_device **out);
+/* How many kernels the context's instance of device has compiled (0 when
+ * it is not open or has no kernels): for tests of the kernel cache. */
+uint64_t dmlc_api_compile_count(dmlc_context *ctx, dmlc_device device);
+/* Whether ctx has opened device (for tests: what a context does lazily). */
+bool dmlc_api_device_is_open(const dmlc_context *ctx, dmlc_device device);
+/* Closes every device of ctx (dmlc_context_destroy). */
+void dmlc_context_close_devices(dmlc_context *ctx);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/strbuf.h"
 #include "runtime/vulkan/vk_internal.h"
 
 /* ---- results and errors ---- */
@@ -535,6 +536,9 @@ static dmlc_status device_create(dmlc_vk_device *dev, const vk_physical *p, dmlc
   fn->vkGetDeviceQueue(dev->device, p->queue_family, 0, &dev->queue);
   const VkCommandPoolCreateInfo pool = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      /* Tensor-bound command buffers are recorded again when their tensors
+       * change. */
+      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
       .queueFamilyIndex = p->queue_family,
   };
   DMLC_VK_CHECK(diag, fn->vkCreateCommandPool(dev->device, &pool, NULL, &dev->command_pool),
@@ -596,77 +600,41 @@ const char *dmlc_vk_device_name(const dmlc_vk_device *dev) { return dev->name; }
 
 /* ---- describe ---- */
 
-typedef struct text_buf {
-  char *data;
-  size_t len, cap;
-  bool oom;
-} text_buf;
-
-static void text_printf(text_buf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_printf(text_buf *t, const char *fmt, ...) {
-  for (int tries = 0; tries < 2 && !t->oom; tries++) {
-    va_list ap;
-    va_start(ap, fmt);
-    const int n =
-        vsnprintf(t->data ? t->data + t->len : NULL, t->data ? t->cap - t->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      t->oom = true;
-      return;
-    }
-    if (t->data && t->len + (size_t)n < t->cap) {
-      t->len += (size_t)n;
-      return;
-    }
-    size_t cap = t->cap ? t->cap : 1024;
-    while (cap <= t->len + (size_t)n)
-      cap *= 2;
-    char *grown = realloc(t->data, cap);
-    if (!grown) {
-      t->oom = true;
-      return;
-    }
-    t->data = grown;
-    t->cap = cap;
-  }
-}
-
-static void describe_one(text_buf *t, const vk_physical *p, uint32_t index, bool selected) {
+static void describe_one(dmlc_strbuf *t, const vk_physical *p, uint32_t index, bool selected) {
   const VkPhysicalDeviceProperties *pr = &p->props.properties;
-  text_printf(t, "vulkan %" PRIu32 ": %s (%s, Vulkan %u.%u.%u", index, pr->deviceName,
-              device_type_name(pr->deviceType), VK_API_VERSION_MAJOR(pr->apiVersion),
-              VK_API_VERSION_MINOR(pr->apiVersion), VK_API_VERSION_PATCH(pr->apiVersion));
+  dmlc_strbuf_printf(t, "vulkan %" PRIu32 ": %s (%s, Vulkan %u.%u.%u", index, pr->deviceName,
+                     device_type_name(pr->deviceType), VK_API_VERSION_MAJOR(pr->apiVersion),
+                     VK_API_VERSION_MINOR(pr->apiVersion), VK_API_VERSION_PATCH(pr->apiVersion));
   if (p->driver.driverName[0])
-    text_printf(t, ", %s %s", p->driver.driverName, p->driver.driverInfo);
-  text_printf(t, ")%s\n", selected ? " [selected]" : "");
+    dmlc_strbuf_printf(t, ", %s %s", p->driver.driverName, p->driver.driverInfo);
+  dmlc_strbuf_printf(t, ")%s\n", selected ? " [selected]" : "");
   if (p->unsuitable) {
-    text_printf(t, "  not usable: %s\n", p->unsuitable);
+    dmlc_strbuf_printf(t, "  not usable: %s\n", p->unsuitable);
     return;
   }
   const dmlc_spirv_caps *c = &p->caps;
-  text_printf(t,
-              "  workgroup size %" PRIu32 ", count %" PRIu32 ", shared memory %" PRIu32
-              " bytes, max buffer %" PRIu32 " bytes\n",
-              c->max_workgroup_size, c->max_workgroup_count, c->max_shared_bytes,
-              pr->limits.maxStorageBufferRange);
+  dmlc_strbuf_printf(t,
+                     "  workgroup size %" PRIu32 ", count %" PRIu32 ", shared memory %" PRIu32
+                     " bytes, max buffer %" PRIu32 " bytes\n",
+                     c->max_workgroup_size, c->max_workgroup_count, c->max_shared_bytes,
+                     pr->limits.maxStorageBufferRange);
   if (c->subgroup_size)
-    text_printf(t, "  subgroup size %" PRIu32 "%s%s%s\n", c->subgroup_size,
-                c->subgroup_arithmetic ? ", arithmetic" : "",
-                c->subgroup_shuffle ? ", shuffle" : "",
-                p->pin_subgroup_size ? ", pinned per pipeline" : "");
+    dmlc_strbuf_printf(t, "  subgroup size %" PRIu32 "%s%s%s\n", c->subgroup_size,
+                       c->subgroup_arithmetic ? ", arithmetic" : "",
+                       c->subgroup_shuffle ? ", shuffle" : "",
+                       p->pin_subgroup_size ? ", pinned per pipeline" : "");
   else
-    text_printf(t, "  subgroups: not used\n");
-  text_printf(
+    dmlc_strbuf_printf(t, "  subgroups: not used\n");
+  dmlc_strbuf_printf(
       t, "  shader types:%s%s%s%s%s; storage:%s%s\n", c->shader_int64 ? " int64" : "",
       c->shader_int16 ? " int16" : "", c->shader_int8 ? " int8" : "",
       c->shader_float16 ? " float16" : "", p->features.features.shaderFloat64 ? " float64" : "",
       c->storage_8bit ? " 8-bit" : " no 8-bit", c->storage_16bit ? " 16-bit" : " no 16-bit");
   if (p->timestamp_valid_bits)
-    text_printf(t, "  timestamps: %" PRIu32 " bits, %.3g ns per tick\n", p->timestamp_valid_bits,
-                (double)pr->limits.timestampPeriod);
+    dmlc_strbuf_printf(t, "  timestamps: %" PRIu32 " bits, %.3g ns per tick\n",
+                       p->timestamp_valid_bits, (double)pr->limits.timestampPeriod);
   else
-    text_printf(t, "  timestamps: none\n");
+    dmlc_strbuf_printf(t, "  timestamps: none\n");
 }
 
 dmlc_status dmlc_vk_describe_devices(char **out_text, dmlc_diag *diag) {
@@ -687,20 +655,20 @@ dmlc_status dmlc_vk_describe_devices(char **out_text, dmlc_diag *diag) {
   uint32_t chosen = UINT32_MAX;
   if (physical_choose(list, n, want, &chosen, &choice) != DMLC_OK)
     chosen = UINT32_MAX;
-  text_buf t = {0};
+  dmlc_strbuf t = {0};
   for (uint32_t i = 0; i < n; i++)
     describe_one(&t, &list[i], i, i == chosen);
   if (chosen == UINT32_MAX)
-    text_printf(&t, "no device selected: %s\n", choice.message);
+    dmlc_strbuf_printf(&t, "no device selected: %s\n", choice.message);
   free(list);
   instance_destroy(&inst);
   status = messages_check(&messages, diag);
-  if (status == DMLC_OK && t.oom)
-    status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory describing devices");
   if (status != DMLC_OK) {
-    free(t.data);
+    dmlc_strbuf_free(&t);
     return status;
   }
-  *out_text = t.data;
-  return DMLC_OK;
+  *out_text = dmlc_strbuf_finish(&t);
+  return *out_text
+             ? DMLC_OK
+             : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory describing devices");
 }

@@ -5,9 +5,11 @@
 
 #include "codegen/kernel_desc.h"
 #include "codegen/spirv/spirv.h"
+#include "runtime/device.h"
 
 typedef struct dmlc_vk_device dmlc_vk_device;
 typedef struct dmlc_vk_executable dmlc_vk_executable;
+typedef struct dmlc_vk_tensor dmlc_vk_tensor;
 
 /* Opens the best device: discrete GPU, then integrated, then virtual, then
  * CPU (lavapipe); DMLC_VULKAN_DEVICE=<index or name substring> overrides.
@@ -29,11 +31,27 @@ dmlc_status dmlc_vk_executable_create(dmlc_vk_device *dev, const dmlc_kernel_pla
                                       const uint64_t *output_bytes, uint32_t num_outputs,
                                       dmlc_vk_executable **out, dmlc_diag *diag);
 void dmlc_vk_executable_destroy(dmlc_vk_executable *exe);
-/* Uploads the inputs (and the outputs' current bytes, so padding the kernels
- * do not write stays as it was), runs every kernel in order, waits, and
- * downloads the outputs. The checked host buffers are the API's. */
-dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_buffer *inputs,
-                            const dmlc_buffer *outputs, dmlc_diag *diag);
+/* Runs every kernel in order and waits. With host buffers (every binding's
+ * host set) it uploads the inputs (and the outputs' current bytes, so
+ * padding the kernels do not write stays as it was) to the executable's own
+ * buffers first and downloads the outputs after. With tensors (every
+ * binding's tensor a dmlc_vk_tensor of this device) it binds them in place:
+ * nothing is copied. The bindings are checked by the API. */
+dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_rt_binding *inputs,
+                            const dmlc_rt_binding *outputs, dmlc_diag *diag);
+/* How many kernels the device has compiled (its cache's misses). */
+uint64_t dmlc_vk_device_compile_count(const dmlc_vk_device *dev);
+
+/* A tensor: device-local memory (host-visible where the device has no
+ * other), zeroed. Write and read map it where the host can, else copy
+ * through a staging buffer and wait. */
+dmlc_status dmlc_vk_tensor_create(dmlc_vk_device *dev, uint64_t bytes, dmlc_vk_tensor **out,
+                                  dmlc_diag *diag);
+dmlc_status dmlc_vk_tensor_write(dmlc_vk_tensor *t, uint64_t offset, const void *src, uint64_t size,
+                                 dmlc_diag *diag);
+dmlc_status dmlc_vk_tensor_read(const dmlc_vk_tensor *t, uint64_t offset, void *dst, uint64_t size,
+                                dmlc_diag *diag);
+void dmlc_vk_tensor_destroy(dmlc_vk_tensor *t);
 /* GPU time of each kernel in the last execute, from timestamp queries, in
  * nanoseconds (0 where the device has no timestamps). */
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max);

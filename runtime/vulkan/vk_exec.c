@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/strbuf.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/vulkan/vk_internal.h"
 
 /* ---- the kernel cache ---- */
 
 typedef struct vk_kernel {
-  char *key; /* dmlc_kdesc_print of the kernel */
+  dmlc_vk_device *dev;
+  const char *key; /* the cache's */
   dmlc_spirv_module module;
   VkShaderModule shader;
   VkDescriptorSetLayout set_layout;
@@ -19,14 +22,10 @@ typedef struct vk_kernel {
   VkPipeline pipeline;
 } vk_kernel;
 
-struct dmlc_vk_kernel_cache {
-  vk_kernel **entries;
-  uint32_t count, cap;
-};
-
-static void kernel_free(dmlc_vk_device *dev, vk_kernel *k) {
+static void kernel_free(vk_kernel *k) {
   if (!k)
     return;
+  dmlc_vk_device *dev = k->dev;
   const dmlc_vk_fns *fn = &dev->inst.fn;
   if (k->pipeline)
     fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
@@ -37,19 +36,16 @@ static void kernel_free(dmlc_vk_device *dev, vk_kernel *k) {
   if (k->shader)
     fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
   dmlc_spirv_module_free(&k->module);
-  free(k->key);
   free(k);
 }
 
 void dmlc_vk_kernel_cache_destroy(dmlc_vk_device *dev) {
-  struct dmlc_vk_kernel_cache *c = dev->kernels;
-  if (!c)
-    return;
-  for (uint32_t i = 0; i < c->count; i++)
-    kernel_free(dev, c->entries[i]);
-  free(c->entries);
-  free(c);
+  dmlc_kernel_cache_destroy(dev->kernels);
   dev->kernels = NULL;
+}
+
+uint64_t dmlc_vk_device_compile_count(const dmlc_vk_device *dev) {
+  return dev->kernels ? dmlc_kernel_cache_misses(dev->kernels) : 0;
 }
 
 static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag *diag) {
@@ -117,13 +113,13 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
   return DMLC_OK;
 }
 
-static dmlc_status kernel_compile(dmlc_vk_device *dev, const dmlc_kdesc *desc, char *key,
-                                  vk_kernel **out, dmlc_diag *diag) {
+static dmlc_status kernel_compile(void *user, const dmlc_kdesc *desc, const char *key, void **out,
+                                  dmlc_diag *diag) {
+  dmlc_vk_device *dev = user;
   vk_kernel *k = calloc(1, sizeof *k);
-  if (!k) {
-    free(key);
+  if (!k)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-  }
+  k->dev = dev;
   k->key = key;
   dmlc_status status = dmlc_spirv_compile(desc, &dev->caps, &k->module, diag);
   if (status == DMLC_OK &&
@@ -138,40 +134,29 @@ static dmlc_status kernel_compile(dmlc_vk_device *dev, const dmlc_kdesc *desc, c
   if (status == DMLC_OK)
     status = kernel_pipeline(dev, k, diag);
   if (status != DMLC_OK) {
-    kernel_free(dev, k);
+    kernel_free(k);
     return status;
   }
   *out = k;
   return DMLC_OK;
 }
 
+static void kernel_destroy(void *user, void *kernel) {
+  (void)user;
+  kernel_free(kernel);
+}
+
 /* The device's compiled kernel for desc, compiling it on first use. */
 static dmlc_status kernel_get(dmlc_vk_device *dev, const dmlc_kdesc *desc, vk_kernel **out,
                               dmlc_diag *diag) {
-  if (!dev->kernels && !(dev->kernels = calloc(1, sizeof *dev->kernels)))
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-  struct dmlc_vk_kernel_cache *c = dev->kernels;
-  char *key = dmlc_kdesc_print(desc);
-  if (!key)
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-  for (uint32_t i = 0; i < c->count; i++)
-    if (strcmp(c->entries[i]->key, key) == 0) {
-      free(key);
-      *out = c->entries[i];
-      return DMLC_OK;
-    }
-  if (c->count == c->cap) {
-    const uint32_t cap = c->cap ? 2 * c->cap : 16;
-    vk_kernel **grown = realloc(c->entries, cap * sizeof *grown);
-    if (!grown) {
-      free(key);
+  if (!dev->kernels) {
+    const dmlc_kernel_cache_ops ops = {kernel_compile, kernel_destroy, dev};
+    if (!(dev->kernels = dmlc_kernel_cache_create(&ops)))
       return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-    }
-    c->entries = grown;
-    c->cap = cap;
   }
-  DMLC_RETURN_IF_ERROR(kernel_compile(dev, desc, key, out, diag));
-  c->entries[c->count++] = *out;
+  void *k;
+  DMLC_RETURN_IF_ERROR(dmlc_kernel_cache_get(dev->kernels, desc, &k, NULL, diag));
+  *out = k;
   return DMLC_OK;
 }
 
@@ -255,11 +240,9 @@ static dmlc_status buffer_create(dmlc_vk_device *dev, uint64_t bytes, bool host_
                                  dmlc_diag *diag) {
   b->bytes = bytes;
   b->size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-  if (b->size > dev->props.limits.maxStorageBufferRange)
-    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
-                         "Vulkan: a buffer of %" PRIu64
-                         " bytes exceeds the device's maxStorageBufferRange (%" PRIu32 ")",
-                         (uint64_t)b->size, dev->props.limits.maxStorageBufferRange);
+  if (b->size < bytes)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "Vulkan: a buffer of %" PRIu64 " bytes",
+                         bytes);
   const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -287,7 +270,180 @@ static void buffer_destroy(dmlc_vk_device *dev, vk_buffer *b) {
 /* Where the host reads and writes b. */
 static void *buffer_host(const vk_buffer *b) { return b->mapped ? b->mapped : b->staging_mapped; }
 
+/* A storage-buffer descriptor reaches at most maxStorageBufferRange bytes. */
+static dmlc_status check_bindable(const dmlc_vk_device *dev, const vk_buffer *b, dmlc_diag *diag) {
+  if (b->size <= dev->props.limits.maxStorageBufferRange)
+    return DMLC_OK;
+  return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                       "Vulkan: a buffer of %" PRIu64
+                       " bytes exceeds the device's maxStorageBufferRange (%" PRIu32 ")",
+                       (uint64_t)b->size, dev->props.limits.maxStorageBufferRange);
+}
+
+/* Records, submits and waits for one command buffer outside any executable
+ * (tensor copies through staging). */
+static dmlc_status submit_copy(dmlc_vk_device *dev, VkBuffer src, VkDeviceSize src_offset,
+                               VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize size,
+                               dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = dev->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkResult r = fn->vkAllocateCommandBuffers(dev->device, &alloc, &cmd);
+  const char *what = "vkAllocateCommandBuffers";
+  if (r == VK_SUCCESS) {
+    const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = fn->vkCreateFence(dev->device, &info, NULL, &fence);
+    what = "vkCreateFence";
+  }
+  if (r == VK_SUCCESS) {
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    r = fn->vkBeginCommandBuffer(cmd, &begin);
+    what = "vkBeginCommandBuffer";
+  }
+  if (r == VK_SUCCESS) {
+    /* After whatever ran before on the queue, before the host reads. */
+    const VkMemoryBarrier before = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    fn->vkCmdPipelineBarrier(cmd,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+    const VkBufferCopy region = {src_offset, dst_offset, size};
+    fn->vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+    const VkMemoryBarrier after = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    fn->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                             &after, 0, NULL, 0, NULL);
+    r = fn->vkEndCommandBuffer(cmd);
+    what = "vkEndCommandBuffer";
+  }
+  if (r == VK_SUCCESS) {
+    const VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &cmd,
+    };
+    r = fn->vkQueueSubmit(dev->queue, 1, &submit, fence);
+    what = "vkQueueSubmit";
+  }
+  if (r == VK_SUCCESS) {
+    r = fn->vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    what = "vkWaitForFences";
+  }
+  if (fence)
+    fn->vkDestroyFence(dev->device, fence, NULL);
+  if (cmd)
+    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
+  if (r != VK_SUCCESS)
+    return dmlc_vk_fail(diag, r, what);
+  return dmlc_vk_check_messages(dev, diag);
+}
+
+/* ---- tensors ---- */
+
+struct dmlc_vk_tensor {
+  dmlc_vk_device *dev;
+  vk_buffer buf; /* device-local; mapped when that memory is host-visible */
+  uint64_t id;
+};
+
+void dmlc_vk_tensor_destroy(dmlc_vk_tensor *t) {
+  if (!t)
+    return;
+  buffer_destroy(t->dev, &t->buf);
+  free(t);
+}
+
+/* Copies between the host and [offset, offset + size) of a tensor whose
+ * memory the host cannot map, through a staging buffer. */
+static dmlc_status tensor_stage(dmlc_vk_tensor *t, uint64_t offset, void *host, uint64_t size,
+                                bool upload, dmlc_diag *diag) {
+  dmlc_vk_device *dev = t->dev;
+  vk_buffer s = {0};
+  void *mapped = NULL;
+  dmlc_status status =
+      buffer_bind(dev, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                  false, &s.buffer, &s.memory, &mapped, diag);
+  if (status == DMLC_OK && !mapped)
+    status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "Vulkan: no host-visible memory for staging");
+  if (status == DMLC_OK && upload) {
+    memcpy(mapped, host, (size_t)size);
+    status = submit_copy(dev, s.buffer, 0, t->buf.buffer, offset, size, diag);
+  } else if (status == DMLC_OK) {
+    status = submit_copy(dev, t->buf.buffer, offset, s.buffer, 0, size, diag);
+    if (status == DMLC_OK)
+      memcpy(host, mapped, (size_t)size);
+  }
+  buffer_destroy(dev, &s);
+  return status;
+}
+
+dmlc_status dmlc_vk_tensor_create(dmlc_vk_device *dev, uint64_t bytes, dmlc_vk_tensor **out,
+                                  dmlc_diag *diag) {
+  *out = NULL;
+  dmlc_vk_tensor *t = calloc(1, sizeof *t);
+  if (!t)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a tensor");
+  t->dev = dev;
+  t->id = ++dev->next_tensor_id;
+  dmlc_status status = buffer_create(dev, bytes, false, &t->buf, diag);
+  if (status == DMLC_OK && t->buf.mapped)
+    memset(t->buf.mapped, 0, (size_t)t->buf.size);
+  else if (status == DMLC_OK) {
+    void *zeros = calloc(1, (size_t)t->buf.size);
+    status = zeros
+                 ? tensor_stage(t, 0, zeros, t->buf.size, true, diag)
+                 : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory zeroing a tensor");
+    free(zeros);
+  }
+  if (status != DMLC_OK) {
+    dmlc_vk_tensor_destroy(t);
+    return status;
+  }
+  *out = t;
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_vk_tensor_write(dmlc_vk_tensor *t, uint64_t offset, const void *src, uint64_t size,
+                                 dmlc_diag *diag) {
+  if (t->buf.mapped) {
+    memcpy((char *)t->buf.mapped + offset, src, (size_t)size);
+    return DMLC_OK;
+  }
+  return tensor_stage(t, offset, (void *)src, size, true, diag);
+}
+
+dmlc_status dmlc_vk_tensor_read(const dmlc_vk_tensor *t, uint64_t offset, void *dst, uint64_t size,
+                                dmlc_diag *diag) {
+  if (t->buf.mapped) {
+    memcpy(dst, (const char *)t->buf.mapped + offset, (size_t)size);
+    return DMLC_OK;
+  }
+  return tensor_stage((dmlc_vk_tensor *)t, offset, dst, size, false, diag);
+}
+
 /* ---- executables ---- */
+
+/* Descriptor sets and command buffers come in two kinds: OWN binds the
+ * executable's own input and output buffers (dmlc_execute with host
+ * buffers: recorded at creation, with the staging copies), TENSORS binds
+ * the tensors of the last dmlc_execute_tensors (written and recorded again
+ * only when those tensors change). */
+enum { OWN = 0, TENSORS = 1, NUM_SET_KINDS = 2 };
 
 struct dmlc_vk_executable {
   dmlc_vk_device *dev;
@@ -296,25 +452,31 @@ struct dmlc_vk_executable {
    * kernels without one */
   vk_buffer *buffers;
   uint32_t num_buffers;
-  vk_kernel **kernels; /* the device's cache owns them */
+  vk_kernel **kernels;  /* the device's cache owns them */
+  dmlc_binding *reads;  /* per kernel: what binding 0 reads (dummy: a TEMP past the end) */
+  dmlc_binding *writes; /* per kernel, DMLC_KDESC_MAX_OUTPUTS each */
   VkDescriptorPool descriptor_pool;
-  VkDescriptorSet *sets;
-  VkCommandBuffer commands;
+  VkDescriptorSet *sets[NUM_SET_KINDS];
+  VkCommandBuffer commands[NUM_SET_KINDS];
+  uint64_t *bound_ids;    /* per input and output: the tensor TENSORS names (0: none yet) */
   VkQueryPool timestamps; /* two per kernel; VK_NULL_HANDLE without */
   VkFence fence;
   double *times_ns;
-  bool staged; /* some buffer goes through staging */
+  bool staged; /* some own buffer goes through staging */
 };
 
-static const vk_buffer *binding_buffer(const dmlc_vk_executable *exe, dmlc_binding b) {
+/* The buffer of binding b: io[] for the graph's inputs and outputs, the
+ * executable's own for temporaries and the dummy. */
+static const vk_buffer *binding_buffer(const dmlc_vk_executable *exe, const vk_buffer *const *io,
+                                       dmlc_binding b) {
   switch (b.kind) {
   case DMLC_BINDING_INPUT:
-    return b.index < exe->num_inputs ? &exe->buffers[b.index] : NULL;
+    return b.index < exe->num_inputs ? io[b.index] : NULL;
   case DMLC_BINDING_OUTPUT:
-    return b.index < exe->num_outputs ? &exe->buffers[exe->num_inputs + b.index] : NULL;
+    return b.index < exe->num_outputs ? io[exe->num_inputs + b.index] : NULL;
   case DMLC_BINDING_TEMP:
-    return b.index < exe->num_temps ? &exe->buffers[exe->num_inputs + exe->num_outputs + b.index]
-                                    : NULL;
+    return b.index <= exe->num_temps ? &exe->buffers[exe->num_inputs + exe->num_outputs + b.index]
+                                     : NULL;
   }
   return NULL;
 }
@@ -339,56 +501,68 @@ static dmlc_status buffers_create(dmlc_vk_executable *exe, const dmlc_kernel_pla
   return DMLC_OK;
 }
 
-static dmlc_status descriptors_create(dmlc_vk_executable *exe, const dmlc_kernel_plan *plan,
-                                      dmlc_diag *diag) {
-  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
-  VkDevice device = exe->dev->device;
-  uint32_t descriptors = 0;
-  for (uint32_t i = 0; i < exe->num_kernels; i++)
-    descriptors += exe->kernels[i]->module.num_bindings;
-  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
-  const VkDescriptorPoolCreateInfo pool = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-      .maxSets = exe->num_kernels,
-      .poolSizeCount = 1,
-      .pPoolSizes = &size,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(device, &pool, NULL, &exe->descriptor_pool),
-                "vkCreateDescriptorPool");
-  exe->sets = calloc(exe->num_kernels, sizeof *exe->sets);
-  if (!exe->sets)
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating descriptors");
+/* Points every kernel's descriptor set of one kind at io[] (and the
+ * executable's temporaries). */
+static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer *const *io,
+                              dmlc_diag *diag) {
   for (uint32_t i = 0; i < exe->num_kernels; i++) {
     const vk_kernel *k = exe->kernels[i];
-    const dmlc_kdesc *desc = &plan->kernels[i];
-    const VkDescriptorSetAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = exe->descriptor_pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &k->set_layout,
-    };
-    DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(device, &alloc, &exe->sets[i]),
-                  "vkAllocateDescriptorSets");
     VkDescriptorBufferInfo infos[1 + DMLC_KDESC_MAX_OUTPUTS];
     VkWriteDescriptorSet writes[1 + DMLC_KDESC_MAX_OUTPUTS];
     for (uint32_t b = 0; b < k->module.num_bindings; b++) {
-      const vk_buffer *buf = b == 0 ? (desc->has_read ? binding_buffer(exe, desc->read_binding)
-                                                      : &exe->buffers[exe->num_buffers - 1])
-                                    : binding_buffer(exe, desc->outputs[b - 1].binding);
+      const dmlc_binding binding =
+          b == 0 ? exe->reads[i] : exe->writes[i * DMLC_KDESC_MAX_OUTPUTS + b - 1];
+      const vk_buffer *buf = binding_buffer(exe, io, binding);
       if (!buf)
         return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
                              "Vulkan: kernel %" PRIu32 " binds a buffer the plan does not have", i);
+      DMLC_RETURN_IF_ERROR(check_bindable(exe->dev, buf, diag));
       infos[b] = (VkDescriptorBufferInfo){buf->buffer, 0, VK_WHOLE_SIZE};
       writes[b] = (VkWriteDescriptorSet){
           .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-          .dstSet = exe->sets[i],
+          .dstSet = exe->sets[kind][i],
           .dstBinding = b,
           .descriptorCount = 1,
           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
           .pBufferInfo = &infos[b],
       };
     }
-    fn->vkUpdateDescriptorSets(device, k->module.num_bindings, writes, 0, NULL);
+    exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, k->module.num_bindings, writes, 0,
+                                             NULL);
+  }
+  return DMLC_OK;
+}
+
+static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  VkDevice device = exe->dev->device;
+  uint32_t descriptors = 0;
+  for (uint32_t i = 0; i < exe->num_kernels; i++)
+    descriptors += exe->kernels[i]->module.num_bindings;
+  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                     NUM_SET_KINDS * descriptors};
+  const VkDescriptorPoolCreateInfo pool = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+      .maxSets = NUM_SET_KINDS * exe->num_kernels,
+      .poolSizeCount = 1,
+      .pPoolSizes = &size,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(device, &pool, NULL, &exe->descriptor_pool),
+                "vkCreateDescriptorPool");
+  for (int kind = 0; kind < NUM_SET_KINDS; kind++) {
+    exe->sets[kind] = calloc(exe->num_kernels, sizeof *exe->sets[kind]);
+    if (!exe->sets[kind])
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating descriptors");
+    for (uint32_t i = 0; i < exe->num_kernels; i++) {
+      const VkDescriptorSetAllocateInfo alloc = {
+          .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+          .descriptorPool = exe->descriptor_pool,
+          .descriptorSetCount = 1,
+          .pSetLayouts = &exe->kernels[i]->set_layout,
+      };
+      DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(device, &alloc, &exe->sets[kind][i]),
+                    "vkAllocateDescriptorSets");
+    }
   }
   return DMLC_OK;
 }
@@ -405,7 +579,7 @@ static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageF
 
 /* Staging copies for the graph's inputs and outputs (the outputs' current
  * bytes go up too, so padding no kernel writes keeps its value). */
-static void record_copies(const dmlc_vk_executable *exe, bool upload) {
+static void record_copies(const dmlc_vk_executable *exe, VkCommandBuffer cmd, bool upload) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
   const uint32_t first = upload ? 0 : exe->num_inputs;
   for (uint32_t i = first; i < exe->num_inputs + exe->num_outputs; i++) {
@@ -414,21 +588,21 @@ static void record_copies(const dmlc_vk_executable *exe, bool upload) {
       continue;
     const VkBufferCopy region = {0, 0, b->size};
     if (upload)
-      fn->vkCmdCopyBuffer(exe->commands, b->staging, b->buffer, 1, &region);
+      fn->vkCmdCopyBuffer(cmd, b->staging, b->buffer, 1, &region);
     else
-      fn->vkCmdCopyBuffer(exe->commands, b->buffer, b->staging, 1, &region);
+      fn->vkCmdCopyBuffer(cmd, b->buffer, b->staging, 1, &region);
   }
 }
 
-static void record_kernel(const dmlc_vk_executable *exe, uint32_t i) {
+static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, int kind,
+                          uint32_t i) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
-  const VkCommandBuffer cmd = exe->commands;
   const vk_kernel *k = exe->kernels[i];
   if (exe->timestamps)
     fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, exe->timestamps, 2 * i);
   fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
-  fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &exe->sets[i],
-                              0, NULL);
+  fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
+                              &exe->sets[kind][i], 0, NULL);
   const uint64_t chunk = exe->dev->caps.max_workgroup_count;
   for (uint64_t first = 0; first < k->module.num_groups; first += chunk) {
     const uint64_t left = k->module.num_groups - first;
@@ -440,38 +614,51 @@ static void record_kernel(const dmlc_vk_executable *exe, uint32_t i) {
     fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, exe->timestamps, 2 * i + 1);
 }
 
-static dmlc_status commands_record(dmlc_vk_executable *exe, dmlc_diag *diag) {
+/* Records the command buffer of one kind: every kernel in order, with the
+ * staging copies of the executable's own buffers for OWN. */
+static dmlc_status commands_record(dmlc_vk_executable *exe, int kind, dmlc_diag *diag) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
-  const VkCommandBufferAllocateInfo alloc = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-      .commandPool = exe->dev->command_pool,
-      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-      .commandBufferCount = 1,
-  };
-  DMLC_VK_CHECK(diag, fn->vkAllocateCommandBuffers(exe->dev->device, &alloc, &exe->commands),
-                "vkAllocateCommandBuffers");
+  if (!exe->commands[kind]) {
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = exe->dev->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    DMLC_VK_CHECK(diag,
+                  fn->vkAllocateCommandBuffers(exe->dev->device, &alloc, &exe->commands[kind]),
+                  "vkAllocateCommandBuffers");
+  }
+  const VkCommandBuffer cmd = exe->commands[kind];
   const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(exe->commands, &begin), "vkBeginCommandBuffer");
-  const VkCommandBuffer cmd = exe->commands;
+  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
   const VkAccessFlags shader = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  const VkAccessFlags transfer = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkPipelineStageFlags transfer_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  const bool staged = kind == OWN && exe->staged;
   if (exe->timestamps)
     fn->vkCmdResetQueryPool(cmd, exe->timestamps, 0, 2 * exe->num_kernels);
-  if (exe->staged) {
-    record_copies(exe, true);
-    barrier(fn, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, shader);
+  /* After the work submitted before: a tensor this call reads may have been
+   * written by the last execute or by a tensor copy. */
+  barrier(fn, cmd, compute | transfer_stage,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, compute | transfer_stage,
+          shader | transfer);
+  if (staged) {
+    record_copies(exe, cmd, true);
+    barrier(fn, cmd, transfer_stage, VK_ACCESS_TRANSFER_WRITE_BIT, compute, shader);
   }
   for (uint32_t i = 0; i < exe->num_kernels; i++) {
     if (i > 0)
       barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, shader);
-    record_kernel(exe, i);
+    record_kernel(exe, cmd, kind, i);
   }
-  if (exe->staged) {
-    barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+  if (staged) {
+    barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, transfer_stage,
             VK_ACCESS_TRANSFER_READ_BIT);
-    record_copies(exe, false);
-    barrier(fn, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-            VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    record_copies(exe, cmd, false);
+    barrier(fn, cmd, transfer_stage, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
   }
   barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_HOST_READ_BIT);
@@ -499,6 +686,29 @@ static dmlc_status sync_create(dmlc_vk_executable *exe, dmlc_diag *diag) {
   return DMLC_OK;
 }
 
+/* What each kernel binds, kept for writing the TENSORS sets later. */
+static dmlc_status bindings_keep(dmlc_vk_executable *exe, const dmlc_kernel_plan *plan,
+                                 dmlc_diag *diag) {
+  const uint32_t n = exe->num_kernels ? exe->num_kernels : 1;
+  const uint32_t io = exe->num_inputs + exe->num_outputs;
+  exe->reads = calloc(n, sizeof *exe->reads);
+  exe->writes = calloc((size_t)n * DMLC_KDESC_MAX_OUTPUTS, sizeof *exe->writes);
+  exe->bound_ids = calloc(io ? io : 1, sizeof *exe->bound_ids);
+  if (!exe->reads || !exe->writes || !exe->bound_ids)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling kernels");
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+    const dmlc_kdesc *k = &plan->kernels[i];
+    if (k->num_outputs > DMLC_KDESC_MAX_OUTPUTS)
+      return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                           "Vulkan: kernel %" PRIu32 " has %" PRIu32 " outputs", i, k->num_outputs);
+    exe->reads[i] = k->has_read ? k->read_binding
+                                : (dmlc_binding){DMLC_BINDING_TEMP, exe->num_temps}; /* the dummy */
+    for (uint32_t o = 0; o < k->num_outputs; o++)
+      exe->writes[i * DMLC_KDESC_MAX_OUTPUTS + o] = k->outputs[o].binding;
+  }
+  return DMLC_OK;
+}
+
 static dmlc_status executable_init(dmlc_vk_executable *exe, const dmlc_kernel_plan *plan,
                                    const uint64_t *input_bytes, const uint64_t *output_bytes,
                                    dmlc_diag *diag) {
@@ -507,11 +717,22 @@ static dmlc_status executable_init(dmlc_vk_executable *exe, const dmlc_kernel_pl
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling kernels");
   for (uint32_t i = 0; i < exe->num_kernels; i++)
     DMLC_RETURN_IF_ERROR(kernel_get(exe->dev, &plan->kernels[i], &exe->kernels[i], diag));
+  DMLC_RETURN_IF_ERROR(bindings_keep(exe, plan, diag));
   DMLC_RETURN_IF_ERROR(buffers_create(exe, plan, input_bytes, output_bytes, diag));
-  if (exe->num_kernels)
-    DMLC_RETURN_IF_ERROR(descriptors_create(exe, plan, diag));
   DMLC_RETURN_IF_ERROR(sync_create(exe, diag));
-  DMLC_RETURN_IF_ERROR(commands_record(exe, diag));
+  if (exe->num_kernels) {
+    DMLC_RETURN_IF_ERROR(descriptors_create(exe, diag));
+    const uint32_t io = exe->num_inputs + exe->num_outputs;
+    const vk_buffer **own = calloc(io ? io : 1, sizeof *own);
+    if (!own)
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling kernels");
+    for (uint32_t i = 0; i < io; i++)
+      own[i] = &exe->buffers[i];
+    const dmlc_status status = sets_write(exe, OWN, own, diag);
+    free(own);
+    DMLC_RETURN_IF_ERROR(status);
+  }
+  DMLC_RETURN_IF_ERROR(commands_record(exe, OWN, diag));
   return dmlc_vk_check_messages(exe->dev, diag);
 }
 
@@ -542,8 +763,11 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
     return;
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
   VkDevice device = exe->dev->device;
-  if (exe->commands)
-    fn->vkFreeCommandBuffers(device, exe->dev->command_pool, 1, &exe->commands);
+  for (int kind = 0; kind < NUM_SET_KINDS; kind++) {
+    if (exe->commands[kind])
+      fn->vkFreeCommandBuffers(device, exe->dev->command_pool, 1, &exe->commands[kind]);
+    free(exe->sets[kind]);
+  }
   if (exe->fence)
     fn->vkDestroyFence(device, exe->fence, NULL);
   if (exe->timestamps)
@@ -553,8 +777,10 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
   for (uint32_t i = 0; exe->buffers && i < exe->num_buffers; i++)
     buffer_destroy(exe->dev, &exe->buffers[i]);
   free(exe->buffers);
-  free(exe->sets);
   free(exe->kernels);
+  free(exe->reads);
+  free(exe->writes);
+  free(exe->bound_ids);
   free(exe->times_ns);
   free(exe);
 }
@@ -580,30 +806,83 @@ static void read_times(dmlc_vk_executable *exe) {
   free(ticks);
 }
 
-dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_buffer *inputs,
-                            const dmlc_buffer *outputs, dmlc_diag *diag) {
+static dmlc_status submit_and_wait(dmlc_vk_executable *exe, int kind, dmlc_diag *diag) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
-  const uint32_t io = exe->num_inputs + exe->num_outputs;
-  for (uint32_t i = 0; i < io; i++) {
-    const vk_buffer *b = &exe->buffers[i];
-    const dmlc_buffer *host = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
-    memcpy(buffer_host(b), host->data, host->size_bytes < b->bytes ? host->size_bytes : b->bytes);
-  }
   DMLC_VK_CHECK(diag, fn->vkResetFences(exe->dev->device, 1, &exe->fence), "vkResetFences");
   const VkSubmitInfo submit = {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
       .commandBufferCount = 1,
-      .pCommandBuffers = &exe->commands,
+      .pCommandBuffers = &exe->commands[kind],
   };
   DMLC_VK_CHECK(diag, fn->vkQueueSubmit(exe->dev->queue, 1, &submit, exe->fence), "vkQueueSubmit");
   DMLC_VK_CHECK(diag, fn->vkWaitForFences(exe->dev->device, 1, &exe->fence, VK_TRUE, UINT64_MAX),
                 "vkWaitForFences");
+  read_times(exe);
+  return DMLC_OK;
+}
+
+/* Host buffers: through the executable's own buffers. */
+static dmlc_status execute_host(dmlc_vk_executable *exe, const dmlc_rt_binding *inputs,
+                                const dmlc_rt_binding *outputs, dmlc_diag *diag) {
+  const uint32_t io = exe->num_inputs + exe->num_outputs;
+  for (uint32_t i = 0; i < io; i++) {
+    const vk_buffer *b = &exe->buffers[i];
+    const dmlc_rt_binding *host = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
+    memcpy(buffer_host(b), host->host, host->size_bytes < b->bytes ? host->size_bytes : b->bytes);
+  }
+  DMLC_RETURN_IF_ERROR(submit_and_wait(exe, OWN, diag));
   for (uint32_t o = 0; o < exe->num_outputs; o++) {
     const vk_buffer *b = &exe->buffers[exe->num_inputs + o];
-    memcpy(outputs[o].data, buffer_host(b),
+    memcpy(outputs[o].host, buffer_host(b),
            outputs[o].size_bytes < b->bytes ? outputs[o].size_bytes : b->bytes);
   }
-  read_times(exe);
+  return DMLC_OK;
+}
+
+/* Tensors: bound in place; the sets and commands are rewritten only when
+ * the tensors differ from the last call's. */
+static dmlc_status execute_tensors(dmlc_vk_executable *exe, const dmlc_rt_binding *inputs,
+                                   const dmlc_rt_binding *outputs, dmlc_diag *diag) {
+  const uint32_t io = exe->num_inputs + exe->num_outputs;
+  bool same = exe->commands[TENSORS] != VK_NULL_HANDLE;
+  for (uint32_t i = 0; i < io; i++) {
+    const dmlc_rt_binding *b = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
+    if (!b->tensor)
+      return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                           "Vulkan: an execute binds host buffers and tensors together");
+    same = same && exe->bound_ids[i] == ((const dmlc_vk_tensor *)b->tensor)->id;
+  }
+  if (!same && exe->num_kernels) {
+    const vk_buffer **bufs = calloc(io ? io : 1, sizeof *bufs);
+    if (!bufs)
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory binding tensors");
+    for (uint32_t i = 0; i < io; i++) {
+      const dmlc_rt_binding *b = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
+      bufs[i] = &((const dmlc_vk_tensor *)b->tensor)->buf;
+    }
+    const dmlc_status status = sets_write(exe, TENSORS, bufs, diag);
+    free(bufs);
+    DMLC_RETURN_IF_ERROR(status);
+  }
+  if (!same) {
+    /* Forget the old binding until the new one is recorded. */
+    memset(exe->bound_ids, 0, io * sizeof *exe->bound_ids);
+    DMLC_RETURN_IF_ERROR(commands_record(exe, TENSORS, diag));
+    for (uint32_t i = 0; i < io; i++) {
+      const dmlc_rt_binding *b = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
+      exe->bound_ids[i] = ((const dmlc_vk_tensor *)b->tensor)->id;
+    }
+  }
+  return submit_and_wait(exe, TENSORS, diag);
+}
+
+dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_rt_binding *inputs,
+                            const dmlc_rt_binding *outputs, dmlc_diag *diag) {
+  const bool host =
+      exe->num_inputs ? inputs[0].host != NULL : exe->num_outputs == 0 || outputs[0].host != NULL;
+  const dmlc_status status =
+      host ? execute_host(exe, inputs, outputs, diag) : execute_tensors(exe, inputs, outputs, diag);
+  DMLC_RETURN_IF_ERROR(status);
   return dmlc_vk_check_messages(exe->dev, diag);
 }
 
@@ -615,33 +894,25 @@ uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_
 
 dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, dmlc_diag *diag) {
   *out_text = NULL;
-  size_t len = 0;
-  char *text = calloc(1, 1);
-  for (uint32_t i = 0; text && i < exe->num_kernels; i++) {
+  dmlc_strbuf sb = {0};
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
     const vk_kernel *k = exe->kernels[i];
     char *body = NULL;
     const dmlc_status status =
         dmlc_spirv_disassemble(k->module.words, k->module.num_words, &body, diag);
     if (status != DMLC_OK) {
-      free(text);
+      dmlc_strbuf_free(&sb);
       return status;
     }
-    const size_t add = strlen(k->key) + strlen(body) + 128;
-    char *grown = realloc(text, len + add);
-    if (grown)
-      len += (size_t)snprintf(grown + len, add,
-                              "; kernel %" PRIu32 ": %s\n; local size %" PRIu32 ", %" PRIu64
-                              " workgroups\n%s",
-                              i, k->key, k->module.local_size, k->module.num_groups, body);
-    else
-      free(text);
-    text = grown;
+    dmlc_strbuf_printf(
+        &sb, "; kernel %" PRIu32 ": %s\n; local size %" PRIu32 ", %" PRIu64 " workgroups\n", i,
+        k->key, k->module.local_size, k->module.num_groups);
+    dmlc_strbuf_append(&sb, body);
     free(body);
   }
-  if (!text)
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory disassembling");
-  *out_text = text;
-  return DMLC_OK;
+  *out_text = dmlc_strbuf_finish(&sb);
+  return *out_text ? DMLC_OK
+                   : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory disassembling");
 }
 
 dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *what,
@@ -652,24 +923,17 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
   if (strcmp(what, "kernels") != 0)
     return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
                          "cannot dump '%s' of a Vulkan executable (kernels or spirv)", what);
-  size_t len = 0;
-  char *text = calloc(1, 1);
-  for (uint32_t i = 0; text && i < exe->num_kernels; i++) {
+  dmlc_strbuf sb = {0};
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
     const vk_kernel *k = exe->kernels[i];
-    const size_t add = strlen(k->key) + 160;
-    char *grown = realloc(text, len + add);
-    if (grown)
-      len += (size_t)snprintf(grown + len, add,
-                              "// kernel %" PRIu32 ": workgroups of %" PRIu32 ", %" PRIu64
-                              " workgroups, %" PRIu32 " bindings\n%s%s",
-                              i, k->module.local_size, k->module.num_groups, k->module.num_bindings,
-                              k->key, k->key[0] && k->key[strlen(k->key) - 1] == '\n' ? "" : "\n");
-    else
-      free(text);
-    text = grown;
+    dmlc_strbuf_printf(&sb,
+                       "// kernel %" PRIu32 ": workgroups of %" PRIu32 ", %" PRIu64
+                       " workgroups, %" PRIu32 " bindings\n",
+                       i, k->module.local_size, k->module.num_groups, k->module.num_bindings);
+    dmlc_strbuf_append(&sb, k->key);
+    dmlc_strbuf_end_line(&sb);
   }
-  if (!text)
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory dumping kernels");
-  *out_text = text;
-  return DMLC_OK;
+  *out_text = dmlc_strbuf_finish(&sb);
+  return *out_text ? DMLC_OK
+                   : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory dumping kernels");
 }

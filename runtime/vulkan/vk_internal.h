@@ -105,8 +105,6 @@ typedef struct dmlc_vk_instance {
   dmlc_vk_messages *messages; /* not owned; must outlive the instance */
 } dmlc_vk_instance;
 
-struct dmlc_vk_kernel_cache;
-
 struct dmlc_vk_device {
   dmlc_vk_instance inst;
   dmlc_vk_messages messages;
@@ -125,9 +123,12 @@ struct dmlc_vk_device {
   uint32_t max_subgroups_per_workgroup;
   dmlc_spirv_caps caps;
   char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
-  /* Compiled kernels by dmlc_kdesc_print, shared by the device's
-   * executables (vk_exec.c). */
-  struct dmlc_vk_kernel_cache *kernels;
+  /* Compiled kernels (vk_exec.c), shared by the device's executables;
+   * created by the first compile. */
+  struct dmlc_kernel_cache *kernels;
+  /* Tensors are numbered from 1 so an executable can tell whether the
+   * tensors bound now are those its descriptor sets name. */
+  uint64_t next_tensor_id;
 };
 
 /* Fails with the first unreported validation message, if any; else OK. */

@@ -158,13 +158,13 @@ static const char hardmax_text[] = "graph @hardmax_example(%x: f32[2,2,2]) -> (f
 START_TEST(default_device_is_cpu) {
   dmlc_context *ctx;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
-  ck_assert_ptr_null(ctx->cpu); /* nothing of LLVM before a CPU compile */
+  ck_assert(!dmlc_api_device_is_open(ctx, DMLC_DEVICE_CPU)); /* nothing of LLVM before a CPU compile */
   dmlc_graph *g = parse(ctx, hardmax_text);
   dmlc_executable *ref = compile(g, DMLC_DEVICE_REFERENCE);
-  ck_assert_ptr_null(ctx->cpu);
+  ck_assert(!dmlc_api_device_is_open(ctx, DMLC_DEVICE_CPU));
   dmlc_executable *exe = compile(g, DMLC_DEVICE_DEFAULT);
   ck_assert_int_eq(dmlc_executable_device(exe), DMLC_DEVICE_CPU);
-  ck_assert_ptr_nonnull(ctx->cpu);
+  ck_assert(dmlc_api_device_is_open(ctx, DMLC_DEVICE_CPU));
   const float x[8] = {12, 0, -101, 11, 3, 234, 0, -101};
   const float expected[8] = {0, 0, 0, 1, 0, 1, 0, 0};
   float y[8];
@@ -190,14 +190,14 @@ START_TEST(cache_compiles_once) {
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
   dmlc_graph *g = parse(ctx, hardmax_text);
   dmlc_executable *a = compile(g, DMLC_DEVICE_CPU);
-  const uint64_t compiled = dmlc_cpu_device_compile_count(ctx->cpu);
+  const uint64_t compiled = dmlc_api_compile_count(ctx, DMLC_DEVICE_CPU);
   ck_assert_uint_gt(compiled, 0);
   dmlc_executable *b = compile(g, DMLC_DEVICE_CPU);
-  ck_assert_uint_eq(dmlc_cpu_device_compile_count(ctx->cpu), compiled);
+  ck_assert_uint_eq(dmlc_api_compile_count(ctx, DMLC_DEVICE_CPU), compiled);
   /* The same text parsed again is another graph with the same kernels. */
   dmlc_graph *g2 = parse(ctx, hardmax_text);
   dmlc_executable *c = compile(g2, DMLC_DEVICE_CPU);
-  ck_assert_uint_eq(dmlc_cpu_device_compile_count(ctx->cpu), compiled);
+  ck_assert_uint_eq(dmlc_api_compile_count(ctx, DMLC_DEVICE_CPU), compiled);
   const float x[8] = {12, 0, -101, 11, 3, 234, 0, -101};
   const float expected[8] = {0, 0, 0, 1, 0, 1, 0, 0};
   dmlc_executable *exes[3] = {a, b, c};
@@ -212,7 +212,7 @@ START_TEST(cache_compiles_once) {
   ck_assert_int_eq(dmlc_context_create(&other), DMLC_OK);
   dmlc_graph *g3 = parse(other, hardmax_text);
   dmlc_executable *d = compile(g3, DMLC_DEVICE_CPU);
-  ck_assert_uint_eq(dmlc_cpu_device_compile_count(other->cpu), compiled);
+  ck_assert_uint_eq(dmlc_api_compile_count(other, DMLC_DEVICE_CPU), compiled);
   dmlc_executable_destroy(d);
   dmlc_graph_destroy(g3);
   dmlc_context_destroy(other);
@@ -271,7 +271,11 @@ START_TEST(thread_counts_agree) {
   run_big(r, x, ref);
   dmlc_executable *exe = compile(g, DMLC_DEVICE_CPU);
   ck_assert_int_eq(dmlc_context_set_num_threads(ctx, 1), DMLC_OK);
-  ck_assert_uint_eq(dmlc_cpu_device_num_threads(ctx->cpu), 1);
+  char *described = NULL;
+  ck_assert_int_eq(dmlc_device_describe(ctx, DMLC_DEVICE_CPU, &described), DMLC_OK);
+  ck_assert_msg(strstr(described, ", 1 thread") && !strstr(described, ", 1 threads"), "%s",
+                described);
+  dmlc_free(described);
   run_big(exe, x, one);
   static const uint32_t counts[] = {2, 3, 4, 7, 0};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
@@ -299,7 +303,7 @@ START_TEST(dumps_show_code) {
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
   dmlc_graph *g = parse(ctx, hardmax_text);
   dmlc_executable *exe = compile(g, DMLC_DEVICE_CPU);
-  const uint64_t compiled = dmlc_cpu_device_compile_count(ctx->cpu);
+  const uint64_t compiled = dmlc_api_compile_count(ctx, DMLC_DEVICE_CPU);
   static const struct {
     const char *what, *contains;
   } dumps[] = {{"kernels", "kernel 0"}, {"llvm", "define"}, {"asm", "ret"}, {"llvm", "define"}};
@@ -311,7 +315,7 @@ START_TEST(dumps_show_code) {
     dmlc_free(text);
   }
   /* Dumping compiles for text only: nothing more is loaded or counted. */
-  ck_assert_uint_eq(dmlc_cpu_device_compile_count(ctx->cpu), compiled);
+  ck_assert_uint_eq(dmlc_api_compile_count(ctx, DMLC_DEVICE_CPU), compiled);
   dmlc_executable_destroy(exe);
   dmlc_graph_destroy(g);
   dmlc_context_destroy(ctx);

@@ -1,0 +1,219 @@
+/* Compiling graphs for a device, and what an executable tells about itself.
+ * The kernel plan is built here, once, for every device that generates
+ * code; the device only turns it into its own executable. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "passes/passes.h"
+
+/* The kernel plan of ir after the default pipeline (on a copy: the
+ * executable keeps the graph as given, for bindings and infos). */
+static dmlc_status build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan) {
+  dmlc_ir_graph *fused = dmlc_ir_graph_clone(ir);
+  if (!fused)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  const dmlc_pipeline_options options = {0};
+  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
+  if (status == DMLC_OK)
+    status = dmlc_kernel_plan_build(fused, plan, &ctx->diag);
+  dmlc_ir_graph_destroy(fused);
+  return status;
+}
+
+static dmlc_status executable_compile(dmlc_executable *exe) {
+  dmlc_context *ctx = exe->ctx;
+  const dmlc_device_vtable *vt = exe->device->vtable;
+  const uint32_t io = exe->ir->num_inputs + exe->ir->num_outputs;
+  exe->bindings = calloc(io ? io : 1, sizeof *exe->bindings);
+  if (!exe->bindings)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  /* The graph first: a graph no device could run says so even where the
+   * device is missing. */
+  dmlc_kernel_plan plan = {0};
+  if (vt->compiles_plan)
+    DMLC_RETURN_IF_ERROR(build_plan(ctx, exe->ir, &plan));
+  dmlc_status status = dmlc_context_device(ctx, exe->device, &exe->rt_device);
+  if (status == DMLC_OK) {
+    const dmlc_rt_program program = {exe->ir, vt->compiles_plan ? &plan : NULL};
+    status = vt->compile(exe->rt_device, &program, &exe->rt, &ctx->diag);
+  }
+  dmlc_kernel_plan_free(&plan);
+  return status;
+}
+
+dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_executable **out) {
+  if (!graph)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  dmlc_context *ctx = graph->ctx;
+  CHECK_ARG(ctx, out, "dmlc_graph_compile: out is NULL");
+  *out = NULL;
+  const dmlc_device_entry *entry;
+  DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
+  DMLC_RETURN_IF_ERROR(dmlc_ir_verify(graph->ir, &ctx->diag));
+  dmlc_executable *exe = calloc(1, sizeof *exe);
+  dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph->ir) : NULL;
+  if (!ir) {
+    free(exe);
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  }
+  exe->ctx = ctx;
+  exe->device = entry;
+  exe->ir = ir;
+  const dmlc_status status = executable_compile(exe);
+  if (status != DMLC_OK) {
+    dmlc_executable_destroy(exe);
+    return status;
+  }
+  *out = exe;
+  return DMLC_OK;
+}
+
+static const char *const input_names[DMLC_FRONTEND_MAX_TENSORS] = {"input", "input1"};
+static const char *const output_names[DMLC_FRONTEND_MAX_TENSORS] = {"output", "output1"};
+
+static dmlc_status build_operator_graph(dmlc_graph *graph, const DML_OPERATOR_DESC *desc) {
+  dmlc_context *ctx = graph->ctx;
+  dmlc_operator_tensors tensors;
+  DMLC_RETURN_IF_ERROR(dmlc_frontend_operator_tensors(desc, &tensors, &ctx->diag));
+  uint32_t inputs[DMLC_FRONTEND_MAX_TENSORS], outputs[DMLC_FRONTEND_MAX_TENSORS];
+  for (uint32_t i = 0; i < tensors.num_inputs; i++) {
+    dmlc_type type;
+    dmlc_layout layout;
+    DMLC_RETURN_IF_ERROR(dmlc_frontend_tensor(tensors.inputs[i], tensors.input_fields[i], false,
+                                              &type, &layout, &ctx->diag));
+    DMLC_RETURN_IF_ERROR(
+        dmlc_ir_add_input(graph->ir, input_names[i], &type, &layout, &inputs[i], &ctx->diag));
+  }
+  DMLC_RETURN_IF_ERROR(dmlc_graph_add_operator(graph, desc, inputs, tensors.num_inputs, outputs,
+                                               tensors.num_outputs));
+  for (uint32_t i = 0; i < tensors.num_outputs; i++)
+    DMLC_RETURN_IF_ERROR(dmlc_graph_add_output(graph, output_names[i], outputs[i]));
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_operator_compile(dmlc_context *ctx, const DML_OPERATOR_DESC *desc,
+                                  dmlc_device device, dmlc_executable **out) {
+  if (!ctx)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(ctx, out, "dmlc_operator_compile: out is NULL");
+  *out = NULL;
+  dmlc_graph *graph;
+  DMLC_RETURN_IF_ERROR(dmlc_graph_create(ctx, "operator", &graph));
+  dmlc_status status = build_operator_graph(graph, desc);
+  if (status == DMLC_OK)
+    status = dmlc_graph_compile(graph, device, out);
+  dmlc_graph_destroy(graph);
+  return status;
+}
+
+void dmlc_executable_destroy(dmlc_executable *exe) {
+  if (!exe)
+    return;
+  if (exe->rt)
+    exe->device->vtable->executable_destroy(exe->rt);
+  dmlc_ir_graph_destroy(exe->ir);
+  free(exe->bindings);
+  free(exe);
+}
+
+/* ---- dumps ---- */
+
+static const dmlc_dump_kind *find_dump_kind(const dmlc_dump_kind *kinds, const char *what) {
+  for (; kinds && kinds->name; kinds++)
+    if (strcmp(kinds->name, what) == 0)
+      return kinds;
+  return NULL;
+}
+
+/* what as some registered device knows it; NULL if none does. */
+static const dmlc_dump_kind *any_dump_kind(const char *what) {
+  for (size_t i = 0; i < dmlc_device_registry_size(); i++) {
+    const dmlc_device_vtable *vt = dmlc_device_registry_entry(i)->vtable;
+    const dmlc_dump_kind *k = vt ? find_dump_kind(vt->dump_kinds, what) : NULL;
+    if (k)
+      return k;
+  }
+  return NULL;
+}
+
+dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, char **out_text) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  dmlc_context *ctx = exe->ctx;
+  CHECK_ARG(ctx, out_text, "dmlc_executable_dump: out_text is NULL");
+  *out_text = NULL;
+  CHECK_ARG(ctx, what, "dmlc_executable_dump: what is NULL");
+  const dmlc_dump_kind *known = any_dump_kind(what);
+  CHECK_ARG(ctx, known, "dmlc_executable_dump: cannot dump '%.32s' (kernels, llvm, asm or spirv)",
+            what);
+  const dmlc_device_vtable *vt = exe->device->vtable;
+  if (!find_dump_kind(vt->dump_kinds, what))
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+                         "dmlc_executable_dump: an executable for device '%s' has no %s",
+                         exe->device->name, known->what);
+  return vt->dump(exe->rt, what, out_text, &ctx->diag);
+}
+
+dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns, size_t max,
+                                         size_t *count) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(exe->ctx, count, "dmlc_executable_kernel_times: count is NULL");
+  CHECK_ARG(exe->ctx, ns || max == 0, "dmlc_executable_kernel_times: ns is NULL");
+  const dmlc_device_vtable *vt = exe->device->vtable;
+  *count = vt->kernel_times ? vt->kernel_times(exe->rt, ns, max) : 0;
+  return DMLC_OK;
+}
+
+/* ---- what the executable binds ---- */
+
+dmlc_device dmlc_executable_device(const dmlc_executable *exe) {
+  return exe ? exe->device->id : DMLC_DEVICE_DEFAULT;
+}
+
+size_t dmlc_executable_input_count(const dmlc_executable *exe) {
+  return exe ? exe->ir->num_inputs : 0;
+}
+
+size_t dmlc_executable_output_count(const dmlc_executable *exe) {
+  return exe ? exe->ir->num_outputs : 0;
+}
+
+static void fill_info(const dmlc_ir_graph *ir, const dmlc_graph_io *io, dmlc_tensor_info *out) {
+  const dmlc_type *t = &ir->values[io->value].type;
+  memset(out, 0, sizeof *out);
+  out->name = io->name;
+  out->data_type = dmlc_dtype_get(t->dtype)->dml;
+  out->dimension_count = t->rank;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    out->sizes[i] = t->dims[i];
+    out->strides[i] = io->layout.strides[i];
+  }
+  out->total_size_bytes = io->layout.size_bytes;
+  out->alignment = io->layout.alignment;
+}
+
+dmlc_status dmlc_executable_input_info(const dmlc_executable *exe, size_t index,
+                                       dmlc_tensor_info *out) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(exe->ctx, out, "dmlc_executable_input_info: out is NULL");
+  CHECK_ARG(exe->ctx, index < exe->ir->num_inputs,
+            "dmlc_executable_input_info: index %zu; the graph has %u inputs", index,
+            exe->ir->num_inputs);
+  fill_info(exe->ir, &exe->ir->inputs[index], out);
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_executable_output_info(const dmlc_executable *exe, size_t index,
+                                        dmlc_tensor_info *out) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(exe->ctx, out, "dmlc_executable_output_info: out is NULL");
+  CHECK_ARG(exe->ctx, index < exe->ir->num_outputs,
+            "dmlc_executable_output_info: index %zu; the graph has %u outputs", index,
+            exe->ir->num_outputs);
+  fill_info(exe->ir, &exe->ir->outputs[index], out);
+  return DMLC_OK;
+}

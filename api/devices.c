@@ -1,0 +1,115 @@
+/* The public API's view of devices: names, the registry, describing, and
+ * each context's open devices. Nothing here knows one device from another:
+ * runtime/registry.c does. */
+#include <stdlib.h>
+
+#include "api/api_internal.h"
+
+const char *dmlc_device_name(dmlc_device device) {
+  if (device == DMLC_DEVICE_DEFAULT)
+    return "default";
+  const dmlc_device_entry *e = dmlc_device_registry_find(device);
+  return e ? e->name : "unknown";
+}
+
+size_t dmlc_device_count(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < dmlc_device_registry_size(); i++)
+    n += dmlc_device_registry_entry(i)->vtable != NULL;
+  return n;
+}
+
+dmlc_device dmlc_device_at(size_t index) {
+  for (size_t i = 0; i < dmlc_device_registry_size(); i++) {
+    const dmlc_device_entry *e = dmlc_device_registry_entry(i);
+    if (e->vtable && index-- == 0)
+      return e->id;
+  }
+  return DMLC_DEVICE_DEFAULT;
+}
+
+static size_t registry_index(const dmlc_device_entry *entry) {
+  for (size_t i = 0; i < dmlc_device_registry_size(); i++)
+    if (dmlc_device_registry_entry(i) == entry)
+      return i;
+  return DMLC_API_MAX_DEVICES;
+}
+
+dmlc_status dmlc_api_resolve_device(dmlc_context *ctx, dmlc_device device,
+                                    const dmlc_device_entry **out) {
+  const dmlc_device_entry *e = dmlc_device_registry_find(device);
+  if (!e)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d", (int)device);
+  if (!e->vtable)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+                         "device '%s' is not built into this dmlc (%s); use the cpu or reference "
+                         "device",
+                         e->name, e->not_built);
+  *out = e;
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_context_device(dmlc_context *ctx, const dmlc_device_entry *entry,
+                                dmlc_rt_device **out) {
+  const size_t i = registry_index(entry);
+  if (i >= DMLC_API_MAX_DEVICES)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INTERNAL, "device '%s' has no slot in a context",
+                         entry->name);
+  if (!ctx->devices[i]) {
+    const dmlc_rt_options options = {ctx->num_threads};
+    DMLC_RETURN_IF_ERROR(entry->vtable->create(&options, &ctx->devices[i], &ctx->diag));
+  }
+  *out = ctx->devices[i];
+  return DMLC_OK;
+}
+
+void dmlc_context_close_devices(dmlc_context *ctx) {
+  for (size_t i = 0; i < dmlc_device_registry_size() && i < DMLC_API_MAX_DEVICES; i++)
+    if (ctx->devices[i]) {
+      dmlc_device_registry_entry(i)->vtable->destroy(ctx->devices[i]);
+      ctx->devices[i] = NULL;
+    }
+}
+
+uint64_t dmlc_api_compile_count(dmlc_context *ctx, dmlc_device device) {
+  const dmlc_device_entry *e = dmlc_device_registry_find(device);
+  const size_t i = e ? registry_index(e) : DMLC_API_MAX_DEVICES;
+  if (i >= DMLC_API_MAX_DEVICES || !ctx->devices[i] || !e->vtable->compile_count)
+    return 0;
+  return e->vtable->compile_count(ctx->devices[i]);
+}
+
+bool dmlc_api_device_is_open(const dmlc_context *ctx, dmlc_device device) {
+  const dmlc_device_entry *e = dmlc_device_registry_find(device);
+  const size_t i = e ? registry_index(e) : DMLC_API_MAX_DEVICES;
+  return i < DMLC_API_MAX_DEVICES && ctx->devices[i] != NULL;
+}
+
+dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **out_text) {
+  if (!ctx)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(ctx, out_text, "dmlc_device_describe: out_text is NULL");
+  *out_text = NULL;
+  const dmlc_device_entry *e;
+  DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &e));
+  dmlc_rt_device *dev;
+  DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, e, &dev));
+  return e->vtable->describe(dev, out_text, &ctx->diag);
+}
+
+/* More threads than this is a mistake, not a machine. */
+enum { MAX_THREADS = 4096 };
+
+dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n) {
+  if (!ctx)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  CHECK_ARG(ctx, n <= MAX_THREADS, "dmlc_context_set_num_threads: %u threads (at most %d)", n,
+            MAX_THREADS);
+  ctx->num_threads = n;
+  for (size_t i = 0; i < dmlc_device_registry_size() && i < DMLC_API_MAX_DEVICES; i++) {
+    const dmlc_device_vtable *vt = dmlc_device_registry_entry(i)->vtable;
+    if (ctx->devices[i] && vt->set_num_threads)
+      DMLC_RETURN_IF_ERROR(vt->set_num_threads(ctx->devices[i], n, &ctx->diag));
+  }
+  return DMLC_OK;
+}

@@ -1,0 +1,137 @@
+/* Executing: every binding is checked here, for every device alike, before
+ * anything runs; the device then runs with host buffers or its own tensors. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "api/api_internal.h"
+
+static bool ranges_overlap(const void *a, uint64_t a_size, const void *b, uint64_t b_size) {
+  const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a_size && b_size && a0 < b0 + b_size && b0 < a0 + a_size;
+}
+
+static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, const void *inputs,
+                                size_t input_count, const void *outputs, size_t output_count) {
+  dmlc_context *ctx = exe->ctx;
+  const dmlc_ir_graph *ir = exe->ir;
+  CHECK_ARG(ctx, input_count == ir->num_inputs, "%s: %zu inputs bound; the graph has %u inputs", fn,
+            input_count, ir->num_inputs);
+  CHECK_ARG(ctx, output_count == ir->num_outputs, "%s: %zu outputs bound; the graph has %u outputs",
+            fn, output_count, ir->num_outputs);
+  CHECK_ARG(ctx, inputs || input_count == 0, "%s: inputs is NULL", fn);
+  CHECK_ARG(ctx, outputs || output_count == 0, "%s: outputs is NULL", fn);
+  return DMLC_OK;
+}
+
+/* Size and alignment: the same rules for a host buffer and a tensor. data
+ * is the bytes' host address, or NULL when the host cannot see them (a
+ * device tensor starts at its allocation, aligned for any binding). */
+static dmlc_status check_extent(dmlc_context *ctx, const char *kind, size_t index,
+                                const dmlc_graph_io *io, const void *data, uint64_t size,
+                                const char *what) {
+  CHECK_ARG(ctx, size >= io->layout.size_bytes,
+            "%s[%zu] ('%s') is a %s of %llu bytes; its tensor needs at least %llu "
+            "(TotalTensorSizeInBytes)",
+            kind, index, io->name, what, (unsigned long long)size,
+            (unsigned long long)io->layout.size_bytes);
+  CHECK_ARG(ctx, !data || !io->layout.alignment || (uintptr_t)data % io->layout.alignment == 0,
+            "%s[%zu] ('%s'): %s %p is not aligned to %u bytes (GuaranteedBaseOffsetAlignment)",
+            kind, index, io->name, what, data, io->layout.alignment);
+  return DMLC_OK;
+}
+
+static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *inputs,
+                                 const dmlc_buffer *outputs) {
+  dmlc_context *ctx = exe->ctx;
+  const dmlc_ir_graph *ir = exe->ir;
+  for (size_t i = 0; i < ir->num_inputs; i++) {
+    CHECK_ARG(ctx, inputs[i].data, "inputs[%zu] ('%s'): data is NULL", i, ir->inputs[i].name);
+    DMLC_RETURN_IF_ERROR(check_extent(ctx, "inputs", i, &ir->inputs[i], inputs[i].data,
+                                      inputs[i].size_bytes, "buffer"));
+  }
+  for (size_t i = 0; i < ir->num_outputs; i++) {
+    const uint64_t size = ir->outputs[i].layout.size_bytes;
+    CHECK_ARG(ctx, outputs[i].data, "outputs[%zu] ('%s'): data is NULL", i, ir->outputs[i].name);
+    DMLC_RETURN_IF_ERROR(check_extent(ctx, "outputs", i, &ir->outputs[i], outputs[i].data,
+                                      outputs[i].size_bytes, "buffer"));
+    for (size_t j = 0; j < ir->num_inputs; j++)
+      CHECK_ARG(
+          ctx,
+          !ranges_overlap(outputs[i].data, size, inputs[j].data, ir->inputs[j].layout.size_bytes),
+          "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
+          ir->outputs[i].name, j, ir->inputs[j].name);
+    for (size_t j = 0; j < i; j++)
+      CHECK_ARG(
+          ctx,
+          !ranges_overlap(outputs[i].data, size, outputs[j].data, ir->outputs[j].layout.size_bytes),
+          "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
+          ir->outputs[j].name);
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t input_count,
+                         const dmlc_buffer *outputs, size_t output_count) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  DMLC_RETURN_IF_ERROR(
+      check_counts(exe, "dmlc_execute", inputs, input_count, outputs, output_count));
+  DMLC_RETURN_IF_ERROR(check_buffers(exe, inputs, outputs));
+  dmlc_rt_binding *in = exe->bindings, *out = exe->bindings + input_count;
+  for (size_t i = 0; i < input_count; i++)
+    in[i] = (dmlc_rt_binding){inputs[i].data, NULL, inputs[i].size_bytes};
+  for (size_t i = 0; i < output_count; i++)
+    out[i] = (dmlc_rt_binding){outputs[i].data, NULL, outputs[i].size_bytes};
+  return exe->device->vtable->execute(exe->rt, in, out, &exe->ctx->diag);
+}
+
+static dmlc_status check_tensor(const dmlc_executable *exe, const char *kind, size_t index,
+                                const dmlc_graph_io *io, dmlc_tensor *t) {
+  dmlc_context *ctx = exe->ctx;
+  CHECK_ARG(ctx, t, "%s[%zu] ('%s'): the tensor is NULL", kind, index, io->name);
+  CHECK_ARG(ctx, t->ctx == ctx, "%s[%zu] ('%s'): the tensor belongs to another context", kind,
+            index, io->name);
+  CHECK_ARG(ctx, t->device == exe->device,
+            "%s[%zu] ('%s'): the tensor is on device '%s'; the executable runs on '%s'", kind,
+            index, io->name, t->device->name, exe->device->name);
+  const dmlc_device_vtable *vt = exe->device->vtable;
+  const void *data = vt->tensor_map ? vt->tensor_map(t->rt) : NULL;
+  return check_extent(ctx, kind, index, io, data, t->size_bytes, "tensor");
+}
+
+static dmlc_status check_tensors(const dmlc_executable *exe, dmlc_tensor *const *inputs,
+                                 dmlc_tensor *const *outputs) {
+  dmlc_context *ctx = exe->ctx;
+  const dmlc_ir_graph *ir = exe->ir;
+  for (size_t i = 0; i < ir->num_inputs; i++)
+    DMLC_RETURN_IF_ERROR(check_tensor(exe, "inputs", i, &ir->inputs[i], inputs[i]));
+  for (size_t i = 0; i < ir->num_outputs; i++) {
+    DMLC_RETURN_IF_ERROR(check_tensor(exe, "outputs", i, &ir->outputs[i], outputs[i]));
+    for (size_t j = 0; j < ir->num_inputs; j++)
+      CHECK_ARG(ctx, outputs[i] != inputs[j],
+                "outputs[%zu] ('%s') is the tensor of inputs[%zu] ('%s'); outputs must not alias "
+                "inputs",
+                i, ir->outputs[i].name, j, ir->inputs[j].name);
+    for (size_t j = 0; j < i; j++)
+      CHECK_ARG(ctx, outputs[i] != outputs[j],
+                "outputs[%zu] ('%s') is the tensor of outputs[%zu] ('%s')", i, ir->outputs[i].name,
+                j, ir->outputs[j].name);
+  }
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_execute_tensors(dmlc_executable *exe, dmlc_tensor *const *inputs,
+                                 size_t input_count, dmlc_tensor *const *outputs,
+                                 size_t output_count) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  DMLC_RETURN_IF_ERROR(
+      check_counts(exe, "dmlc_execute_tensors", inputs, input_count, outputs, output_count));
+  DMLC_RETURN_IF_ERROR(check_tensors(exe, inputs, outputs));
+  dmlc_rt_binding *in = exe->bindings, *out = exe->bindings + input_count;
+  for (size_t i = 0; i < input_count; i++)
+    in[i] = (dmlc_rt_binding){NULL, inputs[i]->rt, inputs[i]->size_bytes};
+  for (size_t i = 0; i < output_count; i++)
+    out[i] = (dmlc_rt_binding){NULL, outputs[i]->rt, outputs[i]->size_bytes};
+  return exe->device->vtable->execute(exe->rt, in, out, &exe->ctx->diag);
+}
