@@ -1,10 +1,13 @@
 /* dmlc's Vulkan device on the CPU benchmark's workloads (bench_cpu.c).
  *
  * Each workload is parsed, compiled for DMLC_DEVICE_VULKAN and run through
- * the public API; the kernel time is the sum of the executable's kernel
- * times from Vulkan timestamp queries (dmlc_executable_kernel_times), the
- * median over the runs; the wall time is the median dmlc_execute call,
- * which also uploads the inputs and downloads the outputs. A workload whose
+ * the public API, two ways interleaved run by run: dmlc_execute with host
+ * buffers (which uploads the inputs and downloads the outputs) and
+ * dmlc_execute_tensors with tensors resident on the device (no copy). The
+ * kernel time is the sum of the executable's kernel times from Vulkan
+ * timestamp queries (dmlc_executable_kernel_times) in the tensor runs; every
+ * figure is the median over the runs. "overhead" is the tensor call's time
+ * minus its kernel time: what a call costs beyond the GPU's work. A workload whose
  * buffers exceed the device's maxStorageBufferRange (lavapipe: 128 MiB; an
  * [8192,8192] f32 tensor is 256 MiB) is reported as unsupported at its own
  * size and run again with its first dim halved until it fits, marked
@@ -31,7 +34,7 @@ typedef struct result {
   char name[64];     /* as run */
   char original[64]; /* the workload's own size, when scaled */
   char error[160];   /* why it did not run */
-  double kernel_s, wall_s, bytes;
+  double kernel_s, wall_s, tensor_s, overhead_s, bytes;
   uint32_t kernels;
   bool ok;
 } result;
@@ -63,27 +66,45 @@ static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t
   }
   bench_fill_random(w->type, in, in_bytes);
   const dmlc_buffer ib = {in, in_bytes}, ob = {out, out_bytes};
-  double wall[64], kern[64], ns[8];
-  st = dmlc_execute(exe, &ib, 1, &ob, 1); /* warm-up */
+  dmlc_tensor *ti = NULL, *to = NULL;
+  st = dmlc_tensor_create(ctx, DMLC_DEVICE_VULKAN, in_bytes, &ti);
+  if (st == DMLC_OK)
+    st = dmlc_tensor_create(ctx, DMLC_DEVICE_VULKAN, out_bytes, &to);
+  if (st == DMLC_OK)
+    st = dmlc_tensor_write(ti, 0, in, in_bytes);
+  double wall[64], tens[64], kern[64], over[64], ns[8];
+  if (st == DMLC_OK) /* warm-up, both ways */
+    st = dmlc_execute(exe, &ib, 1, &ob, 1);
+  if (st == DMLC_OK)
+    st = dmlc_execute_tensors(exe, &ti, 1, &to, 1);
   for (int i = 0; st == DMLC_OK && i < runs; i++) {
-    const double t0 = bench_now_s();
+    double t0 = bench_now_s();
     st = dmlc_execute(exe, &ib, 1, &ob, 1);
     wall[i] = bench_now_s() - t0;
+    t0 = bench_now_s();
+    if (st == DMLC_OK)
+      st = dmlc_execute_tensors(exe, &ti, 1, &to, 1);
+    tens[i] = bench_now_s() - t0;
     size_t count = 0;
     dmlc_executable_kernel_times(exe, ns, 8, &count);
     kern[i] = 0;
     for (size_t k = 0; k < count && k < 8; k++)
       kern[i] += ns[k] * 1e-9;
+    over[i] = tens[i] - kern[i];
     r->kernels = (uint32_t)count;
   }
   if (st == DMLC_OK) {
     r->wall_s = bench_median(wall, (size_t)runs);
+    r->tensor_s = bench_median(tens, (size_t)runs);
     r->kernel_s = bench_median(kern, (size_t)runs);
+    r->overhead_s = bench_median(over, (size_t)runs);
     r->bytes = (double)in_bytes + (is_hardmax(w) ? (double)out_bytes : 0);
     r->ok = true;
   } else {
     snprintf(r->error, sizeof r->error, "%s", dmlc_context_error(ctx));
   }
+  dmlc_tensor_destroy(ti);
+  dmlc_tensor_destroy(to);
   free(in);
   free(out);
   dmlc_executable_destroy(exe);
@@ -144,19 +165,20 @@ int main(int argc, char **argv) {
   }
   dmlc_context_destroy(ctx);
 
-  printf("\n| workload | kernels | kernel time | GB/s (kernel) | dmlc_execute | note |\n");
-  printf("|---|---:|---:|---:|---:|---|\n");
+  printf("\n| workload | kernels | kernel time | GB/s (kernel) | dmlc_execute (host buffers) | "
+         "dmlc_execute_tensors | overhead (tensors - kernel) | note |\n");
+  printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
   for (size_t i = 0; i < n; i++) {
     const result *r = &res[i];
     char note[128] = "";
     if (r->original[0])
       snprintf(note, sizeof note, "scaled: %s exceeds maxStorageBufferRange", r->original);
     if (!r->ok)
-      printf("| %s | - | - | - | - | ERROR: %s |\n", r->name, r->error);
+      printf("| %s | - | - | - | - | - | - | ERROR: %s |\n", r->name, r->error);
     else
-      printf("| %s | %u | %.3f ms | %.2f | %.3f ms | %s |\n", r->name, r->kernels,
-             r->kernel_s * 1e3, r->kernel_s > 0 ? r->bytes / r->kernel_s / 1e9 : 0.0,
-             r->wall_s * 1e3, note);
+      printf("| %s | %u | %.3f ms | %.2f | %.3f ms | %.3f ms | %.1f us | %s |\n", r->name,
+             r->kernels, r->kernel_s * 1e3, r->kernel_s > 0 ? r->bytes / r->kernel_s / 1e9 : 0.0,
+             r->wall_s * 1e3, r->tensor_s * 1e3, r->overhead_s * 1e6, note);
   }
   return 0;
 }

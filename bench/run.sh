@@ -12,7 +12,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DMLC_BENCH_BUILD:-$root/build-bench}
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j"$(nproc)" --target bench_cpu >/dev/null
+# dmlc itself too: the Vulkan check below asks `dmlc devices`.
+cmake --build "$build" -j"$(nproc)" --target bench_cpu dmlc_tool >/dev/null
 have_vulkan=0
 if cmake --build "$build" -j"$(nproc)" --target bench_vulkan >/dev/null 2>&1; then
   have_vulkan=1
