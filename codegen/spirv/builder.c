@@ -4,24 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/array.h"
+
 static void words_push(spvb *b, spvb_words *s, const uint32_t *w, size_t n) {
   if (b->failed)
     return;
-  if (s->n + n > s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 256;
-    while (cap < s->n + n)
-      cap *= 2;
-    uint32_t *nw = realloc(s->w, cap * sizeof *nw);
-    if (!nw) {
-      b->failed = true;
-      return;
-    }
-    s->w = nw;
-    s->cap = cap;
+  if (n > UINT32_MAX - s->n || !DMLC_ARRAY_RESERVE(&s->w, &s->cap, (uint32_t)(s->n + n), 256)) {
+    b->failed = true;
+    return;
   }
   if (n) /* w may be NULL when n is 0 (an instruction without operands) */
     memcpy(s->w + s->n, w, n * sizeof *w);
-  s->n += n;
+  s->n += (uint32_t)n;
 }
 
 /* One instruction: opcode word, then head[0..nh), then tail[0..nt). */

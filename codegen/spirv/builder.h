@@ -14,7 +14,7 @@
 
 typedef struct spvb_words {
   uint32_t *w;
-  size_t n, cap;
+  uint32_t n, cap;
 } spvb_words;
 
 #define SPVB_MAX_INTERFACE 32

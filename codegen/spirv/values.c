@@ -98,6 +98,25 @@ static uint32_t find_umsb(spv_em *e, uint32_t a) {
   return SPV(&e->b, SpvOpExtInst, e->t_u32, glsl, GLSLstd450FindUMsb, a);
 }
 
+/* log2 of a power of two. */
+static uint32_t log2_u32(uint32_t v) {
+  uint32_t n = 0;
+  while (v > 1) {
+    v >>= 1;
+    n++;
+  }
+  return n;
+}
+
+/* A float type's layout, from the data-type table: its width, sign bit,
+ * the bits of +infinity (every exponent bit set) and exponent bias. */
+static uint32_t float_width(const dmlc_dtype_info *f) { return f->size * 8; }
+static uint64_t float_sign(const dmlc_dtype_info *f) { return UINT64_C(1) << (float_width(f) - 1); }
+static uint64_t float_inf(const dmlc_dtype_info *f) {
+  return ((UINT64_C(1) << f->exponent_bits) - 1) << f->mantissa_bits;
+}
+static uint32_t float_bias(const dmlc_dtype_info *f) { return (1u << (f->exponent_bits - 1)) - 1; }
+
 static uint32_t word_ptr(spv_em *e, uint32_t var, uint32_t word) {
   return SPV(&e->b, SpvOpAccessChain, e->p_sb_u32, var, spv_u32(e, 0), word);
 }
@@ -129,21 +148,24 @@ spv_bits spv_load_read(spv_em *e, uint32_t off) {
     r.lo = spv_load(e, word_ptr(e, e->read_var, off));
     return r;
   }
-  const uint32_t per_word_log2 = size == 1 ? 2 : 1;
+  const uint32_t per_word_log2 = log2_u32(4 / size);
   const uint32_t word = spv_load(e, word_ptr(e, e->read_var, shr_c(e, off, per_word_log2)));
-  const uint32_t shift = shl_c(e, and_c(e, off, (1u << per_word_log2) - 1), size == 1 ? 3 : 4);
+  const uint32_t shift = shl_c(e, and_c(e, off, (1u << per_word_log2) - 1), log2_u32(size * 8));
   r.lo = SPV(&e->b, SpvOpBitFieldUExtract, e->t_u32, word, shift, spv_u32(e, size * 8));
   return r;
 }
 
 /* ---- keys ---- */
 
-/* IEEE bits b of a float whose sign is bit (bits-1): NaN -> nan_key; -0 ->
- * +0; otherwise the sign-magnitude order mapped onto unsigned order. */
-static uint32_t float_key32(spv_em *e, uint32_t b, uint32_t bits, bool complement) {
-  const uint32_t sign = 1u << (bits - 1), all = bits == 32 ? ~0u : (1u << bits) - 1;
-  const uint32_t inf = bits == 32 ? 0x7f800000u : 0x7c00u;
-  const uint32_t is_nan = spv_cmp(e, SpvOpUGreaterThan, and_c(e, b, all ^ sign), spv_u32(e, inf));
+/* Keys map a value's bits onto unsigned integers in the order argmax
+ * prefers them (the table's order column); NaN maps to the greatest key,
+ * -0 to +0's key. Argmin complements every non-NaN key. */
+
+/* The key of a float at most 32 bits wide (bits b). */
+static uint32_t float_key32(spv_em *e, uint32_t b, const dmlc_dtype_info *f, bool complement) {
+  const uint32_t sign = (uint32_t)float_sign(f), all = sign | (sign - 1);
+  const uint32_t is_nan =
+      spv_cmp(e, SpvOpUGreaterThan, and_c(e, b, all ^ sign), spv_u32(e, (uint32_t)float_inf(f)));
   b = spv_select(e, eq_c(e, b, sign), spv_u32(e, 0), b);
   const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, b, spv_u32(e, sign));
   uint32_t key = spv_select(e, neg, spv_op(e, SpvOpBitwiseXor, b, spv_u32(e, all)),
@@ -153,62 +175,70 @@ static uint32_t float_key32(spv_em *e, uint32_t b, uint32_t bits, bool complemen
   return spv_select(e, is_nan, spv_u32(e, ~0u), key);
 }
 
-spv_key spv_key_of(spv_em *e, spv_bits raw) {
-  const dmlc_dtype dt = e->k->read_dtype;
-  const dmlc_dtype_info *info = dmlc_dtype_get(dt);
-  const bool complement = e->k->reduction == DMLC_OP_ARGMIN;
+/* The key of a 64-bit float as (hi, lo) words: the same mapping on pairs. */
+static spv_key float_key_pair(spv_em *e, spv_bits raw, const dmlc_dtype_info *f, bool complement) {
+  const uint32_t sign = (uint32_t)(float_sign(f) >> 32), inf = (uint32_t)(float_inf(f) >> 32);
+  spv_key k;
+  const uint32_t ahi = and_c(e, raw.hi, sign - 1);
+  const uint32_t is_nan =
+      lor(e, spv_cmp(e, SpvOpUGreaterThan, ahi, spv_u32(e, inf)),
+          land(e, eq_c(e, ahi, inf), spv_cmp(e, SpvOpINotEqual, raw.lo, spv_u32(e, 0))));
+  const uint32_t neg_zero = land(e, eq_c(e, raw.hi, sign), eq_c(e, raw.lo, 0));
+  const uint32_t hi = spv_select(e, neg_zero, spv_u32(e, 0), raw.hi);
+  const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, hi, spv_u32(e, sign));
+  k.k0 = spv_select(e, neg, spv_not(e, hi), or_(e, hi, spv_u32(e, sign)));
+  k.k1 = spv_select(e, neg, spv_not(e, raw.lo), raw.lo);
+  if (complement) {
+    k.k0 = spv_not(e, k.k0);
+    k.k1 = spv_not(e, k.k1);
+  }
+  k.k0 = spv_select(e, is_nan, spv_u32(e, ~0u), k.k0);
+  k.k1 = spv_select(e, is_nan, spv_u32(e, ~0u), k.k1);
+  return k;
+}
+
+/* The key of an 8-byte element as one 64-bit uint (key_u64). */
+static spv_key key_u64(spv_em *e, spv_bits raw, const dmlc_dtype_info *info, bool complement) {
   spv_key k = {0, spv_u32(e, 0)};
-  if (e->key_u64) {
-    uint32_t x = raw.wide ? raw.wide : spv_join64(e, raw.lo, raw.hi);
-    const uint64_t sign = UINT64_C(1) << 63;
-    uint32_t is_nan = 0;
-    if (dt == DMLC_DTYPE_F64) {
-      const uint32_t abs = op64(e, SpvOpBitwiseAnd, x, u64_c(e, sign - 1));
-      is_nan = spv_cmp(e, SpvOpUGreaterThan, abs, u64_c(e, UINT64_C(0x7ff0000000000000)));
-      x = SPV(&e->b, SpvOpSelect, e->t_u64, spv_cmp(e, SpvOpIEqual, x, u64_c(e, sign)), u64_c(e, 0),
-              x);
-      const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, x, u64_c(e, sign));
-      k.k0 = SPV(&e->b, SpvOpSelect, e->t_u64, neg, SPV(&e->b, SpvOpNot, e->t_u64, x),
-                 op64(e, SpvOpBitwiseOr, x, u64_c(e, sign)));
-    } else if (info->kind == DMLC_KIND_SIGNED) {
-      k.k0 = op64(e, SpvOpBitwiseXor, x, u64_c(e, sign));
-    } else {
-      k.k0 = x;
-    }
-    if (complement)
-      k.k0 = SPV(&e->b, SpvOpNot, e->t_u64, k.k0);
-    if (is_nan)
-      k.k0 = SPV(&e->b, SpvOpSelect, e->t_u64, is_nan, u64_c(e, ~UINT64_C(0)), k.k0);
-    return k;
+  uint32_t x = raw.wide ? raw.wide : spv_join64(e, raw.lo, raw.hi);
+  const uint64_t sign = UINT64_C(1) << 63;
+  uint32_t is_nan = 0;
+  switch (info->order) {
+  case DMLC_ORDER_FLOAT: {
+    const uint32_t abs = op64(e, SpvOpBitwiseAnd, x, u64_c(e, sign - 1));
+    is_nan = spv_cmp(e, SpvOpUGreaterThan, abs, u64_c(e, float_inf(info)));
+    x = SPV(&e->b, SpvOpSelect, e->t_u64, spv_cmp(e, SpvOpIEqual, x, u64_c(e, sign)), u64_c(e, 0),
+            x);
+    const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, x, u64_c(e, sign));
+    k.k0 = SPV(&e->b, SpvOpSelect, e->t_u64, neg, SPV(&e->b, SpvOpNot, e->t_u64, x),
+               op64(e, SpvOpBitwiseOr, x, u64_c(e, sign)));
+    break;
   }
-  if (dt == DMLC_DTYPE_F16 || dt == DMLC_DTYPE_F32)
-    return (spv_key){float_key32(e, raw.lo, info->size * 8, complement), k.k1};
-  if (dt == DMLC_DTYPE_F64) {
-    const uint32_t ahi = and_c(e, raw.hi, 0x7fffffffu);
-    const uint32_t is_nan =
-        lor(e, spv_cmp(e, SpvOpUGreaterThan, ahi, spv_u32(e, 0x7ff00000u)),
-            land(e, eq_c(e, ahi, 0x7ff00000u), spv_cmp(e, SpvOpINotEqual, raw.lo, spv_u32(e, 0))));
-    const uint32_t neg_zero = land(e, eq_c(e, raw.hi, 0x80000000u), eq_c(e, raw.lo, 0));
-    const uint32_t hi = spv_select(e, neg_zero, spv_u32(e, 0), raw.hi);
-    const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, hi, spv_u32(e, 0x80000000u));
-    k.k0 = spv_select(e, neg, spv_not(e, hi), or_(e, hi, spv_u32(e, 0x80000000u)));
-    k.k1 = spv_select(e, neg, spv_not(e, raw.lo), raw.lo);
-    if (complement) {
-      k.k0 = spv_not(e, k.k0);
-      k.k1 = spv_not(e, k.k1);
-    }
-    k.k0 = spv_select(e, is_nan, spv_u32(e, ~0u), k.k0);
-    k.k1 = spv_select(e, is_nan, spv_u32(e, ~0u), k.k1);
-    return k;
+  case DMLC_ORDER_SIGNED:
+    k.k0 = op64(e, SpvOpBitwiseXor, x, u64_c(e, sign));
+    break;
+  case DMLC_ORDER_UNSIGNED:
+    k.k0 = x;
+    break;
   }
-  if (info->kind == DMLC_KIND_BOOL) {
+  if (complement)
+    k.k0 = SPV(&e->b, SpvOpNot, e->t_u64, k.k0);
+  if (is_nan)
+    k.k0 = SPV(&e->b, SpvOpSelect, e->t_u64, is_nan, u64_c(e, ~UINT64_C(0)), k.k0);
+  return k;
+}
+
+/* The key of an integer or bool element, in one word or (hi, lo) words. */
+static spv_key int_key(spv_em *e, spv_bits raw, const dmlc_dtype_info *info, bool complement) {
+  spv_key k = {0, spv_u32(e, 0)};
+  const bool is_signed = info->order == DMLC_ORDER_SIGNED;
+  if (info->kind == DMLC_KIND_BOOL) { /* any nonzero byte is true */
     k.k0 = spv_select(e, spv_cmp(e, SpvOpINotEqual, raw.lo, spv_u32(e, 0)), spv_u32(e, 1),
                       spv_u32(e, 0));
   } else if (info->size == 8) {
-    k.k0 = info->kind == DMLC_KIND_SIGNED ? spv_op(e, SpvOpBitwiseXor, raw.hi, spv_u32(e, 1u << 31))
-                                          : raw.hi;
+    k.k0 = is_signed ? spv_op(e, SpvOpBitwiseXor, raw.hi, spv_u32(e, 1u << 31)) : raw.hi;
     k.k1 = raw.lo;
-  } else if (info->kind == DMLC_KIND_SIGNED) {
+  } else if (is_signed) {
     uint32_t v = raw.lo;
     if (info->size < 4)
       v = SPV(&e->b, SpvOpBitFieldSExtract, e->t_u32, v, spv_u32(e, 0), spv_u32(e, info->size * 8));
@@ -222,6 +252,18 @@ spv_key spv_key_of(spv_em *e, spv_bits raw) {
       k.k1 = spv_not(e, k.k1);
   }
   return k;
+}
+
+spv_key spv_key_of(spv_em *e, spv_bits raw) {
+  const dmlc_dtype_info *info = dmlc_dtype_get(e->k->read_dtype);
+  const bool complement = e->k->reduction == DMLC_OP_ARGMIN;
+  if (e->key_u64)
+    return key_u64(e, raw, info, complement);
+  if (info->order != DMLC_ORDER_FLOAT)
+    return int_key(e, raw, info, complement);
+  if (info->size == 8)
+    return float_key_pair(e, raw, info, complement);
+  return (spv_key){float_key32(e, raw.lo, info, complement), spv_u32(e, 0)};
 }
 
 uint32_t spv_better(spv_em *e, spv_key ak, uint32_t ai, spv_key bk, uint32_t bi) {
@@ -266,9 +308,9 @@ void spv_store_out(spv_em *e, uint32_t i, uint32_t off, spv_bits v) {
   case SPV_STORE_ATOMIC: {
     /* Each element has one writer, so clearing its bits and then setting
      * them leaves the word's other elements (and their writers) alone. */
-    const uint32_t log2 = size == 1 ? 2 : 1, mask = size == 1 ? 0xffu : 0xffffu;
+    const uint32_t log2 = log2_u32(4 / size), mask = (1u << (size * 8)) - 1;
     const uint32_t p = word_ptr(e, o->var, shr_c(e, off, log2));
-    const uint32_t shift = shl_c(e, and_c(e, off, (1u << log2) - 1), size == 1 ? 3 : 4);
+    const uint32_t shift = shl_c(e, and_c(e, off, (1u << log2) - 1), log2_u32(size * 8));
     const uint32_t scope = spv_u32(e, SpvScopeDevice), relaxed = spv_u32(e, 0);
     const uint32_t clear = spv_not(e, spv_op(e, SpvOpShiftLeftLogical, spv_u32(e, mask), shift));
     SPV(&e->b, SpvOpAtomicAnd, e->t_u32, p, scope, relaxed, clear);
@@ -279,35 +321,8 @@ void spv_store_out(spv_em *e, uint32_t i, uint32_t off, spv_bits v) {
   }
 }
 
-static uint64_t const_bits64(dmlc_dtype dtype, int64_t value) {
-  switch (dtype) {
-  case DMLC_DTYPE_BOOL:
-    return value != 0;
-  case DMLC_DTYPE_F16:
-    /* (float)value is exact below 2^24 and rounds to inf in f16 above it. */
-    return dmlc_f32_to_f16((float)value);
-  case DMLC_DTYPE_F32: {
-    const float f = (float)value;
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-  }
-  case DMLC_DTYPE_F64: {
-    const double d = (double)value;
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
-  }
-  default: {
-    const uint32_t size = dmlc_dtype_size(dtype);
-    const uint64_t u = (uint64_t)value;
-    return size == 8 ? u : u & ((UINT64_C(1) << (size * 8)) - 1);
-  }
-  }
-}
-
 spv_bits spv_const_bits(spv_em *e, dmlc_dtype dtype, int64_t value) {
-  const uint64_t b = const_bits64(dtype, value);
+  const uint64_t b = dmlc_dtype_bits_from_i64(dtype, value);
   return (spv_bits){spv_u32(e, (uint32_t)b), spv_u32(e, (uint32_t)(b >> 32)), 0};
 }
 
@@ -326,27 +341,22 @@ bool spv_copy_supported(dmlc_dtype from, dmlc_dtype to) {
     return true;
   if (fk == DMLC_KIND_FLOAT && tk == DMLC_KIND_FLOAT) /* exact widenings only */
     return dmlc_dtype_size(to) > fs;
-  if (is_int(from) && tk == DMLC_KIND_FLOAT) { /* integers every value of which is exact */
-    const uint32_t mant = to == DMLC_DTYPE_F16 ? 11 : to == DMLC_DTYPE_F32 ? 24 : 53;
-    return fs * 8 <= mant;
-  }
+  if (is_int(from) && tk == DMLC_KIND_FLOAT) /* integers every value of which is exact */
+    return fs * 8 <= dmlc_dtype_get(to)->mantissa_bits + 1;
   return false; /* float -> integer and rounding conversions */
 }
 
 /* Whether the element (zero-extended bits) is not zero; NaN is not zero and
  * -0.0 is. */
 static uint32_t nonzero(spv_em *e, spv_bits raw, dmlc_dtype from) {
-  uint32_t lo = raw.lo;
-  if (from == DMLC_DTYPE_F16)
-    lo = and_c(e, lo, 0x7fffu);
-  else if (from == DMLC_DTYPE_F32)
-    lo = and_c(e, lo, 0x7fffffffu);
-  uint32_t any = lo;
-  if (from == DMLC_DTYPE_F64)
-    any = or_(e, lo, and_c(e, raw.hi, 0x7fffffffu));
-  else if (dmlc_dtype_size(from) == 8)
-    any = or_(e, lo, raw.hi);
-  return spv_cmp(e, SpvOpINotEqual, any, spv_u32(e, 0));
+  const dmlc_dtype_info *info = dmlc_dtype_get(from);
+  const bool is_float = info->kind == DMLC_KIND_FLOAT;
+  if (info->size == 8) { /* a float's sign is the high word's top bit */
+    const uint32_t hi = is_float ? and_c(e, raw.hi, 0x7fffffffu) : raw.hi;
+    return spv_cmp(e, SpvOpINotEqual, or_(e, raw.lo, hi), spv_u32(e, 0));
+  }
+  const uint32_t lo = is_float ? and_c(e, raw.lo, (uint32_t)float_sign(info) - 1) : raw.lo;
+  return spv_cmp(e, SpvOpINotEqual, lo, spv_u32(e, 0));
 }
 
 /* Sign-extends or zero-extends an integer element to 64 bits. */
@@ -370,43 +380,45 @@ static uint32_t add_c(spv_em *e, uint32_t a, uint32_t c) {
   return spv_op(e, SpvOpIAdd, a, spv_u32(e, c));
 }
 
-/* A float's (biased exponent, fraction) brought to binary32 terms, exact:
- * binary16 widens to binary32 (subnormals normalized). Returns bits. */
-static uint32_t f16_to_f32(spv_em *e, uint32_t h) {
-  const uint32_t s = shl_c(e, and_c(e, h, 0x8000u), 16);
-  const uint32_t ex = and_c(e, shr_c(e, h, 10), 0x1fu), m = and_c(e, h, 0x3ffu);
-  const uint32_t normal = or_(e, shl_c(e, add_c(e, ex, 112), 23), shl_c(e, m, 13));
-  /* NaNs come out quiet, as the reference's (and the CPU's) conversions
-   * make them. */
-  const uint32_t quiet = spv_select(e, eq_c(e, m, 0), spv_u32(e, 0), spv_u32(e, 0x400000u));
-  const uint32_t special = or_(e, spv_u32(e, 0x7f800000u), or_(e, shl_c(e, m, 13), quiet));
-  const uint32_t msb = find_umsb(e, m);
-  const uint32_t sub_frac = and_c(e, shl_v(e, m, sub_(e, spv_u32(e, 10), msb)), 0x3ffu);
-  const uint32_t sub = or_(e, shl_c(e, add_c(e, msb, 103), 23), shl_c(e, sub_frac, 13));
-  const uint32_t ex0 = eq_c(e, ex, 0);
-  uint32_t r = spv_select(e, eq_c(e, ex, 31), special, normal);
-  r = spv_select(e, ex0, spv_select(e, eq_c(e, m, 0), spv_u32(e, 0), sub), r);
-  return or_(e, s, r);
-}
-
-static spv_bits f32_to_f64(spv_em *e, uint32_t f) {
-  const uint32_t s = and_c(e, f, 0x80000000u);
-  const uint32_t ex = and_c(e, shr_c(e, f, 23), 0xffu), m = and_c(e, f, 0x7fffffu);
+/* A float at most 32 bits wide (bits x) widened exactly to the wider float
+ * type t: the exponent re-biased, subnormals normalized, the fraction
+ * moved to t's top fraction bits. NaNs come out quiet, as the reference's
+ * (and the CPU's) conversions make them. */
+static spv_bits float_widen(spv_em *e, uint32_t x, const dmlc_dtype_info *f,
+                            const dmlc_dtype_info *t) {
+  const uint32_t fm = f->mantissa_bits, tm = t->mantissa_bits;
+  const uint32_t f_emax = (1u << f->exponent_bits) - 1, t_emax = (1u << t->exponent_bits) - 1;
+  const uint32_t rebias = float_bias(t) - float_bias(f), frac_mask = (1u << fm) - 1;
+  const uint32_t s = and_c(e, x, (uint32_t)float_sign(f));
+  const uint32_t ex = and_c(e, shr_c(e, x, fm), f_emax), m = and_c(e, x, frac_mask);
   const uint32_t msb = find_umsb(e, m);
   const uint32_t ex0 = eq_c(e, ex, 0), m0 = eq_c(e, m, 0);
-  uint32_t big_e = spv_select(e, eq_c(e, ex, 0xff), spv_u32(e, 0x7ff), add_c(e, ex, 896));
-  big_e = spv_select(e, ex0, spv_select(e, m0, spv_u32(e, 0), add_c(e, msb, 874)), big_e);
-  const uint32_t sub_frac = and_c(e, shl_v(e, m, sub_(e, spv_u32(e, 23), msb)), 0x7fffffu);
-  const uint32_t is_nan = land(e, eq_c(e, ex, 0xff), spv_cmp(e, SpvOpINotEqual, m, spv_u32(e, 0)));
+  /* A subnormal m * 2^(1 - bias - fm) is 1.frac * 2^(msb + 1 - bias - fm). */
+  uint32_t big_e = spv_select(e, eq_c(e, ex, f_emax), spv_u32(e, t_emax), add_c(e, ex, rebias));
+  big_e =
+      spv_select(e, ex0, spv_select(e, m0, spv_u32(e, 0), add_c(e, msb, rebias + 1 - fm)), big_e);
+  const uint32_t sub_frac = and_c(e, shl_v(e, m, sub_(e, spv_u32(e, fm), msb)), frac_mask);
+  const uint32_t is_nan =
+      land(e, eq_c(e, ex, f_emax), spv_cmp(e, SpvOpINotEqual, m, spv_u32(e, 0)));
   uint32_t frac = spv_select(e, ex0, spv_select(e, m0, spv_u32(e, 0), sub_frac), m);
-  frac = spv_select(e, is_nan, or_(e, frac, spv_u32(e, 0x400000u)), frac); /* quiet, as above */
-  const uint32_t hi = or_(e, or_(e, s, shl_c(e, big_e, 20)), shr_c(e, frac, 3));
-  return (spv_bits){shl_c(e, frac, 29), hi, 0};
+  frac = spv_select(e, is_nan, or_(e, frac, spv_u32(e, 1u << (fm - 1))), frac);
+  /* t's bits: sign, then the exponent at bit tm, then frac << (tm - fm),
+   * split into (hi, lo) words when t is 64 bits wide. */
+  const uint32_t tw = float_width(t), fw = float_width(f), up = tm - fm;
+  if (tw <= 32) {
+    const uint32_t r =
+        or_(e, or_(e, shl_c(e, s, tw - fw), shl_c(e, big_e, tm)), shl_c(e, frac, up));
+    return (spv_bits){r, spv_u32(e, 0), 0};
+  }
+  const uint32_t hi = or_(e, or_(e, shl_c(e, s, tw - 32 - fw), shl_c(e, big_e, tm - 32)),
+                          up >= 32 ? shl_c(e, frac, up - 32) : shr_c(e, frac, 32 - up));
+  return (spv_bits){up >= 32 ? spv_u32(e, 0) : shl_c(e, frac, up), hi, 0};
 }
 
 /* An integer whose every value is exact in float type to (see
  * spv_copy_supported): sign and magnitude, then the fields built directly. */
 static spv_bits int_to_float(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtype to) {
+  const dmlc_dtype_info *t = dmlc_dtype_get(to);
   const spv_bits v = int_extend(e, raw, from);
   const uint32_t neg = dmlc_dtype_get(from)->kind == DMLC_KIND_SIGNED
                            ? spv_cmp(e, SpvOpUGreaterThanEqual, v.hi, spv_u32(e, 0x80000000u))
@@ -415,21 +427,25 @@ static spv_bits int_to_float(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtyp
   const uint32_t is0 = eq_c(e, mag, 0);
   const uint32_t msb = find_umsb(e, mag);
   const uint32_t frac = spv_op(e, SpvOpBitwiseXor, mag, shl_v(e, spv_u32(e, 1), msb));
-  if (to == DMLC_DTYPE_F64) {
-    const uint32_t ge20 = spv_cmp(e, SpvOpUGreaterThanEqual, msb, spv_u32(e, 20));
-    const uint32_t hi_frac =
-        spv_select(e, ge20, spv_op(e, SpvOpShiftRightLogical, frac, add_c(e, msb, (uint32_t)-20)),
-                   shl_v(e, frac, sub_(e, spv_u32(e, 20), msb)));
-    const uint32_t gt20 = spv_cmp(e, SpvOpUGreaterThan, msb, spv_u32(e, 20));
+  const uint32_t mbits = t->mantissa_bits, bias = float_bias(t);
+  if (t->size == 8) {
+    /* The fraction's top (mbits - 32) bits go to the high word, the rest
+     * (when msb exceeds them) to the low word. */
+    const uint32_t hi_bits = mbits - 32;
+    const uint32_t ge = spv_cmp(e, SpvOpUGreaterThanEqual, msb, spv_u32(e, hi_bits));
+    const uint32_t hi_frac = spv_select(
+        e, ge,
+        spv_op(e, SpvOpShiftRightLogical, frac, add_c(e, msb, (uint32_t) - (int32_t)hi_bits)),
+        shl_v(e, frac, sub_(e, spv_u32(e, hi_bits), msb)));
+    const uint32_t gt = spv_cmp(e, SpvOpUGreaterThan, msb, spv_u32(e, hi_bits));
     const uint32_t lo =
-        spv_select(e, gt20, shl_v(e, frac, sub_(e, spv_u32(e, 52), msb)), spv_u32(e, 0));
-    uint32_t hi = or_(e, shl_c(e, add_c(e, msb, 1023), 20), hi_frac);
+        spv_select(e, gt, shl_v(e, frac, sub_(e, spv_u32(e, mbits), msb)), spv_u32(e, 0));
+    uint32_t hi = or_(e, shl_c(e, add_c(e, msb, bias), hi_bits), hi_frac);
     hi = or_(e, hi, spv_select(e, neg, spv_u32(e, 0x80000000u), spv_u32(e, 0)));
     return (spv_bits){spv_select(e, is0, spv_u32(e, 0), lo), spv_select(e, is0, spv_u32(e, 0), hi),
                       0};
   }
-  const uint32_t mbits = to == DMLC_DTYPE_F16 ? 10 : 23, bias = to == DMLC_DTYPE_F16 ? 15 : 127;
-  const uint32_t sign = to == DMLC_DTYPE_F16 ? 0x8000u : 0x80000000u;
+  const uint32_t sign = (uint32_t)float_sign(t);
   uint32_t r =
       or_(e, shl_c(e, add_c(e, msb, bias), mbits), shl_v(e, frac, sub_(e, spv_u32(e, mbits), msb)));
   r = or_(e, r, spv_select(e, neg, spv_u32(e, sign), spv_u32(e, 0)));
@@ -449,9 +465,6 @@ spv_bits spv_convert(spv_em *e, spv_bits raw, dmlc_dtype from, dmlc_dtype to) {
     return int_extend(e, raw, from); /* the store keeps the low bytes: wraps */
   if (is_int(from))
     return int_to_float(e, raw, from, to);
-  /* Float widenings. */
-  const uint32_t f32 = from == DMLC_DTYPE_F16 ? f16_to_f32(e, raw.lo) : raw.lo;
-  if (to == DMLC_DTYPE_F32)
-    return (spv_bits){f32, spv_u32(e, 0), 0};
-  return f32_to_f64(e, f32);
+  /* The float widenings (spv_copy_supported admits no other float pair). */
+  return float_widen(e, raw.lo, dmlc_dtype_get(from), dmlc_dtype_get(to));
 }
