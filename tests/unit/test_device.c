@@ -152,6 +152,8 @@ void cts_buffers_free(cts_buffers *b) {
 }
 
 void cts_expect_bytes(const void *got, const void *want, uint64_t size, const char *what) {
+  if (size == 0 || memcmp(got, want, size) == 0)
+    return; /* (a check per byte would cost a write to Check's pipe each) */
   const unsigned char *g = got, *w = want;
   for (uint64_t i = 0; i < size; i++)
     ck_assert_msg(g[i] == w[i], "%s on %s: byte %llu of %llu is 0x%02x, expected 0x%02x", what,
