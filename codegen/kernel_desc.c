@@ -6,10 +6,11 @@
 #include "codegen/kernel_desc.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ir/strbuf.h"
 
 typedef enum trace_kind {
   TRACE_READ,   /* the read, converted at most once (to dtype) */
@@ -41,19 +42,49 @@ static dmlc_status unsupported(dmlc_diag *diag, uint32_t kernel, const char *wha
                        what, v);
 }
 
-/* The value of constant c converted to dtype, as IR casts do. */
+/* A constant is held as an int64 (dmlc_kout.constant): for an integer or
+ * bool dtype the integer its element holds, for a float dtype the integer
+ * the element is dmlc_dtype_bits_from_i64 of (every emitter converts it with
+ * that one function). convert_constant gives the int64 of the integer
+ * constant c converted to dtype `to`, by that same function. */
 static int64_t convert_constant(int64_t c, dmlc_dtype to) {
-  const dmlc_dtype_info *info = dmlc_dtype_get(to);
-  if (info->kind == DMLC_KIND_BOOL)
-    return c != 0;
-  if (info->kind == DMLC_KIND_FLOAT || info->size == 8)
+  if (dmlc_dtype_is_float(to))
     return c;
-  const uint32_t bits = info->size * 8;
-  const uint64_t mask = (UINT64_C(1) << bits) - 1;
-  uint64_t u = (uint64_t)c & mask;
-  if (info->kind == DMLC_KIND_SIGNED && (u >> (bits - 1)))
-    u |= ~mask;
-  return (int64_t)u;
+  return dmlc_dtype_i64_from_bits(to, dmlc_dtype_bits_from_i64(to, c));
+}
+
+/* Whether the float constant c of dtype `from` is exactly the integer c
+ * (the conversion did not round). Only then can a cast of it start from c. */
+static bool float_constant_is_exact(int64_t c, dmlc_dtype from) {
+  const double d = dmlc_dtype_f64_from_bits(from, dmlc_dtype_bits_from_i64(from, c));
+  return d >= -0x1p63 && d < 0x1p63 && (int64_t)d == c;
+}
+
+/* The constant c of dtype `from` cast to `to`, the cast op's rules: a float
+ * to an integer saturates (it is an exact integer here: no truncation);
+ * false when c is a float that rounded (its value is no int64 we hold). */
+static bool cast_constant(int64_t c, dmlc_dtype from, dmlc_dtype to, int64_t *out) {
+  if (dmlc_dtype_is_float(from)) {
+    if (!float_constant_is_exact(c, from))
+      return false;
+    if (dmlc_dtype_is_integer(to)) {
+      const uint64_t max = dmlc_dtype_max_index(to);
+      const bool is_signed = dmlc_dtype_get(to)->kind == DMLC_KIND_SIGNED;
+      const int64_t min = is_signed ? -(int64_t)max - 1 : 0;
+      if (c < min)
+        c = min;
+      else if (c >= 0 && (uint64_t)c > max)
+        c = (int64_t)max;
+    }
+  }
+  *out = convert_constant(c, to);
+  return true;
+}
+
+/* Two constants of one dtype are equal when their elements are (no NaN or
+ * -0.0 comes from an integer, so equal bits are equal values). */
+static bool constants_equal(int64_t a, int64_t b, dmlc_dtype dtype) {
+  return dmlc_dtype_bits_from_i64(dtype, a) == dmlc_dtype_bits_from_i64(dtype, b);
 }
 
 static dmlc_status trace_node(kernel_view *kv, uint32_t kernel_id, const dmlc_node *n,
@@ -95,7 +126,7 @@ static dmlc_status trace_node(kernel_view *kv, uint32_t kernel_id, const dmlc_no
   case DMLC_OP_EQ:
     if (a->kind == TRACE_CONST && b->kind == TRACE_CONST) {
       out->kind = TRACE_CONST;
-      out->constant = a->constant == b->constant;
+      out->constant = constants_equal(a->constant, b->constant, a->dtype);
       return DMLC_OK;
     }
     if ((a->kind == TRACE_BINDEX && b->kind == TRACE_RINDEX) ||
@@ -109,7 +140,8 @@ static dmlc_status trace_node(kernel_view *kv, uint32_t kernel_id, const dmlc_no
     *out = *a;
     out->dtype = t->dtype;
     if (a->kind == TRACE_CONST) {
-      out->constant = convert_constant(a->constant, t->dtype);
+      if (!cast_constant(a->constant, a->dtype, t->dtype, &out->constant))
+        return unsupported(diag, kernel_id, "a rounded float constant converted again", n->result);
       return DMLC_OK;
     }
     if (a->kind == TRACE_INDEX && !dmlc_dtype_is_integer(t->dtype))
@@ -281,54 +313,37 @@ void dmlc_kernel_plan_free(dmlc_kernel_plan *plan) {
   memset(plan, 0, sizeof *plan);
 }
 
-static void append(char *buf, size_t size, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t size, size_t *len, const char *fmt, ...) {
-  if (*len >= size)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(buf + *len, size - *len, fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    *len += (size_t)n;
-}
-
-static void append_strides(char *buf, size_t size, size_t *len, uint32_t rank,
-                           const uint64_t *strides) {
-  append(buf, size, len, "[");
+static void print_strides(dmlc_strbuf *sb, uint32_t rank, const uint64_t *strides) {
+  dmlc_strbuf_append(sb, "[");
   for (uint32_t d = 0; d < rank; d++)
-    append(buf, size, len, "%s%" PRIu64, d ? "," : "", strides[d]);
-  append(buf, size, len, "]");
+    dmlc_strbuf_printf(sb, "%s%" PRIu64, d ? "," : "", strides[d]);
+  dmlc_strbuf_append(sb, "]");
 }
 
 static const char *const kout_names[] = {"index", "onehot", "constant", "copy"};
+_Static_assert(sizeof kout_names / sizeof kout_names[0] == DMLC_KOUT_COPY + 1,
+               "kout_names: one name per dmlc_kout_kind");
 
 char *dmlc_kdesc_print(const dmlc_kdesc *k) {
-  const size_t size = 2048;
-  char *buf = malloc(size);
-  if (!buf)
-    return NULL;
-  size_t len = 0;
-  append(buf, size, &len, "space [");
+  dmlc_strbuf sb = {0};
+  dmlc_strbuf_append(&sb, "space [");
   for (uint32_t d = 0; d < k->rank; d++)
-    append(buf, size, &len, "%s%s%u", d ? ", " : "", (k->reduced_mask >> d) & 1 ? "r" : "",
-           k->dims[d]);
-  append(buf, size, &len, "]");
+    dmlc_strbuf_printf(&sb, "%s%s%u", d ? ", " : "",
+                       dmlc_mask_has_axis(k->reduced_mask, d) ? "r" : "", k->dims[d]);
+  dmlc_strbuf_append(&sb, "]");
   if (k->has_read) {
-    append(buf, size, &len, " read %s", dmlc_dtype_name(k->read_dtype));
-    append_strides(buf, size, &len, k->rank, k->read_strides);
+    dmlc_strbuf_printf(&sb, " read %s", dmlc_dtype_name(k->read_dtype));
+    print_strides(&sb, k->rank, k->read_strides);
   }
   if (k->has_reduction)
-    append(buf, size, &len, " %s %s", dmlc_op_get(k->reduction)->name,
-           dmlc_direction_name(k->direction));
+    dmlc_strbuf_printf(&sb, " %s %s", dmlc_op_get(k->reduction)->name,
+                       dmlc_direction_name(k->direction));
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
-    append(buf, size, &len, " out%u %s %s", i, kout_names[o->kind], dmlc_dtype_name(o->dtype));
-    append_strides(buf, size, &len, k->rank, o->strides);
+    dmlc_strbuf_printf(&sb, " out%u %s %s", i, kout_names[o->kind], dmlc_dtype_name(o->dtype));
+    print_strides(&sb, k->rank, o->strides);
     if (o->kind == DMLC_KOUT_CONSTANT)
-      append(buf, size, &len, " = %" PRId64, o->constant);
+      dmlc_strbuf_printf(&sb, " = %" PRId64, o->constant);
   }
-  return buf;
+  return dmlc_strbuf_finish(&sb);
 }

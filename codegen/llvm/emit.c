@@ -95,6 +95,12 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.f64 = LLVMDoubleTypeInContext(e.c);
   e.ptr = LLVMPointerTypeInContext(e.c, 0);
   e.void_t = LLVMVoidTypeInContext(e.c);
+  if (!ec_init_dtype_types(&e)) {
+    LLVMDisposeBuilder(e.b);
+    LLVMDisposeBuilder(e.entry_b);
+    return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                         "llvm emit: a dtype's LLVM spelling in ir/dtypes.def is no LLVM type");
+  }
   memset(info, 0, sizeof *info);
 
   dmlc_status st;

@@ -7,28 +7,31 @@
 
 /* ---- types and constants ---- */
 
-LLVMTypeRef ec_store_type(emit_ctx *e, dmlc_dtype dt) {
-  switch (dt) {
-  case DMLC_DTYPE_F16:
-    return e->f16;
-  case DMLC_DTYPE_F32:
-    return e->f32;
-  case DMLC_DTYPE_F64:
-    return e->f64;
-  default:
-    break;
+/* The LLVM type spelled `spelling`: the integer of the element's width or
+ * one of LLVM's float types, matched by its printed name. */
+static LLVMTypeRef type_spelled(emit_ctx *e, const char *spelling, uint32_t size) {
+  LLVMTypeRef candidates[] = {LLVMIntTypeInContext(e->c, size * 8), e->f16, e->f32, e->f64};
+  for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+    char *name = LLVMPrintTypeToString(candidates[i]);
+    const bool match = strcmp(name, spelling) == 0;
+    LLVMDisposeMessage(name);
+    if (match)
+      return candidates[i];
   }
-  switch (dmlc_dtype_size(dt)) {
-  case 1:
-    return e->i8;
-  case 2:
-    return e->i16;
-  case 4:
-    return e->i32;
-  default:
-    return e->i64;
-  }
+  return NULL;
 }
+
+bool ec_init_dtype_types(emit_ctx *e) {
+  for (int d = 0; d < DMLC_DTYPE_COUNT; d++) {
+    const dmlc_dtype_info *info = dmlc_dtype_get((dmlc_dtype)d);
+    e->dtype_types[d] = type_spelled(e, info->llvm, info->size);
+    if (!e->dtype_types[d])
+      return false;
+  }
+  return true;
+}
+
+LLVMTypeRef ec_store_type(emit_ctx *e, dmlc_dtype dt) { return e->dtype_types[dt]; }
 
 LLVMTypeRef ec_cmp_type(emit_ctx *e, dmlc_dtype dt) {
   return dt == DMLC_DTYPE_F16 ? e->f32 : ec_store_type(e, dt);
@@ -64,19 +67,11 @@ LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes) {
 }
 
 LLVMValueRef ec_const_elem(emit_ctx *e, dmlc_dtype dt, int64_t value) {
-  switch (dt) {
-  case DMLC_DTYPE_BOOL:
-    return LLVMConstInt(e->i8, value != 0, false);
-  case DMLC_DTYPE_F32:
-    return LLVMConstReal(e->f32, (double)(float)value);
-  case DMLC_DTYPE_F64:
-    return LLVMConstReal(e->f64, (double)value);
-  case DMLC_DTYPE_F16:
-    /* (float)value is exact below 2^24 and rounds to inf in f16 above it. */
-    return LLVMConstReal(e->f16, (double)dmlc_f16_to_f32(dmlc_f32_to_f16((float)value)));
-  default:
-    return LLVMConstInt(ec_store_type(e, dt), (uint64_t)value, false);
-  }
+  /* The element's bits, as an integer of its width, seen as its type. */
+  LLVMTypeRef bits_type = LLVMIntTypeInContext(e->c, dmlc_dtype_size(dt) * 8);
+  LLVMValueRef bits = LLVMConstInt(bits_type, dmlc_dtype_bits_from_i64(dt, value), false);
+  LLVMTypeRef t = ec_store_type(e, dt);
+  return t == bits_type ? bits : LLVMConstBitCast(bits, t);
 }
 
 uint32_t ec_vector_lanes(const emit_ctx *e, dmlc_dtype dt) {
@@ -361,8 +356,6 @@ void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LL
   ec_store(e, dt, base, ec_madd(e, off, i, stride), value);
   ec_loop_end(e, &l);
 }
-
-bool ec_is_reduced(const dmlc_kdesc *k, uint32_t d) { return (k->reduced_mask >> d) & 1u; }
 
 /* ---- non-temporal stores ---- */
 

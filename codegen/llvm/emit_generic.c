@@ -107,7 +107,7 @@ dmlc_status ec_emit_generic(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   uint32_t kept[DMLC_MAX_RANK], reduced[DMLC_MAX_RANK], nkept = 0, nred = 0;
   uint64_t kept_points = 1, reduced_points = 1;
   for (uint32_t d = 0; d < k->rank; d++) {
-    if (ec_is_reduced(k, d)) {
+    if (dmlc_mask_has_axis(k->reduced_mask, d)) {
       reduced[nred++] = d;
       reduced_points *= k->dims[d];
     } else {

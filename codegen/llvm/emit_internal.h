@@ -30,6 +30,7 @@ typedef struct emit_ctx {
   bool use_scratch; /* set before ec_function_begin to load the scratch pointer */
   bool nt_used;     /* the function has non-temporal stores (ec_nt_fence) */
   LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr, void_t;
+  LLVMTypeRef dtype_types[DMLC_DTYPE_COUNT]; /* ec_init_dtype_types */
 } emit_ctx;
 
 /* ---- functions (emit.c) ---- */
@@ -40,6 +41,9 @@ void ec_function_begin(emit_ctx *e, const char *name, bool ranged, LLVMValueRef 
 void ec_function_end(emit_ctx *e);
 
 /* ---- types and constants (emit_common.c) ---- */
+/* Fills e->dtype_types from ir/dtypes.def's LLVM spelling of each dtype;
+ * false when LLVM has no type of that spelling (a wrong table row). */
+bool ec_init_dtype_types(emit_ctx *e);
 LLVMTypeRef ec_store_type(emit_ctx *e, dmlc_dtype dt); /* bool is i8, f16 is half */
 LLVMTypeRef ec_cmp_type(emit_ctx *e, dmlc_dtype dt);   /* f16 compares as float */
 LLVMTypeRef ec_lanes(LLVMTypeRef t, uint32_t lanes);   /* t itself when lanes == 1 */
@@ -142,8 +146,6 @@ void ec_nt_fence(emit_ctx *e);
 /* Whether output i is a full-size output large enough for non-temporal
  * stores. */
 bool ec_output_nt(const emit_ctx *e, uint32_t i);
-/* Whether space dim d is reduced. */
-bool ec_is_reduced(const dmlc_kdesc *k, uint32_t d);
 
 /* ---- paths ---- */
 bool ec_row_matches(const dmlc_kdesc *k);
