@@ -90,18 +90,6 @@ void dmlc_format_u32_list(const uint32_t *items, uint32_t count, char *buf, size
   dmlc_format_u64_list(wide, n, buf, size);
 }
 
-void dmlc_format_type(const dmlc_type *type, char *buf, size_t size) {
-  size_t len = 0;
-  if (size == 0)
-    return;
-  buf[0] = '\0';
-  append_str(buf, size, &len, dmlc_dtype_name(type->dtype));
-  append_str(buf, size, &len, "[");
-  for (uint32_t i = 0; i < type->rank; i++)
-    append(buf, size, &len, i ? ",%" PRIu64 : "%" PRIu64, type->dims[i]);
-  append_str(buf, size, &len, "]");
-}
-
 void dmlc_format_data_types(const DML_TENSOR_DATA_TYPE *types, uint32_t count, const char *last_sep,
                             char *buf, size_t size) {
   size_t len = 0;

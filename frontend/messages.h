@@ -17,8 +17,6 @@ const char *dmlc_dml_reduce_function_name(DML_REDUCE_FUNCTION function);
 /* "[3, 5]" into buf (truncated to size). */
 void dmlc_format_u32_list(const uint32_t *items, uint32_t count, char *buf, size_t size);
 void dmlc_format_u64_list(const uint64_t *items, uint32_t count, char *buf, size_t size);
-/* "f32[3,5]", as the IR text spells a type. */
-void dmlc_format_type(const dmlc_type *type, char *buf, size_t size);
 /* The DirectML names of types joined by ", ", the last one by last_sep
  * (", " or " or "): "INT32, INT64, UINT32 or UINT64". */
 void dmlc_format_data_types(const DML_TENSOR_DATA_TYPE *types, uint32_t count, const char *last_sep,

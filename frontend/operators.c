@@ -269,8 +269,8 @@ static const dmlc_layout *input_layout(const dmlc_ir_graph *g, uint32_t value) {
 
 static dmlc_status check_bound_type(const dmlc_type *t, const dmlc_type *vt, const char *name,
                                     dmlc_diag *diag) {
-  char vtype[128];
-  dmlc_format_type(vt, vtype, sizeof vtype);
+  char vtype[DMLC_TYPE_STR_MAX];
+  dmlc_type_str(vt, vtype, sizeof vtype);
   if (t->dtype != vt->dtype)
     return INVALID(diag, "InputTensor.DataType is %s but the bound value %s has %s",
                    data_type_name(t->dtype), name, vtype);

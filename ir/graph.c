@@ -3,19 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/array.h"
 #include "ir/ir.h"
-
-static bool grow(void **items, uint32_t *cap, uint32_t count, size_t item_size) {
-  if (count < *cap)
-    return true;
-  const uint32_t new_cap = *cap ? *cap * 2 : 8;
-  void *p = realloc(*items, (size_t)new_cap * item_size);
-  if (!p)
-    return false;
-  *items = p;
-  *cap = new_cap;
-  return true;
-}
 
 dmlc_ir_graph *dmlc_ir_graph_create(const char *name) {
   dmlc_ir_graph *g = calloc(1, sizeof *g);
@@ -76,7 +65,7 @@ dmlc_ir_graph *dmlc_ir_graph_clone(const dmlc_ir_graph *g) {
 
 static dmlc_status new_value(dmlc_ir_graph *g, const dmlc_type *type, int32_t producer,
                              uint32_t *out, dmlc_diag *diag) {
-  if (!grow((void **)&g->values, &g->cap_values, g->num_values, sizeof *g->values))
+  if (!DMLC_ARRAY_RESERVE(&g->values, &g->cap_values, g->num_values + 1, 8))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph values");
   g->values[g->num_values].type = *type;
   g->values[g->num_values].producer = producer;
@@ -86,7 +75,7 @@ static dmlc_status new_value(dmlc_ir_graph *g, const dmlc_type *type, int32_t pr
 
 dmlc_status dmlc_ir_add_input(dmlc_ir_graph *g, const char *name, const dmlc_type *type,
                               const dmlc_layout *layout, uint32_t *out_value, dmlc_diag *diag) {
-  if (!grow((void **)&g->inputs, &g->cap_inputs, g->num_inputs, sizeof *g->inputs))
+  if (!DMLC_ARRAY_RESERVE(&g->inputs, &g->cap_inputs, g->num_inputs + 1, 8))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph inputs");
   uint32_t v = 0;
   DMLC_RETURN_IF_ERROR(new_value(g, type, -1, &v, diag));
@@ -102,7 +91,7 @@ dmlc_status dmlc_ir_add_input(dmlc_ir_graph *g, const char *name, const dmlc_typ
 
 dmlc_status dmlc_ir_add_node(dmlc_ir_graph *g, const dmlc_node *node, const dmlc_type *result_type,
                              uint32_t *out_value, dmlc_diag *diag) {
-  if (!grow((void **)&g->nodes, &g->cap_nodes, g->num_nodes, sizeof *g->nodes))
+  if (!DMLC_ARRAY_RESERVE(&g->nodes, &g->cap_nodes, g->num_nodes + 1, 8))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph nodes");
   uint32_t v = 0;
   DMLC_RETURN_IF_ERROR(new_value(g, result_type, (int32_t)g->num_nodes, &v, diag));
@@ -116,7 +105,7 @@ dmlc_status dmlc_ir_add_node(dmlc_ir_graph *g, const dmlc_node *node, const dmlc
 
 dmlc_status dmlc_ir_add_output(dmlc_ir_graph *g, const char *name, uint32_t value,
                                const dmlc_layout *layout, dmlc_diag *diag) {
-  if (!grow((void **)&g->outputs, &g->cap_outputs, g->num_outputs, sizeof *g->outputs))
+  if (!DMLC_ARRAY_RESERVE(&g->outputs, &g->cap_outputs, g->num_outputs + 1, 8))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph outputs");
   dmlc_graph_io *io = &g->outputs[g->num_outputs];
   memset(io, 0, sizeof *io);
@@ -137,12 +126,12 @@ dmlc_status dmlc_ir_add_kernel(dmlc_ir_graph *g, const dmlc_kernel *kernel,
                                const dmlc_kernel_buffer *reads, const dmlc_kernel_buffer *writes,
                                dmlc_diag *diag) {
   const uint32_t count = kernel->num_reads + kernel->num_writes;
-  if (!grow((void **)&g->kernels, &g->cap_kernels, g->num_kernels, sizeof *g->kernels))
+  if (!DMLC_ARRAY_RESERVE(&g->kernels, &g->cap_kernels, g->num_kernels + 1, 8))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing graph kernels");
-  while (g->cap_kernel_buffers - g->num_kernel_buffers < count)
-    if (!grow((void **)&g->kernel_buffers, &g->cap_kernel_buffers, g->cap_kernel_buffers,
-              sizeof *g->kernel_buffers))
-      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing kernel buffers");
+  if (count > UINT32_MAX - g->num_kernel_buffers ||
+      !DMLC_ARRAY_RESERVE(&g->kernel_buffers, &g->cap_kernel_buffers, g->num_kernel_buffers + count,
+                          8))
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory growing kernel buffers");
   dmlc_kernel *k = &g->kernels[g->num_kernels++];
   *k = *kernel;
   k->first_buffer = g->num_kernel_buffers;

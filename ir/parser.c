@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/array.h"
 #include "ir/ir.h"
 
 /* ---- tokens ---- */
@@ -114,9 +115,11 @@ typedef struct parser {
   symtab values;
   symtab kernels; /* kernel names: unique, otherwise unused */
   output_sig *outs;
-  size_t num_outs, cap_outs;
+  size_t num_outs;
+  uint32_t cap_outs;
   returned *rets;
-  size_t num_rets, cap_rets;
+  size_t num_rets;
+  uint32_t cap_rets;
 } parser;
 
 static dmlc_status error_at(const parser *p, const token *t, const char *fmt, ...)
@@ -134,18 +137,6 @@ static dmlc_status error_at(const parser *p, const token *t, const char *fmt, ..
 
 static dmlc_status out_of_memory(const parser *p) {
   return dmlc_diag_set(p->diag, DMLC_ERROR_OUT_OF_MEMORY, "%s: out of memory", p->filename);
-}
-
-static bool grow(void **items, size_t *cap, size_t count, size_t item_size) {
-  if (count < *cap)
-    return true;
-  const size_t new_cap = *cap ? *cap * 2 : 8;
-  void *grown = realloc(*items, new_cap * item_size);
-  if (!grown)
-    return false;
-  *items = grown;
-  *cap = new_cap;
-  return true;
 }
 
 /* ---- the lexer ---- */
@@ -474,7 +465,7 @@ static dmlc_status parse_input(parser *p) {
 
 /* (%NAME:)? TYPE LAYOUT? */
 static dmlc_status parse_output_sig(parser *p) {
-  if (!grow((void **)&p->outs, &p->cap_outs, p->num_outs, sizeof *p->outs))
+  if (!DMLC_ARRAY_RESERVE(&p->outs, &p->cap_outs, (uint32_t)p->num_outs + 1, 8))
     return out_of_memory(p);
   output_sig *out = &p->outs[p->num_outs];
   memset(out, 0, sizeof *out);
@@ -614,7 +605,7 @@ static dmlc_status parse_return(parser *p) {
   const token return_tok = p->tok;
   DMLC_RETURN_IF_ERROR(lex(p));
   while (p->tok.kind == TOK_LOCAL) {
-    if (!grow((void **)&p->rets, &p->cap_rets, p->num_rets, sizeof *p->rets))
+    if (!DMLC_ARRAY_RESERVE(&p->rets, &p->cap_rets, (uint32_t)p->num_rets + 1, 8))
       return out_of_memory(p);
     returned *r = &p->rets[p->num_rets++];
     r->tok = p->tok;
@@ -727,7 +718,7 @@ static dmlc_status parse_buffer(parser *p, const dmlc_kernel *k, bool is_write, 
 
 typedef struct buffer_list {
   buffer_entry *items;
-  size_t count, cap;
+  uint32_t count, cap;
 } buffer_list;
 
 /* KEYWORD '(' (buffer (',' buffer)*)? ')' */
@@ -741,7 +732,7 @@ static dmlc_status parse_buffers(parser *p, const dmlc_kernel *k, const char *ke
   DMLC_RETURN_IF_ERROR(lex(p));
   DMLC_RETURN_IF_ERROR(expect(p, TOK_LPAREN, "'('"));
   while (p->tok.kind != TOK_RPAREN) {
-    if (!grow((void **)&list->items, &list->cap, list->count, sizeof *list->items))
+    if (!DMLC_ARRAY_RESERVE(&list->items, &list->cap, list->count + 1, 8))
       return out_of_memory(p);
     DMLC_RETURN_IF_ERROR(
         parse_buffer(p, k, strcmp(keyword, "writes") == 0, &list->items[list->count]));

@@ -2,47 +2,12 @@
  * verifier would reject, so that a broken graph can still be dumped: ids out
  * of range print as "%<invalid N>" and ranks are clamped to DMLC_MAX_RANK. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
-
-typedef struct strbuf {
-  char *data;
-  size_t len, cap;
-  bool failed;
-} strbuf;
-
-static void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(strbuf *sb, const char *fmt, ...) {
-  if (sb->failed)
-    return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      sb->failed = true;
-      return;
-    }
-    if ((size_t)n < sb->cap - sb->len) {
-      sb->len += (size_t)n;
-      return;
-    }
-    const size_t cap = (sb->cap + (size_t)n + 1) * 2;
-    char *p = realloc(sb->data, cap);
-    if (!p) {
-      sb->failed = true;
-      return;
-    }
-    sb->data = p;
-    sb->cap = cap;
-  }
-}
+#include "ir/strbuf.h"
 
 static const char *dtype_spelling(dmlc_dtype dtype) {
   return (unsigned)dtype < DMLC_DTYPE_COUNT ? dmlc_dtype_name(dtype) : "?";
@@ -63,22 +28,22 @@ const char *dmlc_type_str(const dmlc_type *t, char *buf, size_t size) {
   return buf;
 }
 
-static void print_type(strbuf *sb, const dmlc_type *t) {
+static void print_type(dmlc_strbuf *sb, const dmlc_type *t) {
   char buf[DMLC_TYPE_STR_MAX];
-  sb_printf(sb, "%s", dmlc_type_str(t, buf, sizeof buf));
+  dmlc_strbuf_printf(sb, "%s", dmlc_type_str(t, buf, sizeof buf));
 }
 
 /* "[a, b, c]": the spelling of attribute lists and strides. */
-static void print_u64_list(strbuf *sb, const uint64_t *items, uint32_t count) {
-  sb_printf(sb, "[");
+static void print_u64_list(dmlc_strbuf *sb, const uint64_t *items, uint32_t count) {
+  dmlc_strbuf_append(sb, "[");
   for (uint32_t i = 0; i < count; i++)
-    sb_printf(sb, "%s%" PRIu64, i ? ", " : "", items[i]);
-  sb_printf(sb, "]");
+    dmlc_strbuf_printf(sb, "%s%" PRIu64, i ? ", " : "", items[i]);
+  dmlc_strbuf_append(sb, "]");
 }
 
 /* Only what differs from the defaults: packed strides, the minimum size for
  * those strides, no alignment. */
-static void print_layout(strbuf *sb, const dmlc_type *t, const dmlc_layout *l) {
+static void print_layout(dmlc_strbuf *sb, const dmlc_type *t, const dmlc_layout *l) {
   const uint32_t rank = clamped_rank(t);
   uint64_t packed[DMLC_MAX_RANK];
   dmlc_type clamped = *t;
@@ -91,19 +56,19 @@ static void print_layout(strbuf *sb, const dmlc_type *t, const dmlc_layout *l) {
   if (!strides && !size && !align)
     return;
   const char *sep = "";
-  sb_printf(sb, "{");
+  dmlc_strbuf_append(sb, "{");
   if (strides) {
-    sb_printf(sb, "strides = ");
+    dmlc_strbuf_append(sb, "strides = ");
     print_u64_list(sb, l->strides, rank);
     sep = ", ";
   }
   if (size) {
-    sb_printf(sb, "%ssize = %" PRIu64, sep, l->size_bytes);
+    dmlc_strbuf_printf(sb, "%ssize = %" PRIu64, sep, l->size_bytes);
     sep = ", ";
   }
   if (align)
-    sb_printf(sb, "%salign = %" PRIu32, sep, l->alignment);
-  sb_printf(sb, "}");
+    dmlc_strbuf_printf(sb, "%salign = %" PRIu32, sep, l->alignment);
+  dmlc_strbuf_append(sb, "}");
 }
 
 static int name_len(const char *name) {
@@ -132,15 +97,16 @@ static bool value_names_init(value_names *vn, const dmlc_ir_graph *g) {
   return true;
 }
 
-static void print_value(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t v) {
+static void print_value(dmlc_strbuf *sb, const dmlc_ir_graph *g, const value_names *vn,
+                        uint32_t v) {
   const int64_t ref = v < g->num_values ? vn->ref[v] : -1;
   if (ref >= 0) {
-    sb_printf(sb, "%%%" PRId64, ref);
+    dmlc_strbuf_printf(sb, "%%%" PRId64, ref);
   } else if (ref < -1) {
     const char *name = g->inputs[-ref - 2].name;
-    sb_printf(sb, "%%%.*s", name_len(name), name);
+    dmlc_strbuf_printf(sb, "%%%.*s", name_len(name), name);
   } else {
-    sb_printf(sb, "%%<invalid %" PRIu32 ">", v);
+    dmlc_strbuf_printf(sb, "%%<invalid %" PRIu32 ">", v);
   }
 }
 
@@ -149,122 +115,123 @@ static const dmlc_type *value_type(const dmlc_ir_graph *g, uint32_t v) {
   return v < g->num_values ? &g->values[v].type : &none;
 }
 
-static void print_attrs(strbuf *sb, const dmlc_node *node, uint32_t attrs) {
+static void print_attrs(dmlc_strbuf *sb, const dmlc_node *node, uint32_t attrs) {
   if (!attrs)
     return;
   const char *sep = "";
-  sb_printf(sb, " {");
+  dmlc_strbuf_append(sb, " {");
   if (attrs & DMLC_ATTR_AXES) {
     uint64_t axes[DMLC_MAX_RANK];
     const uint32_t count = node->num_axes < DMLC_MAX_RANK ? node->num_axes : DMLC_MAX_RANK;
     for (uint32_t i = 0; i < count; i++)
       axes[i] = node->axes[i];
-    sb_printf(sb, "axes = ");
+    dmlc_strbuf_append(sb, "axes = ");
     print_u64_list(sb, axes, count);
     sep = ", ";
   }
   if (attrs & DMLC_ATTR_DIRECTION) {
-    sb_printf(sb, "%sdirection = %s", sep, dmlc_direction_name(node->direction));
+    dmlc_strbuf_printf(sb, "%sdirection = %s", sep, dmlc_direction_name(node->direction));
     sep = ", ";
   }
   if (attrs & DMLC_ATTR_VALUE)
-    sb_printf(sb, "%svalue = %" PRId64, sep, node->value);
-  sb_printf(sb, "}");
+    dmlc_strbuf_printf(sb, "%svalue = %" PRId64, sep, node->value);
+  dmlc_strbuf_append(sb, "}");
 }
 
-static void print_node(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t index,
-                       const char *indent) {
+static void print_node(dmlc_strbuf *sb, const dmlc_ir_graph *g, const value_names *vn,
+                       uint32_t index, const char *indent) {
   const dmlc_node *node = &g->nodes[index];
   const bool known = (unsigned)node->op < DMLC_OP_COUNT;
-  sb_printf(sb, "%s%%%" PRIu32 " = %s", indent, index, known ? dmlc_op_get(node->op)->name : "?");
+  dmlc_strbuf_printf(sb, "%s%%%" PRIu32 " = %s", indent, index,
+                     known ? dmlc_op_get(node->op)->name : "?");
   const uint32_t count =
       node->num_operands < DMLC_MAX_OPERANDS ? node->num_operands : DMLC_MAX_OPERANDS;
   for (uint32_t i = 0; i < count; i++) {
-    sb_printf(sb, i ? ", " : " ");
+    dmlc_strbuf_append(sb, i ? ", " : " ");
     print_value(sb, g, vn, node->operands[i]);
   }
   print_attrs(sb, node, known ? dmlc_op_get(node->op)->attrs : 0);
-  sb_printf(sb, " : ");
+  dmlc_strbuf_append(sb, " : ");
   print_type(sb, value_type(g, node->result));
-  sb_printf(sb, "\n");
+  dmlc_strbuf_append(sb, "\n");
 }
 
-static void print_signature(strbuf *sb, const dmlc_ir_graph *g) {
-  sb_printf(sb, "graph @%.*s(", name_len(g->name), g->name);
+static void print_signature(dmlc_strbuf *sb, const dmlc_ir_graph *g) {
+  dmlc_strbuf_printf(sb, "graph @%.*s(", name_len(g->name), g->name);
   for (uint32_t i = 0; i < g->num_inputs; i++) {
     const dmlc_graph_io *in = &g->inputs[i];
     const dmlc_type *t = value_type(g, in->value);
-    sb_printf(sb, "%s%%%.*s: ", i ? ", " : "", name_len(in->name), in->name);
+    dmlc_strbuf_printf(sb, "%s%%%.*s: ", i ? ", " : "", name_len(in->name), in->name);
     print_type(sb, t);
     print_layout(sb, t, &in->layout);
   }
-  sb_printf(sb, ") -> (");
+  dmlc_strbuf_append(sb, ") -> (");
   for (uint32_t i = 0; i < g->num_outputs; i++) {
     const dmlc_graph_io *out = &g->outputs[i];
     const dmlc_type *t = value_type(g, out->value);
     char default_name[DMLC_NAME_MAX];
     dmlc_default_output_name(i, default_name, sizeof default_name);
-    sb_printf(sb, "%s", i ? ", " : "");
+    dmlc_strbuf_printf(sb, "%s", i ? ", " : "");
     if (strncmp(out->name, default_name, DMLC_NAME_MAX) != 0)
-      sb_printf(sb, "%%%.*s: ", name_len(out->name), out->name);
+      dmlc_strbuf_printf(sb, "%%%.*s: ", name_len(out->name), out->name);
     print_type(sb, t);
     print_layout(sb, t, &out->layout);
   }
-  sb_printf(sb, ") {\n");
+  dmlc_strbuf_append(sb, ") {\n");
 }
 
 /* "[r2, 3]": the space, reduced dims marked with 'r'. */
-static void print_space(strbuf *sb, const dmlc_kernel *k) {
+static void print_space(dmlc_strbuf *sb, const dmlc_kernel *k) {
   const uint32_t rank = k->rank < DMLC_MAX_RANK ? k->rank : DMLC_MAX_RANK;
-  sb_printf(sb, "[");
+  dmlc_strbuf_append(sb, "[");
   for (uint32_t d = 0; d < rank; d++)
-    sb_printf(sb, "%s%s%" PRIu32, d ? ", " : "", (k->reduced_mask >> d) & 1u ? "r" : "",
-              k->dims[d]);
-  sb_printf(sb, "]");
+    dmlc_strbuf_printf(sb, "%s%s%" PRIu32, d ? ", " : "",
+                       dmlc_mask_has_axis(k->reduced_mask, d) ? "r" : "", k->dims[d]);
+  dmlc_strbuf_append(sb, "]");
 }
 
-static void print_buffers(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn,
+static void print_buffers(dmlc_strbuf *sb, const dmlc_ir_graph *g, const value_names *vn,
                           const dmlc_kernel *k, const dmlc_kernel_buffer *bufs, uint32_t count) {
   const uint32_t rank = k->rank < DMLC_MAX_RANK ? k->rank : DMLC_MAX_RANK;
   for (uint32_t i = 0; i < count; i++) {
     const dmlc_kernel_buffer *b = &bufs[i];
-    sb_printf(sb, i ? ", " : "");
+    dmlc_strbuf_append(sb, i ? ", " : "");
     print_value(sb, g, vn, b->value);
     if (b->output >= 0 && (uint32_t)b->output < g->num_outputs) {
       const char *name = g->outputs[b->output].name;
-      sb_printf(sb, " -> %%%.*s", name_len(name), name);
+      dmlc_strbuf_printf(sb, " -> %%%.*s", name_len(name), name);
     } else if (b->output >= 0) {
-      sb_printf(sb, " -> %%<invalid output %" PRId32 ">", b->output);
+      dmlc_strbuf_printf(sb, " -> %%<invalid output %" PRId32 ">", b->output);
     }
-    sb_printf(sb, " ");
+    dmlc_strbuf_append(sb, " ");
     print_u64_list(sb, b->strides, rank);
   }
 }
 
 /* kernel @kN SPACE reads(...) writes(...) { nodes } */
-static void print_kernel(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn, uint32_t index,
-                         uint32_t first, uint32_t end) {
+static void print_kernel(dmlc_strbuf *sb, const dmlc_ir_graph *g, const value_names *vn,
+                         uint32_t index, uint32_t first, uint32_t end) {
   const dmlc_kernel *k = &g->kernels[index];
   const bool bufs_ok =
       k->first_buffer <= g->num_kernel_buffers &&
       k->num_reads + (uint64_t)k->num_writes <= g->num_kernel_buffers - k->first_buffer;
-  sb_printf(sb, "  kernel @k%" PRIu32 " ", index);
+  dmlc_strbuf_printf(sb, "  kernel @k%" PRIu32 " ", index);
   print_space(sb, k);
-  sb_printf(sb, " reads(");
+  dmlc_strbuf_append(sb, " reads(");
   if (bufs_ok)
     print_buffers(sb, g, vn, k, dmlc_kernel_reads(g, k), k->num_reads);
-  sb_printf(sb, ") writes(");
+  dmlc_strbuf_append(sb, ") writes(");
   if (bufs_ok)
     print_buffers(sb, g, vn, k, dmlc_kernel_writes(g, k), k->num_writes);
-  sb_printf(sb, ") {\n");
+  dmlc_strbuf_append(sb, ") {\n");
   for (uint32_t n = first; n < end; n++)
     print_node(sb, g, vn, n, "    ");
-  sb_printf(sb, "  }\n");
+  dmlc_strbuf_append(sb, "  }\n");
 }
 
 /* Nodes in order, those of each kernel inside its block. Kernels whose
  * ranges are broken print what they can: never a node twice. */
-static void print_body(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn) {
+static void print_body(dmlc_strbuf *sb, const dmlc_ir_graph *g, const value_names *vn) {
   uint32_t n = 0, k = 0;
   while (n < g->num_nodes || k < g->num_kernels) {
     if (k < g->num_kernels && (n == g->num_nodes || g->kernels[k].first_node <= n)) {
@@ -280,24 +247,18 @@ static void print_body(strbuf *sb, const dmlc_ir_graph *g, const value_names *vn
 }
 
 char *dmlc_ir_print(const dmlc_ir_graph *g) {
-  strbuf sb = {malloc(256), 0, 256, false};
+  dmlc_strbuf sb = {0};
   value_names vn;
-  if (!sb.data || !value_names_init(&vn, g)) {
-    free(sb.data);
+  if (!value_names_init(&vn, g))
     return NULL;
-  }
   print_signature(&sb, g);
   print_body(&sb, g, &vn);
-  sb_printf(&sb, "  return");
+  dmlc_strbuf_append(&sb, "  return");
   for (uint32_t i = 0; i < g->num_outputs; i++) {
-    sb_printf(&sb, i ? ", " : " ");
+    dmlc_strbuf_append(&sb, i ? ", " : " ");
     print_value(&sb, g, &vn, g->outputs[i].value);
   }
-  sb_printf(&sb, "\n}\n");
+  dmlc_strbuf_append(&sb, "\n}\n");
   free(vn.ref);
-  if (sb.failed) {
-    free(sb.data);
-    return NULL;
-  }
-  return sb.data;
+  return dmlc_strbuf_finish(&sb);
 }

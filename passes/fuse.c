@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/array.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -163,14 +164,8 @@ static dmlc_status add_member(fuser *f, uint32_t pid, uint32_t node, bool copy) 
   for (uint32_t i = 0; i < p->num_members; i++)
     if (p->members[i].node == node && p->members[i].copy == copy)
       return DMLC_OK;
-  if (p->num_members == p->cap_members) {
-    const uint32_t cap = p->cap_members ? p->cap_members * 2 : 8;
-    member *m = realloc(p->members, cap * sizeof *m);
-    if (!m)
-      return oom(f->diag);
-    p->members = m;
-    p->cap_members = cap;
-  }
+  if (!DMLC_ARRAY_RESERVE(&p->members, &p->cap_members, p->num_members + 1, 8))
+    return oom(f->diag);
   p->members[p->num_members++] = (member){node, copy};
   if (!copy)
     f->kernel_of[node] = (int32_t)pid;
@@ -189,14 +184,8 @@ static dmlc_status copy_sources(fuser *f, uint32_t pid, const dmlc_node *n) {
 
 static dmlc_status new_plan(fuser *f, uint32_t seed, const dmlc_kernel *space, bool reduction,
                             uint32_t *out) {
-  if (f->num_plans == f->cap_plans) {
-    const uint32_t cap = f->cap_plans ? f->cap_plans * 2 : 8;
-    plan *p = realloc(f->plans, cap * sizeof *p);
-    if (!p)
-      return oom(f->diag);
-    f->plans = p;
-    f->cap_plans = cap;
-  }
+  if (!DMLC_ARRAY_RESERVE(&f->plans, &f->cap_plans, f->num_plans + 1, 8))
+    return oom(f->diag);
   plan *p = &f->plans[f->num_plans];
   memset(p, 0, sizeof *p);
   p->k = *space;
@@ -443,14 +432,8 @@ typedef struct placed {
 
 static dmlc_status push_buffer(placed *pl, uint32_t value, int32_t output,
                                const uint64_t *strides) {
-  if (pl->num_bufs == pl->cap_bufs) {
-    const uint32_t cap = pl->cap_bufs ? pl->cap_bufs * 2 : 16;
-    dmlc_kernel_buffer *b = realloc(pl->bufs, cap * sizeof *b);
-    if (!b)
-      return oom(pl->diag);
-    pl->bufs = b;
-    pl->cap_bufs = cap;
-  }
+  if (!DMLC_ARRAY_RESERVE(&pl->bufs, &pl->cap_bufs, pl->num_bufs + 1, 8))
+    return oom(pl->diag);
   dmlc_kernel_buffer *b = &pl->bufs[pl->num_bufs++];
   memset(b, 0, sizeof *b);
   b->value = value;
@@ -499,14 +482,8 @@ static dmlc_status add_copy(placed *pl, uint32_t o) {
   uint32_t c;
   DMLC_RETURN_IF_ERROR(dmlc_ir_add_node(g, &n, &t, &c, pl->diag));
   g->outputs[o].value = c;
-  if (pl->num_plans == pl->cap_plans) {
-    const uint32_t cap = pl->cap_plans * 2 + 4;
-    plan *p = realloc(pl->plans, cap * sizeof *p);
-    if (!p)
-      return oom(pl->diag);
-    pl->plans = p;
-    pl->cap_plans = cap;
-  }
+  if (!DMLC_ARRAY_RESERVE(&pl->plans, &pl->cap_plans, pl->num_plans + 1, 8))
+    return oom(pl->diag);
   plan *p = &pl->plans[pl->num_plans++];
   memset(p, 0, sizeof *p);
   dmlc_kernel_set_space(&p->k, &t, 0);
