@@ -7,6 +7,7 @@
  * The cases of one device run before the next device's suite is built: the
  * device under test is a variable of this process that the forked cases
  * inherit. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,39 @@ void cts_expect_error(dmlc_context *ctx, dmlc_status st, const char *mention, co
                 what, msg, mention);
 }
 
+/* ---- the device itself ---- */
+
+/* The registry lists the device once, under its name; past the end is
+ * DMLC_DEVICE_DEFAULT; the device describes itself. */
+START_TEST(test_device_is_registered_and_described) {
+  const dmlc_device device = cts_device();
+  size_t seen = 0;
+  for (size_t i = 0; i < dmlc_device_count(); i++) {
+    const dmlc_device d = dmlc_device_at(i);
+    ck_assert_int_ne(d, DMLC_DEVICE_DEFAULT);
+    seen += d == device;
+    for (size_t j = 0; j < i; j++)
+      ck_assert_str_ne(dmlc_device_name(dmlc_device_at(j)), dmlc_device_name(d));
+  }
+  ck_assert_uint_eq(seen, 1);
+  ck_assert_int_eq(dmlc_device_at(dmlc_device_count()), DMLC_DEVICE_DEFAULT);
+  ck_assert_int_eq(dmlc_device_at(SIZE_MAX), DMLC_DEVICE_DEFAULT);
+  ck_assert_int_eq(dmlc_device_at(0), DMLC_DEVICE_REFERENCE); /* the registry's order */
+  dmlc_context *ctx = cts_context();
+  char *text = NULL;
+  CTS_CHECK(ctx, dmlc_device_describe(ctx, device, &text), "describe");
+  ck_assert_msg(text && *text, "%s describes itself as nothing", dmlc_device_name(device));
+  dmlc_free(text);
+}
+END_TEST
+
 /* ---- the suites ---- */
 
 static Suite *device_suite(dmlc_device device) {
   Suite *s = suite_create(dmlc_device_name(device));
+  TCase *tc = tcase_create("device");
+  tcase_add_test(tc, test_device_is_registered_and_described);
+  suite_add_tcase(s, tc);
   cts_add_graph_cases(s, device);
   cts_add_tensor_cases(s, device);
   cts_add_binding_cases(s, device);
