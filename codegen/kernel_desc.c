@@ -53,29 +53,17 @@ static int64_t convert_constant(int64_t c, dmlc_dtype to) {
   return dmlc_dtype_i64_from_bits(to, dmlc_dtype_bits_from_i64(to, c));
 }
 
-/* Whether the float constant c of dtype `from` is exactly the integer c
- * (the conversion did not round). Only then can a cast of it start from c. */
-static bool float_constant_is_exact(int64_t c, dmlc_dtype from) {
-  const double d = dmlc_dtype_f64_from_bits(from, dmlc_dtype_bits_from_i64(from, c));
-  return d >= -0x1p63 && d < 0x1p63 && (int64_t)d == c;
-}
-
-/* The constant c of dtype `from` cast to `to`, the cast op's rules: a float
- * to an integer saturates (it is an exact integer here: no truncation);
- * false when c is a float that rounded (its value is no int64 we hold). */
+/* The constant c of dtype `from` cast to `to`, as the cast op converts.
+ * A float constant's value is c rounded to its dtype: an integer too (every
+ * float with a fraction is below 2^24, where int64s convert exactly), so
+ * the cast starts from that integer; false when it is no int64 (an f16's
+ * inf, 2^63). (The verifier allows float sources to be cast to floats only.) */
 static bool cast_constant(int64_t c, dmlc_dtype from, dmlc_dtype to, int64_t *out) {
   if (dmlc_dtype_is_float(from)) {
-    if (!float_constant_is_exact(c, from))
+    const double d = dmlc_dtype_f64_from_bits(from, dmlc_dtype_bits_from_i64(from, c));
+    if (!(d >= -0x1p63 && d < 0x1p63))
       return false;
-    if (dmlc_dtype_is_integer(to)) {
-      const uint64_t max = dmlc_dtype_max_index(to);
-      const bool is_signed = dmlc_dtype_get(to)->kind == DMLC_KIND_SIGNED;
-      const int64_t min = is_signed ? -(int64_t)max - 1 : 0;
-      if (c < min)
-        c = min;
-      else if (c >= 0 && (uint64_t)c > max)
-        c = (int64_t)max;
-    }
+    c = (int64_t)d;
   }
   *out = convert_constant(c, to);
   return true;
@@ -141,7 +129,8 @@ static dmlc_status trace_node(kernel_view *kv, uint32_t kernel_id, const dmlc_no
     out->dtype = t->dtype;
     if (a->kind == TRACE_CONST) {
       if (!cast_constant(a->constant, a->dtype, t->dtype, &out->constant))
-        return unsupported(diag, kernel_id, "a rounded float constant converted again", n->result);
+        return unsupported(diag, kernel_id, "a float constant beyond int64 converted again",
+                           n->result);
       return DMLC_OK;
     }
     if (a->kind == TRACE_INDEX && !dmlc_dtype_is_integer(t->dtype))

@@ -1291,6 +1291,175 @@ START_TEST(test_verify_constant) {
 }
 END_TEST
 
+/* ---- the dtype table and the one int64 -> dtype conversion ---- */
+START_TEST(test_dtype_table_facts) {
+  for (int d = 0; d < DMLC_DTYPE_COUNT; d++) {
+    const dmlc_dtype_info *info = dmlc_dtype_get((dmlc_dtype)d);
+    const uint32_t bits = info->size * 8;
+    char want[32];
+    if (info->kind == DMLC_KIND_FLOAT) {
+      /* sign + exponent + mantissa fill the element */
+      ck_assert_uint_eq(1 + info->exponent_bits + info->mantissa_bits, bits);
+      ck_assert_int_eq(info->order, DMLC_ORDER_FLOAT);
+      const char *llvm = bits == 16 ? "half" : bits == 32 ? "float" : "double";
+      ck_assert_str_eq(info->llvm, llvm);
+      snprintf(want, sizeof want, "OpTypeFloat %u", bits);
+    } else {
+      ck_assert_uint_eq(info->exponent_bits, 0);
+      ck_assert_uint_eq(info->mantissa_bits, 0);
+      const bool is_signed = info->kind == DMLC_KIND_SIGNED;
+      ck_assert_int_eq(info->order, is_signed ? DMLC_ORDER_SIGNED : DMLC_ORDER_UNSIGNED);
+      snprintf(want, sizeof want, "i%u", bits);
+      ck_assert_str_eq(info->llvm, want);
+      snprintf(want, sizeof want, "OpTypeInt %u %d", bits, is_signed);
+    }
+    ck_assert_str_eq(info->spirv, want);
+    dmlc_dtype back;
+    ck_assert(dmlc_dtype_from_name(info->name, strlen(info->name), &back));
+    ck_assert_int_eq(back, d);
+  }
+}
+END_TEST
+
+typedef struct bits_case {
+  dmlc_dtype dtype;
+  int64_t value;
+  uint64_t bits;
+} bits_case;
+
+START_TEST(test_dtype_bits_from_i64) {
+  static const bits_case cases[] = {
+      {DMLC_DTYPE_BOOL, 0, 0},
+      {DMLC_DTYPE_BOOL, 5, 1},
+      {DMLC_DTYPE_BOOL, -1, 1},
+      {DMLC_DTYPE_BOOL, INT64_MIN, 1},
+      {DMLC_DTYPE_I8, 127, 0x7f},
+      {DMLC_DTYPE_I8, 128, 0x80}, /* wraps */
+      {DMLC_DTYPE_I8, -1, 0xff},
+      {DMLC_DTYPE_I8, 256, 0},
+      {DMLC_DTYPE_U8, 300, 44},
+      {DMLC_DTYPE_U8, -1, 0xff},
+      {DMLC_DTYPE_I16, -2, 0xfffe},
+      {DMLC_DTYPE_U16, 65536, 0},
+      {DMLC_DTYPE_I32, -1, 0xffffffffu},
+      {DMLC_DTYPE_I32, INT64_C(0x180000000), 0x80000000u},
+      {DMLC_DTYPE_U32, INT64_C(0x100000007), 7},
+      {DMLC_DTYPE_I64, -1, UINT64_MAX},
+      {DMLC_DTYPE_I64, INT64_MIN, UINT64_C(0x8000000000000000)},
+      {DMLC_DTYPE_U64, -1, UINT64_MAX},
+      {DMLC_DTYPE_F16, 0, 0},
+      {DMLC_DTYPE_F16, 1, 0x3c00},
+      {DMLC_DTYPE_F16, -2, 0xc000},
+      {DMLC_DTYPE_F16, 2049, 0x6800}, /* a tie: to even, 2048 */
+      {DMLC_DTYPE_F16, 2051, 0x6802}, /* a tie: to even, 2052 */
+      {DMLC_DTYPE_F16, 2053, 0x6802}, /* a tie: to even, 2052 */
+      {DMLC_DTYPE_F16, 65504, 0x7bff},
+      {DMLC_DTYPE_F16, 65519, 0x7bff},  /* below the midpoint to 2^16 */
+      {DMLC_DTYPE_F16, 65520, 0x7c00},  /* the midpoint: inf */
+      {DMLC_DTYPE_F16, -65520, 0xfc00}, /* -inf */
+      {DMLC_DTYPE_F16, INT64_C(1) << 40, 0x7c00},
+      {DMLC_DTYPE_F16, INT64_MIN, 0xfc00},
+      {DMLC_DTYPE_F32, 1, 0x3f800000},
+      {DMLC_DTYPE_F32, -1, 0xbf800000},
+      {DMLC_DTYPE_F32, 16777217, 0x4b800000},  /* a tie: to even, 2^24 */
+      {DMLC_DTYPE_F32, 16777219, 0x4b800002},  /* a tie: to even, 2^24 + 4 */
+      {DMLC_DTYPE_F32, INT64_MAX, 0x5f000000}, /* 2^63 */
+      {DMLC_DTYPE_F64, 3, UINT64_C(0x4008000000000000)},
+      {DMLC_DTYPE_F64, (INT64_C(1) << 53) + 1, UINT64_C(0x4340000000000000)}, /* 2^53 */
+      {DMLC_DTYPE_F64, INT64_MIN, UINT64_C(0xc3e0000000000000)},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const bits_case *c = &cases[i];
+    const uint64_t got = dmlc_dtype_bits_from_i64(c->dtype, c->value);
+    ck_assert_msg(got == c->bits, "%s %lld: 0x%llx, expected 0x%llx", dmlc_dtype_name(c->dtype),
+                  (long long)c->value, (unsigned long long)got, (unsigned long long)c->bits);
+  }
+  /* Every dtype: the bits fit the element and read back as the value where
+   * the dtype holds it. */
+  static const int64_t values[] = {0, 1, -1, 42, 255, -128, 65535, INT64_MAX, INT64_MIN};
+  for (int d = 0; d < DMLC_DTYPE_COUNT; d++) {
+    const dmlc_dtype dt = (dmlc_dtype)d;
+    const uint32_t width = dmlc_dtype_size(dt) * 8;
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+      const uint64_t bits = dmlc_dtype_bits_from_i64(dt, values[i]);
+      if (width < 64)
+        ck_assert_uint_eq(bits >> width, 0);
+      if (dmlc_dtype_is_integer(dt)) {
+        const int64_t back = dmlc_dtype_i64_from_bits(dt, bits);
+        const uint64_t mask = width < 64 ? (UINT64_C(1) << width) - 1 : UINT64_MAX;
+        ck_assert_uint_eq((uint64_t)back & mask, (uint64_t)values[i] & mask);
+      }
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_dtype_i64_from_bits) {
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_I8, 0x80), -128);
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_U8, 0x80), 128);
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_I16, 0xffff), -1);
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_U32, 0xffffffffu), 4294967295);
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_I32, 0x1ffffffffu), -1);
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_U64, UINT64_MAX), -1);
+  ck_assert_int_eq(dmlc_dtype_i64_from_bits(DMLC_DTYPE_BOOL, 1), 1);
+}
+END_TEST
+
+static uint64_t f64_bits(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+/* The table's float layouts decode exactly as the C and binary16 widenings
+ * do: every f16, and f32s of every class (NaNs come out quiet). */
+START_TEST(test_dtype_f64_from_bits) {
+  for (uint32_t h = 0; h < 65536; h++) {
+    const double want = (double)dmlc_f16_to_f32((uint16_t)h);
+    const double got = dmlc_dtype_f64_from_bits(DMLC_DTYPE_F16, h);
+    ck_assert_msg(f64_bits(got) == f64_bits(want), "f16 0x%04x", h);
+  }
+  static const uint32_t f32s[] = {0,          0x80000000u, 1,           0x807fffffu, 0x00800000u,
+                                  0x3f800000, 0xc2f6e979u, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                                  0x7fc00000, 0x7f800001u, 0xffbfffffu, 0x7fffffffu};
+  for (size_t i = 0; i < sizeof f32s / sizeof f32s[0]; i++) {
+    float f;
+    memcpy(&f, &f32s[i], sizeof f);
+    const volatile float vf = f; /* widened at run time, as the evaluator's old load did */
+    const double want = (double)vf;
+    const double got = dmlc_dtype_f64_from_bits(DMLC_DTYPE_F32, f32s[i]);
+    ck_assert_msg(f64_bits(got) == f64_bits(want), "f32 0x%08x", f32s[i]);
+  }
+  static const uint64_t f64s[] = {0, UINT64_C(0x8000000000000001), UINT64_C(0x3ff0000000000001),
+                                  UINT64_C(0xfff0000000000000)};
+  for (size_t i = 0; i < sizeof f64s / sizeof f64s[0]; i++)
+    ck_assert_uint_eq(f64_bits(dmlc_dtype_f64_from_bits(DMLC_DTYPE_F64, f64s[i])), f64s[i]);
+  /* a signaling NaN comes out quiet, sign and payload kept */
+  ck_assert_uint_eq(
+      f64_bits(dmlc_dtype_f64_from_bits(DMLC_DTYPE_F64, UINT64_C(0xfff0000000000123))),
+      UINT64_C(0xfff8000000000123));
+}
+END_TEST
+
+/* ---- axes and masks ---- */
+START_TEST(test_axes_mask) {
+  const uint32_t axes[] = {5, 0, 2};
+  ck_assert_uint_eq(dmlc_axes_mask(axes, 3), 0x25);
+  ck_assert_uint_eq(dmlc_axes_mask(axes, 0), 0);
+  const uint32_t wild[] = {1, DMLC_MAX_RANK, 40};
+  ck_assert_uint_eq(dmlc_axes_mask(wild, 3), 0x2);
+  uint32_t back[DMLC_MAX_RANK];
+  ck_assert_uint_eq(dmlc_mask_axes(0x25, back), 3);
+  ck_assert_uint_eq(back[0], 0);
+  ck_assert_uint_eq(back[1], 2);
+  ck_assert_uint_eq(back[2], 5);
+  ck_assert_uint_eq(dmlc_mask_axes(0, back), 0);
+  ck_assert(dmlc_mask_has_axis(0x25, 5));
+  ck_assert(!dmlc_mask_has_axis(0x25, 1));
+  ck_assert(!dmlc_mask_has_axis(UINT32_MAX, 40));
+}
+END_TEST
+
 static Suite *ir_suite(void) {
   Suite *s = suite_create("ir");
   TCase *print = tcase_create("printer");
@@ -1299,6 +1468,14 @@ static Suite *ir_suite(void) {
   tcase_add_test(print, test_print_broken_graph);
   tcase_add_test(print, test_type_str);
   suite_add_tcase(s, print);
+
+  TCase *tables = tcase_create("tables");
+  tcase_add_test(tables, test_dtype_table_facts);
+  tcase_add_test(tables, test_dtype_bits_from_i64);
+  tcase_add_test(tables, test_dtype_i64_from_bits);
+  tcase_add_test(tables, test_dtype_f64_from_bits);
+  tcase_add_test(tables, test_axes_mask);
+  suite_add_tcase(s, tables);
 
   TCase *parse = tcase_create("parser");
   tcase_add_test(parse, test_parse_print_exact);

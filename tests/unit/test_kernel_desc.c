@@ -103,6 +103,68 @@ START_TEST(unfused_graphs_are_rejected) {
 }
 END_TEST
 
+/* A float constant is held as the int64 it was converted from; a cast of it
+ * starts from its value, rounded, not from that int64. */
+START_TEST(constants_cast_from_their_value) {
+  /* f32 16777217 is 16777216 */
+  expect("graph @c() -> (f64[2]) {\n  %0 = constant {value = 16777217} : f32[2]\n"
+         "  %1 = cast %0 : f64[2]\n  return %1\n}\n",
+         "space [2] out0 constant f64[1] = 16777216\n");
+  expect("graph @c() -> (i8[2]) {\n  %0 = constant {value = 200} : u8[2]\n"
+         "  %1 = cast %0 : i8[2]\n  return %1\n}\n",
+         "space [2] out0 constant i8[1] = -56\n");
+  expect("graph @c() -> (f32[2]) {\n  %0 = constant {value = 16777217} : f32[2]\n"
+         "  %1 = constant {value = 16777216} : f32[2]\n  %2 = eq %0, %1 : bool[2]\n"
+         "  %3 = cast %2 : f32[2]\n  return %3\n}\n",
+         "space [2] out0 constant f32[1] = 1\n");
+  /* f16 70000 is inf: no int64 holds it */
+  dmlc_diag diag = {0};
+  dmlc_status status;
+  char *got = describe("graph @c() -> (f32[2]) {\n  %0 = constant {value = 70000} : f16[2]\n"
+                       "  %1 = cast %0 : f32[2]\n  return %1\n}\n",
+                       &status, &diag);
+  ck_assert_ptr_null(got);
+  ck_assert_int_eq(status, DMLC_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(diag.message, "float constant beyond int64"));
+}
+END_TEST
+
+/* The printed description is the kernel cache's key: it is never cut, at
+ * any length (the largest description dmlc_kdesc holds here). */
+START_TEST(long_descriptions_print_whole) {
+  dmlc_kdesc k;
+  memset(&k, 0, sizeof k);
+  k.rank = DMLC_MAX_RANK;
+  k.reduced_mask = 0xAA;
+  k.has_read = true;
+  k.read_dtype = DMLC_DTYPE_BOOL;
+  k.has_reduction = true;
+  k.reduction = DMLC_OP_ARGMAX;
+  k.direction = DMLC_DIRECTION_DECREASING;
+  k.num_outputs = DMLC_KDESC_MAX_OUTPUTS;
+  for (uint32_t d = 0; d < k.rank; d++) {
+    k.dims[d] = UINT32_MAX;
+    k.read_strides[d] = UINT64_MAX;
+  }
+  for (uint32_t i = 0; i < k.num_outputs; i++) {
+    k.outputs[i].kind = DMLC_KOUT_CONSTANT;
+    k.outputs[i].dtype = DMLC_DTYPE_BOOL;
+    k.outputs[i].constant = INT64_MIN + i;
+    for (uint32_t d = 0; d < k.rank; d++)
+      k.outputs[i].strides[d] = UINT64_MAX - d;
+  }
+  char *text = dmlc_kdesc_print(&k);
+  ck_assert_ptr_nonnull(text);
+  /* 8 dims, 4 outputs of 8 strides of 20 digits each: longer than 1000 */
+  ck_assert_uint_gt(strlen(text), 1000);
+  ck_assert_ptr_nonnull(strstr(text, "space [4294967295, r4294967295, 4294967295,"));
+  ck_assert_ptr_nonnull(strstr(text, " out3 constant bool[18446744073709551615,"));
+  const char *tail = ",18446744073709551608] = -9223372036854775805";
+  ck_assert_str_eq(text + strlen(text) - strlen(tail), tail);
+  free(text);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kernel_desc");
   TCase *tc = tcase_create("plans");
@@ -113,6 +175,8 @@ int main(void) {
   tcase_add_test(tc, inputs_returned_directly_are_copies);
   tcase_add_test(tc, unsupported_kernels_say_so);
   tcase_add_test(tc, unfused_graphs_are_rejected);
+  tcase_add_test(tc, constants_cast_from_their_value);
+  tcase_add_test(tc, long_descriptions_print_whole);
   suite_add_tcase(s, tc);
   return dmlc_test_run_suites(&s, 1);
 }
