@@ -43,6 +43,80 @@ static uint64_t max_offset(const dmlc_kdesc *k, const uint64_t *strides) {
   return off;
 }
 
+/* The bytes of a buffer the kernel can touch, from offset 0, rounded up to
+ * a word. */
+static uint64_t extent_bytes(const dmlc_kdesc *k, const uint64_t *strides, dmlc_dtype dtype) {
+  const uint64_t bytes = (max_offset(k, strides) + 1) * dmlc_dtype_size(dtype);
+  return (bytes + 3) & ~(uint64_t)3;
+}
+
+/* Windows never span more than this: window sizes in elements of a view
+ * stay 32-bit. */
+#define MAX_WINDOW_BYTES (UINT64_C(1) << 31)
+/* Windows per buffer at most: 2^34 bytes (the most 32-bit word offsets
+ * reach) in windows of 2^27 (lavapipe's range) is 128; a switch over the
+ * windows (without non-uniform indexing) stays small. */
+#define MAX_WINDOWS 256u
+
+static uint64_t pow2_floor64(uint64_t v) {
+  uint64_t p = 1;
+  while (p * 2 <= v)
+    p *= 2;
+  return p;
+}
+
+/* How a buffer of extent bytes is bound: whole, or as windows when it
+ * exceeds the device's range. */
+static dmlc_status plan_binding(const dmlc_spirv_caps *caps, uint64_t extent, const char *what,
+                                dmlc_spirv_binding *out, dmlc_diag *diag) {
+  out->count = 1;
+  out->window_bytes = 0;
+  if (!caps->max_storage_range || extent <= caps->max_storage_range)
+    return DMLC_OK;
+  /* The largest power of two within the range: at least 256 bytes on any
+   * device whose range is, so window offsets are multiples of every
+   * minStorageBufferOffsetAlignment (at most 256 in Vulkan). */
+  uint64_t window = pow2_floor64(caps->max_storage_range);
+  if (window > MAX_WINDOW_BYTES)
+    window = MAX_WINDOW_BYTES;
+  if (window < 8) /* one element of every width, and word-aligned */
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "SPIR-V kernel: maxStorageBufferRange %" PRIu64 " is below 8 bytes",
+                         caps->max_storage_range);
+  const uint64_t count = (extent + window - 1) / window;
+  if (count > MAX_WINDOWS)
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "SPIR-V kernel: %s spans %" PRIu64
+                         " bytes, more than %u windows of %" PRIu64
+                         " bytes (the device's maxStorageBufferRange)",
+                         what, extent, MAX_WINDOWS, window);
+  out->count = (uint32_t)count;
+  out->window_bytes = window;
+  return DMLC_OK;
+}
+
+static dmlc_status plan_bindings(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_plan *p,
+                                 dmlc_diag *diag) {
+  if (k->has_read)
+    DMLC_RETURN_IF_ERROR(plan_binding(caps, extent_bytes(k, k->read_strides, k->read_dtype),
+                                      "the read", &p->bindings[0], diag));
+  else
+    p->bindings[0] = (dmlc_spirv_binding){1, 0};
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    DMLC_RETURN_IF_ERROR(plan_binding(caps,
+                                      extent_bytes(k, k->outputs[i].strides, k->outputs[i].dtype),
+                                      "an output", &p->bindings[1 + i], diag));
+  uint64_t descriptors = 0;
+  for (uint32_t b = 0; b < 1 + k->num_outputs; b++)
+    descriptors += p->bindings[b].count;
+  if (caps->max_storage_buffers && descriptors > caps->max_storage_buffers)
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "SPIR-V kernel: %" PRIu64
+                         " storage-buffer descriptors exceed the device's limit of %" PRIu32,
+                         descriptors, caps->max_storage_buffers);
+  return DMLC_OK;
+}
+
 static dmlc_status check_buffer(const dmlc_kdesc *k, const uint64_t *strides, dmlc_dtype dtype,
                                 const char *what, dmlc_diag *diag) {
   const uint64_t words_per_elem = dmlc_dtype_size(dtype) == 8 ? 2 : 1;
@@ -91,6 +165,7 @@ static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
 static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_plan *p,
                              dmlc_diag *diag) {
   memset(p, 0, sizeof *p);
+  DMLC_RETURN_IF_ERROR(plan_bindings(k, caps, p, diag));
   p->kept = p->reduced = 1;
   for (uint32_t d = 0; d < k->rank; d++) {
     if ((k->reduced_mask >> d) & 1)
@@ -181,5 +256,10 @@ dmlc_status dmlc_spirv_compile(const dmlc_kdesc *k, const dmlc_spirv_caps *caps,
   out->local_size = e.plan.local_size;
   out->num_groups = e.plan.num_groups;
   out->num_bindings = 1 + k->num_outputs;
+  for (uint32_t b = 0; b < out->num_bindings; b++) {
+    out->bindings[b] = e.plan.bindings[b];
+    out->nonuniform_indexing |=
+        e.plan.bindings[b].count > 1 && caps->storage_buffer_array_nonuniform;
+  }
   return DMLC_OK;
 }

@@ -14,7 +14,10 @@
  * elements' own width where the caps allow it (8/16-bit storage,
  * shaderInt64: the native path) and of 32-bit words otherwise (the portable
  * path: loads unpack, narrow stores use atomic and/or, 64-bit values are
- * word pairs). */
+ * word pairs). A buffer larger than the device's maxStorageBufferRange is
+ * an array of such blocks, one per window of the buffer (spirv.h); element
+ * i is element i mod w of window i / w, w a power of two. Offsets stay
+ * 32-bit: compile.c refuses buffers beyond 2^32 words. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,9 +28,22 @@
 
 /* ---- module interface ---- */
 
-static uint32_t block_buffer(spv_em *e, uint32_t elem_type, uint32_t stride, uint32_t binding,
-                             bool read_only, uint32_t *elem_ptr) {
+static uint32_t log2_u64(uint64_t v) {
+  uint32_t n = 0;
+  while (v > 1) {
+    v >>= 1;
+    n++;
+  }
+  return n;
+}
+
+/* A storage buffer of elem_type (stride bytes) at binding: a Block struct
+ * holding a runtime array, or an array of such structs, one per window, as
+ * the plan binds it. */
+static spv_buf block_buffer(spv_em *e, uint32_t elem_type, uint32_t stride, uint32_t binding,
+                            bool read_only, uint32_t *elem_ptr) {
   spvb *b = &e->b;
+  const dmlc_spirv_binding *bind = &e->plan.bindings[binding];
   const uint32_t rta = SPV_TYPE(b, SpvOpTypeRuntimeArray, elem_type);
   /* Deduplicated: decorate a runtime array type once. */
   bool decorated = false;
@@ -43,14 +59,24 @@ static uint32_t block_buffer(spv_em *e, uint32_t elem_type, uint32_t stride, uin
   spvb_decorate(b, st, SpvDecorationBlock, NULL, 0);
   const uint32_t zero = 0, set = 0;
   spvb_member_decorate(b, st, 0, SpvDecorationOffset, &zero, 1);
-  const uint32_t ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, st);
-  const uint32_t var = spvb_global_var(b, ptr, SpvStorageClassStorageBuffer);
-  spvb_decorate(b, var, SpvDecorationDescriptorSet, &set, 1);
-  spvb_decorate(b, var, SpvDecorationBinding, &binding, 1);
+  spv_buf buf = {0, bind->count, 0};
+  uint32_t var_type = st;
+  if (buf.windows > 1) {
+    var_type = SPV_TYPE(b, SpvOpTypeArray, st, spv_u32(e, buf.windows));
+    buf.window_log2 = log2_u64(bind->window_bytes / stride);
+    if (e->caps->storage_buffer_array_nonuniform) {
+      spvb_capability(b, SpvCapabilityShaderNonUniform);
+      spvb_capability(b, SpvCapabilityStorageBufferArrayNonUniformIndexing);
+    }
+  }
+  const uint32_t ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, var_type);
+  buf.var = spvb_global_var(b, ptr, SpvStorageClassStorageBuffer);
+  spvb_decorate(b, buf.var, SpvDecorationDescriptorSet, &set, 1);
+  spvb_decorate(b, buf.var, SpvDecorationBinding, &binding, 1);
   if (read_only)
-    spvb_decorate(b, var, SpvDecorationNonWritable, NULL, 0);
+    spvb_decorate(b, buf.var, SpvDecorationNonWritable, NULL, 0);
   *elem_ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassStorageBuffer, elem_type);
-  return var;
+  return buf;
 }
 
 static uint32_t builtin_input(spv_em *e, uint32_t type, SpvBuiltIn builtin) {
@@ -127,9 +153,9 @@ static void declare_interface(spv_em *e) {
     e->read_elem_type = SPV_TYPE(b, SpvOpTypeInt, rsize * 8, 0);
   }
   if (e->read_elem_type)
-    e->read_var = block_buffer(e, e->read_elem_type, rsize, 0, true, &e->read_elem_ptr);
+    e->read = block_buffer(e, e->read_elem_type, rsize, 0, true, &e->read_elem_ptr);
   else
-    e->read_var = block_buffer(e, e->t_u32, 4, 0, true, &e->p_sb_u32);
+    e->read = block_buffer(e, e->t_u32, 4, 0, true, &e->p_sb_u32);
   if (e->t_u64)
     uses_int64(b);
   for (uint32_t i = 0; i < e->k->num_outputs; i++) {
@@ -140,19 +166,19 @@ static void declare_interface(spv_em *e) {
     if (size == 8 && e->t_u64) {
       o->mode = SPV_STORE_U64;
       o->elem_type = e->t_u64;
-      o->var = block_buffer(e, e->t_u64, 8, 1 + i, false, &o->elem_ptr);
+      o->buf = block_buffer(e, e->t_u64, 8, 1 + i, false, &o->elem_ptr);
       continue;
     }
     if (size >= 4 || !typed) {
       o->mode = size >= 4 ? SPV_STORE_WORDS : SPV_STORE_ATOMIC;
       o->elem_type = e->t_u32;
-      o->var = block_buffer(e, e->t_u32, 4, 1 + i, false, &o->elem_ptr);
+      o->buf = block_buffer(e, e->t_u32, 4, 1 + i, false, &o->elem_ptr);
       continue;
     }
     o->mode = SPV_STORE_TYPED;
     use_narrow_storage(b, size);
     o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
-    o->var = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
+    o->buf = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
   }
 }
 

@@ -14,13 +14,24 @@ typedef enum spv_path {
   SPV_PATH_LARGE,       /* one workgroup per kept point, subgroup / shared-memory merge */
 } spv_path;
 
+#define SPV_MAX_BINDINGS (1 + DMLC_KDESC_MAX_OUTPUTS)
+
 typedef struct spv_plan {
   spv_path path;
   uint32_t local_size;
   uint64_t num_groups;
   bool subgroups; /* LARGE: merge within subgroups with OpGroupNonUniformShuffleXor */
   uint64_t kept, reduced, points;
+  dmlc_spirv_binding bindings[SPV_MAX_BINDINGS]; /* binding 0 the read, 1 + i output i */
 } spv_plan;
+
+/* A buffer as the shader declares it: one storage buffer, or an array of
+ * windows of 2^window_log2 elements (of the buffer's view) each. */
+typedef struct spv_buf {
+  uint32_t var;
+  uint32_t windows;
+  uint32_t window_log2;
+} spv_buf;
 
 /* Element bits: lo, and hi for 64-bit elements (0 otherwise). */
 typedef struct spv_bits {
@@ -43,7 +54,7 @@ typedef enum spv_store_mode {
 } spv_store_mode;
 
 typedef struct spv_out {
-  uint32_t var;      /* the output's variable (word or typed view) */
+  spv_buf buf;       /* the output's buffer (word or typed view) */
   uint32_t elem_ptr; /* StorageBuffer pointer to one element of the view */
   uint32_t elem_type;
   spv_store_mode mode;
@@ -57,7 +68,7 @@ typedef struct spv_em {
   uint32_t t_void, t_bool, t_u32, t_v3, t_fn;
   uint32_t p_sb_u32, p_fn_u32, p_fn_bool;
   uint32_t t_u64, p_sb_u64; /* 0 unless shaderInt64 is used */
-  uint32_t read_var;
+  spv_buf read;
   /* The read buffer's element: 0 for 32-bit words (unpacked), else the
    * 8/16/64-bit uint type of a native view and its pointer type. */
   uint32_t read_elem_type, read_elem_ptr;
@@ -77,6 +88,20 @@ uint32_t spv_not(spv_em *e, uint32_t a);
 uint32_t spv_var(spv_em *e);                         /* a Function uint variable */
 uint32_t spv_load(spv_em *e, uint32_t var);          /* of a uint variable */
 void spv_store(spv_em *e, uint32_t var, uint32_t v); /* to a uint pointer */
+
+typedef enum spv_access {
+  SPV_ACCESS_LOAD,
+  SPV_ACCESS_LOAD_U32, /* a load of an 8/16-bit uint, zero-extended to 32 bits */
+  SPV_ACCESS_STORE,
+  SPV_ACCESS_ATOMIC_AND, /* of a 32-bit word, device scope, relaxed */
+  SPV_ACCESS_ATOMIC_OR,
+} spv_access;
+/* Loads (and returns: elem_type, or t_u32 for LOAD_U32), stores, or atomically and/or's value at
+ * element index of buf's view (elements of elem_type, pointers of ptr_type). A windowed buffer's
+ * element index is element index & (window size - 1) of window index >> log2(window size): indexed
+ * NonUniform where the caps allow, else through a switch over constant window indices. */
+uint32_t spv_buf_access(spv_em *e, const spv_buf *buf, uint32_t ptr_type, uint32_t elem_type,
+                        uint32_t index, spv_access kind, uint32_t value);
 
 /* Keys' words (t_key): a Function variable, a load, a select, zero. */
 uint32_t spv_key_var(spv_em *e);

@@ -16,22 +16,59 @@ typedef struct dmlc_spirv_caps {
   bool shader_int64, shader_int16, shader_int8, shader_float16;
   bool storage_8bit;  /* storageBuffer8BitAccess */
   bool storage_16bit; /* storageBuffer16BitAccess */
+  /* maxStorageBufferRange; 0: unlimited. A buffer whose extent exceeds it is
+   * bound as several windows (dmlc_spirv_binding). */
+  uint64_t max_storage_range;
+  /* shaderStorageBufferArrayDynamicIndexing and
+   * shaderStorageBufferArrayNonUniformIndexing, both: windows are indexed
+   * per invocation. Without them each access to a windowed buffer switches
+   * over constant window indices (no feature needed; a branch per access). */
+  bool storage_buffer_array_nonuniform;
+  /* min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers);
+   * 0: not checked. A module needing more descriptors is
+   * DMLC_ERROR_UNSUPPORTED. */
+  uint32_t max_storage_buffers;
 } dmlc_spirv_caps;
 
 /* Caps every Vulkan 1.2 compute device has: the portable fallback paths. */
 dmlc_spirv_caps dmlc_spirv_caps_minimal(void);
 
+/* How one binding's buffer is bound. A buffer whose extent (the bytes the
+ * kernel can touch, from offset 0, rounded up to 4) fits the device's
+ * max_storage_range is one descriptor (count 1, window_bytes 0) covering
+ * the buffer (or its first max_storage_range bytes: nothing beyond the
+ * extent is touched). A larger one is an array of count descriptors
+ * (VkDescriptorSetLayoutBinding.descriptorCount = count), descriptor j
+ * bound at offset j * window_bytes with range min(window_bytes, buffer size
+ * - j * window_bytes). window_bytes is a power of two <= max_storage_range
+ * (and >= 256 unless the range is smaller, so any offset alignment a real
+ * device asks for divides it); count * window_bytes may exceed the buffer:
+ * then the last window is shorter, or (padding of the extent to words
+ * aside) never shorter than what the kernel touches. */
+typedef struct dmlc_spirv_binding {
+  uint32_t count;
+  uint64_t window_bytes;
+} dmlc_spirv_binding;
+
 /* One compute shader. Descriptor set 0: binding 0 the read buffer (always
  * declared; bound to a dummy when the kernel has no read), binding 1 + i
- * output i, all storage buffers. A push constant block holds one uint32,
- * the workgroup offset: the runtime dispatches num_groups workgroups in
- * chunks of at most max_workgroup_count, passing each chunk's first group. */
+ * output i, all storage buffers, each as bindings[b] says. A push constant
+ * block holds one uint32, the workgroup offset: the runtime dispatches
+ * num_groups workgroups in chunks of at most max_workgroup_count, passing
+ * each chunk's first group. A module with nonuniform_indexing declares
+ * ShaderNonUniform and StorageBufferArrayNonUniformIndexing: the device
+ * must have been created with shaderStorageBufferArrayDynamicIndexing and
+ * shaderStorageBufferArrayNonUniformIndexing enabled (it has windows and was
+ * compiled with the caps' storage_buffer_array_nonuniform). Windows
+ * otherwise need no feature. */
 typedef struct dmlc_spirv_module {
   uint32_t *words;
   size_t num_words;
   uint32_t local_size; /* workgroup size (x) */
   uint64_t num_groups; /* workgroups to dispatch in all */
   uint32_t num_bindings;
+  dmlc_spirv_binding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
+  bool nonuniform_indexing; /* needs the non-uniform indexing features (above) */
 } dmlc_spirv_module;
 
 /* Emits, validates (a failure is DMLC_ERROR_INTERNAL carrying the

@@ -4,6 +4,7 @@
  * conversions work on bit patterns with integer instructions only, so no
  * result depends on the device's float controls (denormal flushing, signed
  * zero, NaN handling) or on its optional 8/16/64-bit arithmetic. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <spirv/unified1/GLSL.std.450.h>
@@ -117,8 +118,102 @@ static uint64_t float_inf(const dmlc_dtype_info *f) {
 }
 static uint32_t float_bias(const dmlc_dtype_info *f) { return (1u << (f->exponent_bits - 1)) - 1; }
 
-static uint32_t word_ptr(spv_em *e, uint32_t var, uint32_t word) {
-  return SPV(&e->b, SpvOpAccessChain, e->p_sb_u32, var, spv_u32(e, 0), word);
+/* The access itself, on a pointer to one element. */
+static uint32_t access_at(spv_em *e, spv_access kind, uint32_t elem_type, uint32_t ptr,
+                          uint32_t value) {
+  switch (kind) {
+  case SPV_ACCESS_LOAD:
+    return SPV(&e->b, SpvOpLoad, elem_type, ptr);
+  case SPV_ACCESS_LOAD_U32:
+    return SPV(&e->b, SpvOpUConvert, e->t_u32, SPV(&e->b, SpvOpLoad, elem_type, ptr));
+  case SPV_ACCESS_STORE:
+    SPV(&e->b, SpvOpStore, 0, ptr, value);
+    return 0;
+  case SPV_ACCESS_ATOMIC_AND:
+  case SPV_ACCESS_ATOMIC_OR: {
+    const uint32_t scope = spv_u32(e, SpvScopeDevice), relaxed = spv_u32(e, 0);
+    const SpvOp op = kind == SPV_ACCESS_ATOMIC_AND ? SpvOpAtomicAnd : SpvOpAtomicOr;
+    SPV(&e->b, op, e->t_u32, ptr, scope, relaxed, value);
+    return 0;
+  }
+  }
+  return 0;
+}
+
+/* A windowed access without non-uniform indexing: a switch on the window
+ * whose every case indexes the array by a constant, which any Vulkan
+ * device allows. Invocations of a workgroup mostly agree on the window
+ * (windows are large), so the branch is cheap. A load's value comes out
+ * of an OpPhi. */
+static uint32_t access_by_switch(spv_em *e, const spv_buf *buf, uint32_t ptr_type,
+                                 uint32_t elem_type, uint32_t window, uint32_t within,
+                                 spv_access kind, uint32_t value) {
+  spvb *b = &e->b;
+  const uint32_t n = buf->windows;
+  uint32_t *labels = calloc(n, sizeof *labels);
+  uint32_t *ops = calloc(2 * (size_t)n, sizeof *ops);
+  if (!labels || !ops) {
+    free(labels);
+    free(ops);
+    b->failed = true;
+    return 0;
+  }
+  for (uint32_t j = 0; j < n; j++)
+    labels[j] = spvb_id(b);
+  const uint32_t merge = spvb_id(b);
+  SPV(b, SpvOpSelectionMerge, 0, merge, SpvSelectionControlMaskNone);
+  /* OpSwitch window, default: the last window; case j: window j. */
+  ops[0] = window;
+  ops[1] = labels[n - 1];
+  for (uint32_t j = 0; j + 1 < n; j++) {
+    ops[2 + 2 * j] = j;
+    ops[3 + 2 * j] = labels[j];
+  }
+  spvb_code(b, SpvOpSwitch, 0, ops, 2 * n);
+  for (uint32_t j = 0; j < n; j++) {
+    spvb_label(b, labels[j]);
+    const uint32_t p =
+        SPV(b, SpvOpAccessChain, ptr_type, buf->var, spv_u32(e, j), spv_u32(e, 0), within);
+    ops[2 * j] = access_at(e, kind, elem_type, p, value);
+    ops[2 * j + 1] = labels[j];
+    SPV(b, SpvOpBranch, 0, merge);
+  }
+  spvb_label(b, merge);
+  uint32_t result = 0;
+  if (kind == SPV_ACCESS_LOAD || kind == SPV_ACCESS_LOAD_U32)
+    result = spvb_code(b, SpvOpPhi, kind == SPV_ACCESS_LOAD ? elem_type : e->t_u32, ops, 2 * n);
+  free(labels);
+  free(ops);
+  return result;
+}
+
+uint32_t spv_buf_access(spv_em *e, const spv_buf *buf, uint32_t ptr_type, uint32_t elem_type,
+                        uint32_t index, spv_access kind, uint32_t value) {
+  if (buf->windows <= 1) {
+    const uint32_t p = SPV(&e->b, SpvOpAccessChain, ptr_type, buf->var, spv_u32(e, 0), index);
+    return access_at(e, kind, elem_type, p, value);
+  }
+  /* Always a fresh instruction (even for a shift by 0): it may carry a
+   * decoration. */
+  const uint32_t window = spv_op(e, SpvOpShiftRightLogical, index, spv_u32(e, buf->window_log2));
+  const uint32_t within = and_c(e, index, (uint32_t)((UINT64_C(1) << buf->window_log2) - 1));
+  if (!e->caps->storage_buffer_array_nonuniform)
+    return access_by_switch(e, buf, ptr_type, elem_type, window, within, kind, value);
+  const uint32_t p =
+      SPV(&e->b, SpvOpAccessChain, ptr_type, buf->var, window, spv_u32(e, 0), within);
+  /* Neighbouring invocations may touch different windows: the descriptor
+   * index is not dynamically uniform. */
+  spvb_decorate(&e->b, window, SpvDecorationNonUniform, NULL, 0);
+  spvb_decorate(&e->b, p, SpvDecorationNonUniform, NULL, 0);
+  return access_at(e, kind, elem_type, p, value);
+}
+
+static uint32_t load_word(spv_em *e, const spv_buf *buf, uint32_t word) {
+  return spv_buf_access(e, buf, e->p_sb_u32, e->t_u32, word, SPV_ACCESS_LOAD, 0);
+}
+
+static void store_word(spv_em *e, const spv_buf *buf, uint32_t word, uint32_t value) {
+  spv_buf_access(e, buf, e->p_sb_u32, e->t_u32, word, SPV_ACCESS_STORE, value);
 }
 
 /* ---- loads ---- */
@@ -127,29 +222,31 @@ spv_bits spv_load_read(spv_em *e, uint32_t off) {
   const uint32_t size = dmlc_dtype_size(e->k->read_dtype);
   spv_bits r = {0, spv_u32(e, 0), 0};
   if (e->read_elem_type) { /* a native 8/16/64-bit view */
-    const uint32_t p =
-        SPV(&e->b, SpvOpAccessChain, e->read_elem_ptr, e->read_var, spv_u32(e, 0), off);
-    const uint32_t v = SPV(&e->b, SpvOpLoad, e->read_elem_type, p);
+    /* 8/16-bit values are widened where they are loaded: nothing else
+     * may take them without shaderInt8/16 (an OpPhi of a switch included). */
+    const spv_access kind = size == 8 ? SPV_ACCESS_LOAD : SPV_ACCESS_LOAD_U32;
+    const uint32_t v =
+        spv_buf_access(e, &e->read, e->read_elem_ptr, e->read_elem_type, off, kind, 0);
     if (size == 8) {
       r.wide = v;
       spv_split64(e, v, &r.lo, &r.hi);
     } else {
-      r.lo = SPV(&e->b, SpvOpUConvert, e->t_u32, v);
+      r.lo = v;
     }
     return r;
   }
   if (size == 8) {
     const uint32_t w = shl_c(e, off, 1);
-    r.lo = spv_load(e, word_ptr(e, e->read_var, w));
-    r.hi = spv_load(e, word_ptr(e, e->read_var, or_(e, w, spv_u32(e, 1))));
+    r.lo = load_word(e, &e->read, w);
+    r.hi = load_word(e, &e->read, or_(e, w, spv_u32(e, 1)));
     return r;
   }
   if (size == 4) {
-    r.lo = spv_load(e, word_ptr(e, e->read_var, off));
+    r.lo = load_word(e, &e->read, off);
     return r;
   }
   const uint32_t per_word_log2 = log2_u32(4 / size);
-  const uint32_t word = spv_load(e, word_ptr(e, e->read_var, shr_c(e, off, per_word_log2)));
+  const uint32_t word = load_word(e, &e->read, shr_c(e, off, per_word_log2));
   const uint32_t shift = shl_c(e, and_c(e, off, (1u << per_word_log2) - 1), log2_u32(size * 8));
   r.lo = SPV(&e->b, SpvOpBitFieldUExtract, e->t_u32, word, shift, spv_u32(e, size * 8));
   return r;
@@ -289,33 +386,32 @@ void spv_store_out(spv_em *e, uint32_t i, uint32_t off, spv_bits v) {
   case SPV_STORE_WORDS:
     if (size == 8) {
       const uint32_t w = shl_c(e, off, 1);
-      spv_store(e, word_ptr(e, o->var, w), v.lo);
-      spv_store(e, word_ptr(e, o->var, or_(e, w, spv_u32(e, 1))), v.hi);
+      store_word(e, &o->buf, w, v.lo);
+      store_word(e, &o->buf, or_(e, w, spv_u32(e, 1)), v.hi);
     } else {
-      spv_store(e, word_ptr(e, o->var, off), v.lo);
+      store_word(e, &o->buf, off, v.lo);
     }
     return;
   case SPV_STORE_U64: {
-    const uint32_t p = SPV(&e->b, SpvOpAccessChain, o->elem_ptr, o->var, spv_u32(e, 0), off);
-    spv_store(e, p, v.wide ? v.wide : spv_join64(e, v.lo, v.hi));
+    const uint32_t x = v.wide ? v.wide : spv_join64(e, v.lo, v.hi);
+    spv_buf_access(e, &o->buf, o->elem_ptr, o->elem_type, off, SPV_ACCESS_STORE, x);
     return;
   }
   case SPV_STORE_TYPED: {
-    const uint32_t p = SPV(&e->b, SpvOpAccessChain, o->elem_ptr, o->var, spv_u32(e, 0), off);
-    SPV(&e->b, SpvOpStore, 0, p, SPV(&e->b, SpvOpUConvert, o->elem_type, v.lo));
+    const uint32_t x = SPV(&e->b, SpvOpUConvert, o->elem_type, v.lo);
+    spv_buf_access(e, &o->buf, o->elem_ptr, o->elem_type, off, SPV_ACCESS_STORE, x);
     return;
   }
   case SPV_STORE_ATOMIC: {
     /* Each element has one writer, so clearing its bits and then setting
      * them leaves the word's other elements (and their writers) alone. */
     const uint32_t log2 = log2_u32(4 / size), mask = (1u << (size * 8)) - 1;
-    const uint32_t p = word_ptr(e, o->var, shr_c(e, off, log2));
+    const uint32_t word = shr_c(e, off, log2);
     const uint32_t shift = shl_c(e, and_c(e, off, (1u << log2) - 1), log2_u32(size * 8));
-    const uint32_t scope = spv_u32(e, SpvScopeDevice), relaxed = spv_u32(e, 0);
     const uint32_t clear = spv_not(e, spv_op(e, SpvOpShiftLeftLogical, spv_u32(e, mask), shift));
-    SPV(&e->b, SpvOpAtomicAnd, e->t_u32, p, scope, relaxed, clear);
+    spv_buf_access(e, &o->buf, e->p_sb_u32, e->t_u32, word, SPV_ACCESS_ATOMIC_AND, clear);
     const uint32_t set = spv_op(e, SpvOpShiftLeftLogical, and_c(e, v.lo, mask), shift);
-    SPV(&e->b, SpvOpAtomicOr, e->t_u32, p, scope, relaxed, set);
+    spv_buf_access(e, &o->buf, e->p_sb_u32, e->t_u32, word, SPV_ACCESS_ATOMIC_OR, set);
     return;
   }
   }

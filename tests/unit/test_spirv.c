@@ -374,6 +374,99 @@ START_TEST(kernel_plans_compile) {
 }
 END_TEST
 
+/* Buffers beyond the device's maxStorageBufferRange: bound as windows (an
+ * array binding), indexed NonUniform where the device allows it and through
+ * constant indices otherwise; buffers within the range stay one descriptor
+ * and their modules do not change. */
+START_TEST(buffers_beyond_the_storage_range_are_windows) {
+  /* Read f32 [8, 300] = 9600 bytes; index u32 [8] = 32 bytes; one-hot f16
+   * [8, 300] = 4800 bytes. */
+  const dmlc_kdesc k = reduction(2, (const uint32_t[]){8, 300}, 2, DMLC_DTYPE_F32, DMLC_OP_ARGMAX,
+                                 DMLC_DIRECTION_INCREASING, DMLC_DTYPE_U32, DMLC_DTYPE_F16);
+  const dmlc_spirv_caps base[2] = {dmlc_spirv_caps_minimal(), caps_full()};
+  for (uint32_t c = 0; c < 2; c++)
+    for (uint32_t nonuniform = 0; nonuniform < 2; nonuniform++) {
+      dmlc_spirv_caps caps = base[c];
+      caps.max_storage_range = 1000; /* windows of 512 bytes */
+      caps.storage_buffer_array_nonuniform = nonuniform;
+      dmlc_spirv_module m;
+      compile_ok(&k, &caps, &m);
+      ck_assert_uint_eq(m.bindings[0].count, 19); /* ceil(9600 / 512) */
+      ck_assert_uint_eq(m.bindings[0].window_bytes, 512);
+      ck_assert_uint_eq(m.bindings[1].count, 1);
+      ck_assert_uint_eq(m.bindings[1].window_bytes, 0);
+      ck_assert_uint_eq(m.bindings[2].count, 10); /* ceil(4800 / 512) */
+      ck_assert_int_eq(m.nonuniform_indexing, nonuniform);
+      char *text = disassemble(&m);
+      ck_assert_ptr_nonnull(strstr(text, "OpTypeArray %_struct_"));
+      ck_assert_ptr_nonnull(strstr(text, "%uint_19"));
+      if (nonuniform) {
+        ck_assert_ptr_nonnull(strstr(text, "OpCapability StorageBufferArrayNonUniformIndexing"));
+        ck_assert_ptr_nonnull(strstr(text, "NonUniform\n"));
+        ck_assert_ptr_null(strstr(text, "OpSwitch"));
+      } else {
+        ck_assert_ptr_null(strstr(text, "NonUniformIndexing"));
+        ck_assert_ptr_nonnull(strstr(text, "OpSwitch"));
+      }
+      free(text);
+      dmlc_spirv_module_free(&m);
+    }
+  /* Every dtype, both reduction paths and every store path with tiny
+   * windows validates: [16, 40] reducing the rows (a workgroup per row)
+   * and [40, 16] reducing the columns (an invocation per column). */
+  const dmlc_dtype hot[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_U8, DMLC_DTYPE_F64};
+  for (uint32_t t = 0; t < NUM_READ_DTYPES; t++)
+    for (uint32_t rows = 0; rows < 2; rows++)
+      for (uint32_t c = 0; c < 4; c++) {
+        dmlc_spirv_caps caps = base[c & 1];
+        caps.max_storage_range = 256;
+        caps.storage_buffer_array_nonuniform = c >= 2;
+        const uint32_t dims[2] = {rows ? 16 : 40, rows ? 40 : 16};
+        const dmlc_kdesc r = reduction(2, dims, rows ? 2u : 1u, read_dtypes[t], DMLC_OP_ARGMIN,
+                                       DMLC_DIRECTION_DECREASING, DMLC_DTYPE_I64, hot[(t + c) % 4]);
+        dmlc_spirv_module m;
+        compile_ok(&r, &caps, &m);
+        ck_assert_uint_gt(m.bindings[0].count, 1);
+        ck_assert_uint_gt(m.bindings[2].count, 1);
+        dmlc_spirv_module_free(&m);
+      }
+  /* Copies through windows too. */
+  for (uint32_t f = 0; f < NUM_READ_DTYPES; f++) {
+    const dmlc_kdesc e = elementwise(read_dtypes[f], DMLC_DTYPE_F64);
+    dmlc_spirv_caps caps = base[f & 1];
+    caps.max_storage_range = 256;
+    dmlc_spirv_module m;
+    dmlc_diag diag = {0};
+    const dmlc_status s = dmlc_spirv_compile(&e, &caps, &m, &diag);
+    ck_assert_msg(s == DMLC_OK || s == DMLC_ERROR_UNSUPPORTED, "%s", diag.message);
+    if (s == DMLC_OK)
+      ck_assert_uint_gt(m.bindings[1].count, 1);
+    dmlc_spirv_module_free(&m);
+  }
+  /* Within the range: one descriptor and the very module of an unlimited
+   * device. */
+  dmlc_spirv_caps unlimited = caps_full(), ranged = caps_full();
+  ranged.max_storage_range = 9600;
+  dmlc_spirv_module a, b;
+  compile_ok(&k, &unlimited, &a);
+  compile_ok(&k, &ranged, &b);
+  ck_assert_uint_eq(b.bindings[0].count, 1);
+  ck_assert_uint_eq(a.num_words, b.num_words);
+  ck_assert(!memcmp(a.words, b.words, a.num_words * sizeof *a.words));
+  dmlc_spirv_module_free(&a);
+  dmlc_spirv_module_free(&b);
+  /* Too many windows, or too many descriptors: refused, not miscompiled. */
+  dmlc_diag diag = {0};
+  ranged.max_storage_range = 16; /* 600 windows */
+  ck_assert_int_eq(dmlc_spirv_compile(&k, &ranged, &a, &diag), DMLC_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(diag.message, "windows"));
+  ranged.max_storage_range = 1000;
+  ranged.max_storage_buffers = 16; /* needs 19 + 1 + 10 */
+  ck_assert_int_eq(dmlc_spirv_compile(&k, &ranged, &a, &diag), DMLC_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(diag.message, "descriptors"));
+}
+END_TEST
+
 static Suite *spirv_suite(void) {
   Suite *s = suite_create("spirv");
   TCase *tc = tcase_create("compile");
@@ -387,6 +480,7 @@ static Suite *spirv_suite(void) {
   tcase_add_test(tc, constant_only_kernel);
   tcase_add_test(tc, broken_module_fails_validation_with_message);
   tcase_add_test(tc, kernel_plans_compile);
+  tcase_add_test(tc, buffers_beyond_the_storage_range_are_windows);
   suite_add_tcase(s, tc);
   return s;
 }
