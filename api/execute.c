@@ -25,7 +25,8 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
 
 /* Size and alignment: the same rules for a host buffer and a tensor. data
  * is the bytes' host address, or NULL when the host cannot see them (a
- * device tensor starts at its allocation, aligned for any binding). */
+ * device tensor starts at its allocation, aligned for any binding up to
+ * 4096 bytes; a host tensor is checked here like a host buffer). */
 static dmlc_status check_extent(dmlc_context *ctx, const char *kind, size_t index,
                                 const dmlc_graph_io *io, const void *data, uint64_t size,
                                 const char *what) {

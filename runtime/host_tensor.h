@@ -5,8 +5,10 @@
 
 #include "runtime/device.h"
 
-/* A host tensor's bytes start at a multiple of this. */
-#define DMLC_HOST_TENSOR_ALIGNMENT 256u
+/* A host tensor's bytes start at a multiple of this: a page, so that a
+ * tensor meets any GuaranteedBaseOffsetAlignment up to 4096 (larger ones
+ * are refused at execute with a message naming the binding). */
+#define DMLC_HOST_TENSOR_ALIGNMENT 4096u
 
 dmlc_status dmlc_host_tensor_create(dmlc_rt_device *dev, uint64_t size_bytes, dmlc_rt_tensor **out,
                                     dmlc_diag *diag);

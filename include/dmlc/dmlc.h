@@ -204,8 +204,9 @@ DMLC_API uint64_t dmlc_tensor_size(const dmlc_tensor *t);
 DMLC_API dmlc_device dmlc_tensor_device(const dmlc_tensor *t);
 /* dmlc_execute with tensors: inputs[i] bound to the graph's input i,
  * outputs[i] to its output i. Each tensor must belong to exe's device and
- * context and hold at least its binding's total_size_bytes (alignment holds
- * by construction: a tensor starts at its allocation); an output must be no
+ * context and hold at least its binding's total_size_bytes (a tensor starts
+ * at its allocation, aligned to at least 4096 bytes, so any binding
+ * alignment up to 4096 holds by construction); an output must be no
  * input and no other output. Checked before anything runs. Bytes of a
  * strided output that no element covers keep what they held. On Vulkan the
  * call submits the kernels and waits for them: nothing is copied through

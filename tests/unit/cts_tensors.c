@@ -308,8 +308,8 @@ START_TEST(test_shared_and_larger_tensors) {
 }
 END_TEST
 
-/* "Alignment holds by construction: a tensor starts at its allocation":
- * whatever GuaranteedBaseOffsetAlignment a binding asks for. */
+/* "A tensor starts at its allocation, aligned to at least 4096 bytes":
+ * any GuaranteedBaseOffsetAlignment up to a page holds by construction. */
 START_TEST(test_tensor_meets_any_alignment) {
   static const char *const text =
       "graph @aligned(%x: f32[16]{align = 4096}) -> (u32[1]{align = 1024}) {\n"
