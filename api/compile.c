@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "ir/strbuf.h"
 #include "passes/passes.h"
 
 /* The kernel plan of ir after the default pipeline (on a copy: the
@@ -137,6 +138,25 @@ static const dmlc_dump_kind *any_dump_kind(const char *what) {
   return NULL;
 }
 
+/* Every dump kind of the registered devices, once each: "kernels, llvm,
+ * asm or spirv". */
+static void dump_kind_list(dmlc_strbuf *sb) {
+  const char *names[32];
+  size_t n = 0;
+  for (size_t i = 0; i < dmlc_device_registry_size(); i++) {
+    const dmlc_device_vtable *vt = dmlc_device_registry_entry(i)->vtable;
+    for (const dmlc_dump_kind *k = vt ? vt->dump_kinds : NULL; k && k->name; k++) {
+      bool seen = false;
+      for (size_t j = 0; j < n; j++)
+        seen |= strcmp(names[j], k->name) == 0;
+      if (!seen && n < sizeof names / sizeof *names)
+        names[n++] = k->name;
+    }
+  }
+  for (size_t j = 0; j < n; j++)
+    dmlc_strbuf_printf(sb, "%s%s", j == 0 ? "" : j + 1 == n ? " or " : ", ", names[j]);
+}
+
 dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, char **out_text) {
   if (!exe)
     return DMLC_ERROR_INVALID_ARGUMENT;
@@ -145,8 +165,15 @@ dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, c
   *out_text = NULL;
   CHECK_ARG(ctx, what, "dmlc_executable_dump: what is NULL");
   const dmlc_dump_kind *known = any_dump_kind(what);
-  CHECK_ARG(ctx, known, "dmlc_executable_dump: cannot dump '%.32s' (kernels, llvm, asm or spirv)",
-            what);
+  if (!known) {
+    dmlc_strbuf kinds = {0};
+    dump_kind_list(&kinds);
+    dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT,
+                  "dmlc_executable_dump: cannot dump '%.32s' (%s)", what,
+                  kinds.data ? kinds.data : "no device dumps anything");
+    dmlc_strbuf_free(&kinds);
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  }
   const dmlc_device_vtable *vt = exe->device->vtable;
   if (!find_dump_kind(vt->dump_kinds, what))
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,

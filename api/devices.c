@@ -90,9 +90,9 @@ dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **o
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(ctx, out_text, "dmlc_device_describe: out_text is NULL");
   *out_text = NULL;
-  const dmlc_device_entry *e;
+  const dmlc_device_entry *e = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &e));
-  dmlc_rt_device *dev;
+  dmlc_rt_device *dev = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, e, &dev));
   return e->vtable->describe(dev, out_text, &ctx->diag);
 }

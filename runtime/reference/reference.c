@@ -41,7 +41,9 @@ static uint64_t coord_offset(const dmlc_type *t, const uint32_t *c, const uint64
  * kept dims. */
 static void reduced_index_strides(const dmlc_type *t, uint32_t reduced, uint64_t *strides) {
   uint64_t s = 1;
-  for (uint32_t d = t->rank; d-- > 0;) {
+  /* rank <= DMLC_MAX_RANK by the verifier; bounded here for the compiler. */
+  const uint32_t rank = t->rank < DMLC_MAX_RANK ? t->rank : DMLC_MAX_RANK;
+  for (uint32_t d = rank; d-- > 0;) {
     strides[d] = dmlc_mask_has_axis(reduced, d) ? s : 0;
     if (dmlc_mask_has_axis(reduced, d))
       s *= t->dims[d];
@@ -52,7 +54,9 @@ static void reduced_index_strides(const dmlc_type *t, uint32_t reduced, uint64_t
  * group (t with the reduced dims set to 1): 0 on the reduced dims. */
 static void kept_strides(const dmlc_type *t, uint32_t reduced, uint64_t *strides) {
   uint64_t s = 1;
-  for (uint32_t d = t->rank; d-- > 0;) {
+  /* rank <= DMLC_MAX_RANK by the verifier; bounded here for the compiler. */
+  const uint32_t rank = t->rank < DMLC_MAX_RANK ? t->rank : DMLC_MAX_RANK;
+  for (uint32_t d = rank; d-- > 0;) {
     strides[d] = dmlc_mask_has_axis(reduced, d) ? 0 : s;
     if (!dmlc_mask_has_axis(reduced, d))
       s *= t->dims[d];

@@ -316,6 +316,25 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
   caps.shader_float16 = p->v12.shaderFloat16;
   caps.storage_8bit = p->v12.storageBuffer8BitAccess;
   caps.storage_16bit = p->v11.storageBuffer16BitAccess;
+  /* Buffers beyond one descriptor's reach are bound as windows; indexed per
+   * invocation where the device can, else by a switch per access. */
+  caps.max_storage_range = limits->maxStorageBufferRange;
+  caps.max_storage_buffers =
+      limits->maxPerStageDescriptorStorageBuffers < limits->maxDescriptorSetStorageBuffers
+          ? limits->maxPerStageDescriptorStorageBuffers
+          : limits->maxDescriptorSetStorageBuffers;
+  caps.storage_buffer_array_nonuniform =
+      p->features.features.shaderStorageBufferArrayDynamicIndexing &&
+      p->v12.shaderStorageBufferArrayNonUniformIndexing;
+  /* DMLC_VULKAN_STORAGE_RANGE=bytes: use at most this much of one
+   * descriptor's reach, so that tests run windowed buffers on any device. */
+  const char *range = getenv("DMLC_VULKAN_STORAGE_RANGE");
+  if (range && *range) {
+    char *end = NULL;
+    const unsigned long long r = strtoull(range, &end, 10);
+    if (end && !*end && r >= 4 && r < caps.max_storage_range)
+      caps.max_storage_range = r;
+  }
   /* DMLC_VULKAN_PORTABLE=1 (any value but "" and "0"): generate the
    * portable code, as for a device without these features (32-bit words,
    * unpacked; 64-bit values as word pairs), and enable none of them. */
@@ -500,6 +519,7 @@ static dmlc_status device_create(dmlc_vk_device *dev, const vk_physical *p, dmlc
       .storageBuffer8BitAccess = p->caps.storage_8bit,
       .shaderInt8 = p->caps.shader_int8,
       .shaderFloat16 = p->caps.shader_float16,
+      .shaderStorageBufferArrayNonUniformIndexing = p->caps.storage_buffer_array_nonuniform,
   };
   VkPhysicalDeviceVulkan11Features v11 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -511,7 +531,9 @@ static dmlc_status device_create(dmlc_vk_device *dev, const vk_physical *p, dmlc
       .pNext = &v11,
       .features = {.shaderInt64 = p->caps.shader_int64,
                    .shaderInt16 = p->caps.shader_int16,
-                   .shaderFloat64 = p->features.features.shaderFloat64},
+                   .shaderFloat64 = p->features.features.shaderFloat64,
+                   .shaderStorageBufferArrayDynamicIndexing =
+                       p->caps.storage_buffer_array_nonuniform},
   };
   const float priority = 1.0f;
   const VkDeviceQueueCreateInfo queue = {
@@ -615,9 +637,11 @@ static void describe_one(dmlc_strbuf *t, const vk_physical *p, uint32_t index, b
   const dmlc_spirv_caps *c = &p->caps;
   dmlc_strbuf_printf(t,
                      "  workgroup size %" PRIu32 ", count %" PRIu32 ", shared memory %" PRIu32
-                     " bytes, max buffer %" PRIu32 " bytes\n",
+                     " bytes, storage range %" PRIu32 " bytes%s\n",
                      c->max_workgroup_size, c->max_workgroup_count, c->max_shared_bytes,
-                     pr->limits.maxStorageBufferRange);
+                     pr->limits.maxStorageBufferRange,
+                     c->storage_buffer_array_nonuniform ? " (larger buffers: indexed windows)"
+                                                        : " (larger buffers: switched windows)");
   if (c->subgroup_size)
     dmlc_strbuf_printf(t, "  subgroup size %" PRIu32 "%s%s%s\n", c->subgroup_size,
                        c->subgroup_arithmetic ? ", arithmetic" : "",

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "ir/array.h"
 #include "ir/strbuf.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/vulkan/vk_internal.h"
@@ -62,7 +64,7 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
     bindings[i] = (VkDescriptorSetLayoutBinding){
         .binding = i,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .descriptorCount = 1,
+        .descriptorCount = k->module.bindings[i].count,
         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
     };
   const VkDescriptorSetLayoutCreateInfo set = {
@@ -270,14 +272,27 @@ static void buffer_destroy(dmlc_vk_device *dev, vk_buffer *b) {
 /* Where the host reads and writes b. */
 static void *buffer_host(const vk_buffer *b) { return b->mapped ? b->mapped : b->staging_mapped; }
 
-/* A storage-buffer descriptor reaches at most maxStorageBufferRange bytes. */
-static dmlc_status check_bindable(const dmlc_vk_device *dev, const vk_buffer *b, dmlc_diag *diag) {
-  if (b->size <= dev->props.limits.maxStorageBufferRange)
-    return DMLC_OK;
-  return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
-                       "Vulkan: a buffer of %" PRIu64
-                       " bytes exceeds the device's maxStorageBufferRange (%" PRIu32 ")",
-                       (uint64_t)b->size, dev->props.limits.maxStorageBufferRange);
+/* The descriptors of one binding (dmlc_spirv_binding): one covering the
+ * buffer up to the device's maxStorageBufferRange, or count windows of
+ * window_bytes, the last one cut at the buffer's end. A window wholly past
+ * the end (the kernel never reaches it: the buffer holds at least the
+ * binding's extent) points at the buffer's last window-aligned bytes, so
+ * that every descriptor is valid. */
+static void binding_infos(const dmlc_vk_device *dev, const dmlc_spirv_binding *binding,
+                          const vk_buffer *b, VkDescriptorBufferInfo *infos) {
+  const VkDeviceSize reach = dev->caps.max_storage_range;
+  if (binding->count <= 1 || !binding->window_bytes) {
+    infos[0] = (VkDescriptorBufferInfo){b->buffer, 0, b->size <= reach ? VK_WHOLE_SIZE : reach};
+    return;
+  }
+  const VkDeviceSize window = binding->window_bytes;
+  for (uint32_t j = 0; j < binding->count; j++) {
+    VkDeviceSize offset = (VkDeviceSize)j * window;
+    if (offset >= b->size)
+      offset = (b->size - 1) / window * window;
+    const VkDeviceSize left = b->size - offset;
+    infos[j] = (VkDescriptorBufferInfo){b->buffer, offset, left < window ? left : window};
+  }
 }
 
 /* Records, submits and waits for one command buffer outside any executable
@@ -445,6 +460,15 @@ dmlc_status dmlc_vk_tensor_read(const dmlc_vk_tensor *t, uint64_t offset, void *
  * only when those tensors change). */
 enum { OWN = 0, TENSORS = 1, NUM_SET_KINDS = 2 };
 
+/* The last submit's kernel times, read from the query pool when asked for
+ * (dmlc_vk_kernel_times), not by every execute: reading them costs
+ * lavapipe 10-40 us. Behind a pointer so a const executable can fill it. */
+typedef struct vk_times {
+  bool pending;    /* the pool holds a submit's stamps not read yet */
+  uint64_t *ticks; /* 2 per kernel */
+  double ns[];
+} vk_times;
+
 struct dmlc_vk_executable {
   dmlc_vk_device *dev;
   uint32_t num_inputs, num_outputs, num_temps, num_kernels;
@@ -461,7 +485,8 @@ struct dmlc_vk_executable {
   uint64_t *bound_ids;    /* per input and output: the tensor TENSORS names (0: none yet) */
   VkQueryPool timestamps; /* two per kernel; VK_NULL_HANDLE without */
   VkFence fence;
-  double *times_ns;
+  uint64_t last_wait_ns; /* how long the last submit took to finish */
+  vk_times *times;
   bool staged; /* some own buffer goes through staging */
 };
 
@@ -505,32 +530,46 @@ static dmlc_status buffers_create(dmlc_vk_executable *exe, const dmlc_kernel_pla
  * executable's temporaries). */
 static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer *const *io,
                               dmlc_diag *diag) {
-  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+  dmlc_status st = DMLC_OK;
+  VkDescriptorBufferInfo *infos = NULL;
+  uint32_t infos_cap = 0;
+  for (uint32_t i = 0; i < exe->num_kernels && st == DMLC_OK; i++) {
     const vk_kernel *k = exe->kernels[i];
-    VkDescriptorBufferInfo infos[1 + DMLC_KDESC_MAX_OUTPUTS];
+    uint32_t descriptors = 0;
+    for (uint32_t b = 0; b < k->module.num_bindings; b++)
+      descriptors += k->module.bindings[b].count;
+    if (!DMLC_ARRAY_RESERVE(&infos, &infos_cap, descriptors, 8)) {
+      st = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory writing descriptors");
+      break;
+    }
     VkWriteDescriptorSet writes[1 + DMLC_KDESC_MAX_OUTPUTS];
+    uint32_t first = 0;
     for (uint32_t b = 0; b < k->module.num_bindings; b++) {
       const dmlc_binding binding =
           b == 0 ? exe->reads[i] : exe->writes[i * DMLC_KDESC_MAX_OUTPUTS + b - 1];
       const vk_buffer *buf = binding_buffer(exe, io, binding);
-      if (!buf)
-        return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
-                             "Vulkan: kernel %" PRIu32 " binds a buffer the plan does not have", i);
-      DMLC_RETURN_IF_ERROR(check_bindable(exe->dev, buf, diag));
-      infos[b] = (VkDescriptorBufferInfo){buf->buffer, 0, VK_WHOLE_SIZE};
+      if (!buf) {
+        st = dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                           "Vulkan: kernel %" PRIu32 " binds a buffer the plan does not have", i);
+        break;
+      }
+      binding_infos(exe->dev, &k->module.bindings[b], buf, &infos[first]);
       writes[b] = (VkWriteDescriptorSet){
           .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
           .dstSet = exe->sets[kind][i],
           .dstBinding = b,
-          .descriptorCount = 1,
+          .descriptorCount = k->module.bindings[b].count,
           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-          .pBufferInfo = &infos[b],
+          .pBufferInfo = &infos[first],
       };
+      first += k->module.bindings[b].count;
     }
-    exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, k->module.num_bindings, writes, 0,
-                                             NULL);
+    if (st == DMLC_OK)
+      exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, k->module.num_bindings, writes, 0,
+                                               NULL);
   }
-  return DMLC_OK;
+  free(infos);
+  return st;
 }
 
 static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) {
@@ -538,7 +577,8 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
   VkDevice device = exe->dev->device;
   uint32_t descriptors = 0;
   for (uint32_t i = 0; i < exe->num_kernels; i++)
-    descriptors += exe->kernels[i]->module.num_bindings;
+    for (uint32_t b = 0; b < exe->kernels[i]->module.num_bindings; b++)
+      descriptors += exe->kernels[i]->module.bindings[b].count;
   const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                      NUM_SET_KINDS * descriptors};
   const VkDescriptorPoolCreateInfo pool = {
@@ -671,8 +711,10 @@ static dmlc_status sync_create(dmlc_vk_executable *exe, dmlc_diag *diag) {
   const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   DMLC_VK_CHECK(diag, fn->vkCreateFence(exe->dev->device, &fence, NULL, &exe->fence),
                 "vkCreateFence");
-  exe->times_ns = calloc(exe->num_kernels ? exe->num_kernels : 1, sizeof *exe->times_ns);
-  if (!exe->times_ns)
+  exe->times = calloc(1, sizeof *exe->times + exe->num_kernels * sizeof(double));
+  if (exe->times)
+    exe->times->ticks = calloc(2 * (size_t)exe->num_kernels + 1, sizeof(uint64_t));
+  if (!exe->times || !exe->times->ticks)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating timestamps");
   if (!exe->dev->timestamp_valid_bits || exe->num_kernels == 0)
     return DMLC_OK;
@@ -781,29 +823,64 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
   free(exe->reads);
   free(exe->writes);
   free(exe->bound_ids);
-  free(exe->times_ns);
+  if (exe->times)
+    free(exe->times->ticks);
+  free(exe->times);
   free(exe);
 }
 
-static void read_times(dmlc_vk_executable *exe) {
-  if (!exe->timestamps)
+static void read_times(const dmlc_vk_executable *exe) {
+  vk_times *t = exe->times;
+  if (!exe->timestamps || !t->pending)
     return;
+  t->pending = false;
   const dmlc_vk_device *dev = exe->dev;
   const uint32_t n = 2 * exe->num_kernels;
-  uint64_t *ticks = calloc(n, sizeof *ticks);
-  if (!ticks)
-    return;
   if (dev->inst.fn.vkGetQueryPoolResults(
-          dev->device, exe->timestamps, 0, n, n * sizeof *ticks, ticks, sizeof *ticks,
-          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
-    const uint64_t mask = dev->timestamp_valid_bits >= 64
-                              ? UINT64_MAX
-                              : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
-    for (uint32_t i = 0; i < exe->num_kernels; i++)
-      exe->times_ns[i] = (double)((ticks[2 * i + 1] - ticks[2 * i]) & mask) *
-                         (double)dev->props.limits.timestampPeriod;
+          dev->device, exe->timestamps, 0, n, n * sizeof *t->ticks, t->ticks, sizeof *t->ticks,
+          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+    return;
+  const uint64_t mask =
+      dev->timestamp_valid_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
+  for (uint32_t i = 0; i < exe->num_kernels; i++)
+    t->ns[i] = (double)((t->ticks[2 * i + 1] - t->ticks[2 * i]) & mask) *
+               (double)dev->props.limits.timestampPeriod;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Waiting for a short submit: polling the fence before sleeping on it. A
+ * sleeping waiter is woken by the driver's thread, which on a loaded or
+ * small machine (lavapipe on 2 cores) costs tens of microseconds, as much
+ * as a small kernel; polling costs a core, and the driver may need every
+ * core for a long kernel. So poll only when the executable's last submit
+ * finished within SPIN_MAX_NS, for at most twice that long, then sleep. */
+enum { SPIN_MAX_NS = 200000 };
+
+static dmlc_status wait_fence(dmlc_vk_executable *exe, uint64_t start, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  if (exe->last_wait_ns && exe->last_wait_ns <= SPIN_MAX_NS) {
+    const uint64_t until = start + 2 * exe->last_wait_ns;
+    for (;;) {
+      const VkResult r = fn->vkGetFenceStatus(exe->dev->device, exe->fence);
+      if (r == VK_SUCCESS) {
+        exe->last_wait_ns = now_ns() - start;
+        return DMLC_OK;
+      }
+      if (r != VK_NOT_READY)
+        return dmlc_vk_fail(diag, r, "vkGetFenceStatus");
+      if (now_ns() >= until)
+        break;
+    }
   }
-  free(ticks);
+  DMLC_VK_CHECK(diag, fn->vkWaitForFences(exe->dev->device, 1, &exe->fence, VK_TRUE, UINT64_MAX),
+                "vkWaitForFences");
+  exe->last_wait_ns = now_ns() - start;
+  return DMLC_OK;
 }
 
 static dmlc_status submit_and_wait(dmlc_vk_executable *exe, int kind, dmlc_diag *diag) {
@@ -814,10 +891,10 @@ static dmlc_status submit_and_wait(dmlc_vk_executable *exe, int kind, dmlc_diag 
       .commandBufferCount = 1,
       .pCommandBuffers = &exe->commands[kind],
   };
+  const uint64_t start = now_ns();
   DMLC_VK_CHECK(diag, fn->vkQueueSubmit(exe->dev->queue, 1, &submit, exe->fence), "vkQueueSubmit");
-  DMLC_VK_CHECK(diag, fn->vkWaitForFences(exe->dev->device, 1, &exe->fence, VK_TRUE, UINT64_MAX),
-                "vkWaitForFences");
-  read_times(exe);
+  DMLC_RETURN_IF_ERROR(wait_fence(exe, start, diag));
+  exe->times->pending = true;
   return DMLC_OK;
 }
 
@@ -887,8 +964,9 @@ dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_rt_binding *inpu
 }
 
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max) {
+  read_times(exe);
   for (uint32_t i = 0; i < exe->num_kernels && i < max; i++)
-    ns[i] = exe->times_ns[i];
+    ns[i] = exe->times->ns[i];
   return exe->num_kernels;
 }
 

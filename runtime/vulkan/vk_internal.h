@@ -73,6 +73,7 @@
   X(vkDestroyFence)                                                                                \
   X(vkResetFences)                                                                                 \
   X(vkWaitForFences)                                                                               \
+  X(vkGetFenceStatus)                                                                              \
   X(vkQueueSubmit)
 
 typedef struct dmlc_vk_fns {

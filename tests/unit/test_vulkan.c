@@ -411,6 +411,29 @@ START_TEST(many_workgroups_are_dispatched_in_chunks) {
 }
 END_TEST
 
+/* Buffers beyond one descriptor's reach (maxStorageBufferRange: 128 MiB on
+ * lavapipe) are bound as windows: reads and writes across the window
+ * boundaries, a last window cut short, row and column reductions. */
+START_TEST(buffers_beyond_the_storage_range_are_windowed) {
+  dmlc_vk_device *dev = open_device();
+  const uint64_t range = dmlc_vk_device_caps(dev)->max_storage_range;
+  dmlc_vk_device_close(dev);
+  if (range > (UINT64_C(1) << 28)) {
+    /* Buffers of this size would not be windowed: the case says nothing. */
+    ck_abort_msg("maxStorageBufferRange %llu: write cases for this device's reach",
+                 (unsigned long long)range);
+  }
+  static const char *const cases[] = {
+      "graph @rows(%x: f32[8192,8192]) -> (u32[8192,1]) {\n"
+      "  %0 = argmax %x {axes = [1]} : u32[8192,1]\n  return %0\n}\n",
+      "graph @cols(%x: f32[8200,8192]) -> (i64[1,8192]) {\n"
+      "  %0 = argmin %x {axes = [0], direction = decreasing} : i64[1,8192]\n  return %0\n}\n",
+      "graph @copy(%x: u8[300000000]) -> (u8[300000000]) {\n  return %x\n}\n",
+  };
+  check_all(cases, sizeof cases / sizeof *cases);
+}
+END_TEST
+
 /* Every input dtype with every index dtype (argmax/argmin, row and column,
  * small and workgroup reductions), hardmax and copies in the input's dtype,
  * on the native path (8/16/64-bit loads and stores where the device has
@@ -624,6 +647,7 @@ int main(void) {
   tcase_add_test(exec, chained_kernels_match_the_reference);
   tcase_add_test(exec, large_reductions_match_the_reference);
   tcase_add_test(exec, many_workgroups_are_dispatched_in_chunks);
+  tcase_add_test(exec, buffers_beyond_the_storage_range_are_windowed);
   tcase_add_test(exec, every_dtype_pair_native_path);
   tcase_add_test(exec, every_dtype_pair_portable_path);
   suite_add_tcase(s, exec);
