@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "ir/array.h"
 #include "passes/passes.h"
 
 const char *dmlc_status_string(dmlc_status status) {
@@ -96,7 +97,6 @@ void dmlc_graph_destroy(dmlc_graph *graph) {
     return;
   dmlc_ir_graph_destroy(graph->ir);
   free(graph->result_layouts);
-  free(graph->has_result_layout);
   free(graph);
 }
 
@@ -136,23 +136,11 @@ dmlc_status dmlc_graph_add_input(dmlc_graph *graph, const char *name, const DML_
 }
 
 static dmlc_status remember_layout(dmlc_graph *graph, uint32_t value, const dmlc_layout *layout) {
-  if (value >= graph->cap_layouts) {
-    uint32_t cap = graph->cap_layouts ? graph->cap_layouts : 16;
-    while (cap <= value)
-      cap *= 2;
-    dmlc_layout *layouts = realloc(graph->result_layouts, cap * sizeof *layouts);
-    if (layouts)
-      graph->result_layouts = layouts;
-    bool *has = realloc(graph->has_result_layout, cap * sizeof *has);
-    if (has)
-      graph->has_result_layout = has;
-    if (!layouts || !has)
-      return dmlc_diag_set(&graph->ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
-    memset(has + graph->cap_layouts, 0, (cap - graph->cap_layouts) * sizeof *has);
-    graph->cap_layouts = cap;
-  }
-  graph->result_layouts[value] = *layout;
-  graph->has_result_layout[value] = true;
+  if (value == UINT32_MAX ||
+      !DMLC_ARRAY_RESERVE(&graph->result_layouts, &graph->cap_layouts, value + 1, 16))
+    return dmlc_diag_set(&graph->ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
+  graph->result_layouts[value].layout = *layout;
+  graph->result_layouts[value].given = true;
   return DMLC_OK;
 }
 
@@ -206,8 +194,8 @@ dmlc_status dmlc_graph_add_output(dmlc_graph *graph, const char *name, dmlc_valu
   CHECK_ARG(ctx, value < ir->num_values,
             "dmlc_graph_add_output: value %u is not a value of this graph", value);
   const dmlc_layout *layout = NULL;
-  if (value < graph->cap_layouts && graph->has_result_layout[value])
-    layout = &graph->result_layouts[value];
+  if (value < graph->cap_layouts && graph->result_layouts[value].given)
+    layout = &graph->result_layouts[value].layout;
   for (uint32_t i = 0; !layout && i < ir->num_inputs; i++)
     if (ir->inputs[i].value == value)
       layout = &ir->inputs[i].layout;
@@ -268,9 +256,7 @@ dmlc_status dmlc_graph_run_passes(dmlc_graph *graph, const char *pipeline,
   /* Values of the old graph no longer exist: forget their layouts. */
   graph->cap_layouts = 0;
   free(graph->result_layouts);
-  free(graph->has_result_layout);
   graph->result_layouts = NULL;
-  graph->has_result_layout = NULL;
   return dmlc_run_pipeline(&graph->ir, pipeline, &o, &graph->ctx->diag);
 }
 

@@ -24,8 +24,10 @@ struct dmlc_graph {
   dmlc_ir_graph *ir;
   /* For values produced by operators added through the descriptor API: the
    * layout their OutputTensor descriptor gave, used by dmlc_graph_add_output. */
-  dmlc_layout *result_layouts;
-  bool *has_result_layout;
+  struct {
+    dmlc_layout layout;
+    bool given;       /* false: the value has no remembered layout */
+  } * result_layouts; /* by value id; zeroed when grown */
   uint32_t cap_layouts;
 };
 

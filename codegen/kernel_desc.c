@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/array.h"
 #include "ir/strbuf.h"
 
 typedef enum trace_kind {
@@ -157,6 +158,7 @@ static int32_t input_index(const dmlc_ir_graph *g, uint32_t value) {
 typedef struct temp_map {
   uint32_t *value_temp; /* per value id: temp index + 1, or 0 */
   dmlc_kernel_plan *plan;
+  uint32_t cap_temps; /* plan->temp_bytes allocated */
 } temp_map;
 
 static dmlc_status bind_read(const dmlc_ir_graph *g, const temp_map *tm, uint32_t value,
@@ -183,12 +185,10 @@ static dmlc_status bind_write(const dmlc_ir_graph *g, temp_map *tm, const dmlc_k
     return DMLC_OK;
   }
   dmlc_kernel_plan *plan = tm->plan;
-  uint64_t *bytes = realloc(plan->temp_bytes, (plan->num_temps + 1) * sizeof *bytes);
-  if (!bytes)
+  if (!DMLC_ARRAY_RESERVE(&plan->temp_bytes, &tm->cap_temps, plan->num_temps + 1, 4))
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory planning kernels");
-  plan->temp_bytes = bytes;
   const dmlc_type *t = &g->values[w->value].type;
-  bytes[plan->num_temps] = dmlc_type_num_elements(t) * dmlc_dtype_size(t->dtype);
+  plan->temp_bytes[plan->num_temps] = dmlc_type_num_elements(t) * dmlc_dtype_size(t->dtype);
   tm->value_temp[w->value] = ++plan->num_temps;
   out->kind = DMLC_BINDING_TEMP;
   out->index = plan->num_temps - 1;
@@ -280,7 +280,7 @@ dmlc_status dmlc_kernel_plan_build(const dmlc_ir_graph *g, dmlc_kernel_plan *pla
                          g->num_nodes);
   const size_t nv = g->num_values ? g->num_values : 1;
   trace *traces = calloc(nv, sizeof *traces);
-  temp_map tm = {calloc(nv, sizeof *tm.value_temp), plan};
+  temp_map tm = {calloc(nv, sizeof *tm.value_temp), plan, 0};
   plan->kernels = calloc(g->num_kernels ? g->num_kernels : 1, sizeof *plan->kernels);
   dmlc_status s = DMLC_OK;
   if (!traces || !tm.value_temp || !plan->kernels)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "dmlc/dmlc.h"
+#include "ir/strbuf.h"
 #include "tools/npy.h"
 
 #ifndef DMLC_VERSION_STRING
@@ -302,48 +303,20 @@ static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
   return rc;
 }
 
-/* ---- a growable string ---- */
+/* ---- text ---- */
 
-typedef struct strbuf {
-  char *data;
-  size_t length, capacity;
-  int failed; /* out of memory */
-  size_t line_start;
-} strbuf;
-
-static void sb_append(strbuf *sb, const char *s, size_t n) {
-  if (sb->failed)
-    return;
-  if (sb->length + n + 1 > sb->capacity) {
-    size_t cap = sb->capacity ? sb->capacity : 256;
-    while (cap < sb->length + n + 1)
-      cap *= 2;
-    char *grown = realloc(sb->data, cap);
-    if (!grown) {
-      sb->failed = 1;
-      return;
-    }
-    sb->data = grown;
-    sb->capacity = cap;
-  }
-  memcpy(sb->data + sb->length, s, n);
-  sb->length += n;
-  sb->data[sb->length] = '\0';
+/* Text is built with the library's string builder (ir/strbuf.c, compiled
+ * into the tool too: it is plain C with no other part of the library). */
+static void sb_spaces(dmlc_strbuf *sb, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    dmlc_strbuf_append(sb, " ");
 }
 
-static void sb_puts(strbuf *sb, const char *s) { sb_append(sb, s, strlen(s)); }
-
-static void sb_newline(strbuf *sb, int indent) {
-  sb_puts(sb, "\n");
-  sb->line_start = sb->length;
-  for (int i = 0; i < indent; i++)
-    sb_puts(sb, " ");
-}
-
-static void sb_pad(strbuf *sb, const char *s, size_t width) {
-  for (size_t n = strlen(s); n < width; n++)
-    sb_puts(sb, " ");
-  sb_puts(sb, s);
+/* s right-aligned in width columns. */
+static void sb_pad(dmlc_strbuf *sb, const char *s, size_t width) {
+  const size_t n = strlen(s);
+  sb_spaces(sb, n < width ? width - n : 0);
+  dmlc_strbuf_append(sb, s);
 }
 
 /* ---- formatting elements ---- */
@@ -460,8 +433,15 @@ typedef struct tensor_printer {
   int summarize[NPY_MAX_DIMS]; /* dim i shows PRINT_EDGE items each side of "..." */
   int multiline;
   size_t width; /* of the widest element, when multiline */
-  strbuf *sb;
+  dmlc_strbuf *sb;
+  size_t line_start; /* where sb's current line starts */
 } tensor_printer;
+
+static void new_line(tensor_printer *tp, size_t indent) {
+  dmlc_strbuf_append(tp->sb, "\n");
+  tp->line_start = tp->sb->len;
+  sb_spaces(tp->sb, indent);
+}
 
 /* How many items of dim are shown, the "..." counted as one. */
 static uint64_t shown_count(const tensor_printer *tp, uint32_t dim) {
@@ -499,10 +479,10 @@ static void measure(tensor_printer *tp, uint32_t dim, uint64_t offset) {
 }
 
 static void emit(tensor_printer *tp, uint32_t dim, uint64_t offset) {
-  strbuf *sb = tp->sb;
+  dmlc_strbuf *sb = tp->sb;
   const uint32_t ndim = tp->a->ndim;
   const int innermost = dim + 1 == ndim;
-  sb_puts(sb, "[");
+  dmlc_strbuf_append(sb, "[");
   for (uint64_t k = 0; k < shown_count(tp, dim); k++) {
     const int64_t idx = shown_index(tp, dim, k);
     char buf[64] = "";
@@ -514,18 +494,18 @@ static void emit(tensor_printer *tp, uint32_t dim, uint64_t offset) {
                          (offset + (uint64_t)idx * tp->strides[dim]) * npy_dtype_size(tp->a->dtype),
                      buf, sizeof buf);
     if (k > 0) {
-      sb_puts(sb, ",");
+      dmlc_strbuf_append(sb, ",");
       if (!tp->multiline) {
-        sb_puts(sb, " ");
+        dmlc_strbuf_append(sb, " ");
       } else if (innermost) {
-        if (sb->length - sb->line_start + 2 + tp->width + 1 > PRINT_LINE_WIDTH)
-          sb_newline(sb, (int)dim + 1);
+        if (sb->len - tp->line_start + 2 + tp->width + 1 > PRINT_LINE_WIDTH)
+          new_line(tp, dim + 1);
         else
-          sb_puts(sb, " ");
+          dmlc_strbuf_append(sb, " ");
       } else {
         for (uint32_t n = 1; n < ndim - 1 - dim; n++)
-          sb_puts(sb, "\n");
-        sb_newline(sb, (int)dim + 1);
+          dmlc_strbuf_append(sb, "\n");
+        new_line(tp, dim + 1);
       }
     }
     if (innermost || idx < 0)
@@ -533,12 +513,12 @@ static void emit(tensor_printer *tp, uint32_t dim, uint64_t offset) {
     else
       emit(tp, dim + 1, offset + (uint64_t)idx * tp->strides[dim]);
   }
-  sb_puts(sb, "]");
+  dmlc_strbuf_append(sb, "]");
 }
 
 /* Prints "name: f32[2,3] = [[...]]" for a packed C-order array. */
 static void print_tensor(const char *name, const npy_array *a) {
-  strbuf sb = {0};
+  dmlc_strbuf sb = {0};
   char dims[NPY_MAX_DIMS * 22 + 8], head[sizeof dims + 128];
   format_list(a->shape, a->ndim, ",", dims, sizeof dims);
   snprintf(head, sizeof head, "%s: %s%s =", name, npy_dtype_name(a->dtype), dims);
@@ -554,16 +534,15 @@ static void print_tensor(const char *name, const npy_array *a) {
     tp.summarize[i] = a->shape[i] > 2 * PRINT_EDGE + 1 &&
                       (a->shape[i] > PRINT_MAX_DIM || a->count > PRINT_MAX_TOTAL);
   emit(&tp, 0, 0);
-  if (!sb.failed && strlen(head) + 1 + sb.length > PRINT_LINE_WIDTH) {
-    sb.length = sb.line_start = 0;
+  if (!sb.failed && strlen(head) + 1 + sb.len > PRINT_LINE_WIDTH) {
+    sb.len = tp.line_start = 0;
     tp.multiline = 1;
     measure(&tp, 0, 0);
     emit(&tp, 0, 0);
-    printf("%s\n%s\n", head, sb.failed ? "(out of memory)" : sb.data);
-  } else {
-    printf("%s %s\n", head, sb.failed ? "(out of memory)" : sb.data);
   }
-  free(sb.data);
+  char *text = dmlc_strbuf_finish(&sb);
+  printf("%s%s%s\n", head, tp.multiline ? "\n" : " ", text ? text : "(out of memory)");
+  free(text);
 }
 
 /* ---- tensors in an executable's layout ---- */
