@@ -2,6 +2,7 @@
 #ifndef DMLC_API_INTERNAL_H
 #define DMLC_API_INTERNAL_H
 
+#include "codegen/kernel_desc.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "runtime/device.h"
@@ -66,6 +67,11 @@ dmlc_status dmlc_context_device(dmlc_context *ctx, const dmlc_device_entry *entr
 uint64_t dmlc_api_compile_count(dmlc_context *ctx, dmlc_device device);
 /* Whether ctx has opened device (for tests: what a context does lazily). */
 bool dmlc_api_device_is_open(const dmlc_context *ctx, dmlc_device device);
+/* The kernel plan of ir after the default pipeline (built once, for every
+ * code-generating device and for ahead-of-time code); *fused_out, when
+ * asked for, receives the pipeline's graph (the caller destroys it). */
+dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan,
+                                dmlc_ir_graph **fused_out);
 /* Closes every device of ctx (dmlc_context_destroy). */
 void dmlc_context_close_devices(dmlc_context *ctx);
 

@@ -10,7 +10,10 @@
 
 /* The kernel plan of ir after the default pipeline (on a copy: the
  * executable keeps the graph as given, for bindings and infos). */
-static dmlc_status build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan) {
+dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan,
+                                dmlc_ir_graph **fused_out) {
+  if (fused_out)
+    *fused_out = NULL;
   dmlc_ir_graph *fused = dmlc_ir_graph_clone(ir);
   if (!fused)
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
@@ -18,6 +21,10 @@ static dmlc_status build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_k
   dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
   if (status == DMLC_OK)
     status = dmlc_kernel_plan_build(fused, plan, &ctx->diag);
+  if (status == DMLC_OK && fused_out) {
+    *fused_out = fused;
+    return DMLC_OK;
+  }
   dmlc_ir_graph_destroy(fused);
   return status;
 }
@@ -33,7 +40,7 @@ static dmlc_status executable_compile(dmlc_executable *exe) {
    * device is missing. */
   dmlc_kernel_plan plan = {0};
   if (vt->compiles_plan)
-    DMLC_RETURN_IF_ERROR(build_plan(ctx, exe->ir, &plan));
+    DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(ctx, exe->ir, &plan, NULL));
   dmlc_status status = dmlc_context_device(ctx, exe->device, &exe->rt_device);
   if (status == DMLC_OK) {
     const dmlc_rt_program program = {exe->ir, vt->compiles_plan ? &plan : NULL};

@@ -58,7 +58,7 @@ static const char main_usage[] =
     "  opt FILE [-o OUT]        parse, verify and print an IR file\n"
     "  run FILE [options]       compile an IR file for a device and run it on .npy data\n"
     "  devices                  list the devices and whether each is available\n"
-    "  compile FILE [options]   ahead-of-time compilation (not built yet)\n"
+    "  compile FILE -o OUT      ahead-of-time compilation: objects, libraries, headers\n"
     "\n"
     "options:\n"
     "  -h, --help               show this help (or a command's: dmlc run --help)\n"
@@ -115,9 +115,36 @@ static const char devices_usage[] = "usage: dmlc devices\n"
                                     "Lists dmlc's devices and whether each is available here,\n"
                                     "and every Vulkan device with the features dmlc uses.\n";
 
-static const char compile_usage[] = "usage: dmlc compile FILE [options]\n"
-                                    "\n"
-                                    "Ahead-of-time compilation; not built yet (see docs/cli.md).\n";
+static const char compile_usage[] =
+    "usage: dmlc compile FILE -o OUT [--emit=KIND[,KIND...]] [--name=NAME]\n"
+    "                    [--target=TRIPLE] [--mcpu=CPU] [--mattr=FEATURES] [-O0|-O1|-O2|-O3]\n"
+    "\n"
+    "Compiles the graph in FILE ahead of time into code that needs no libdmlc\n"
+    "(docs/aot.md). Every global symbol starts with NAME (default: the graph's\n"
+    "name): NAME_run, NAME_run_parallel, NAME_run_workspace.\n"
+    "\n"
+    "kinds (without --emit, OUT's extension picks one):\n"
+    "  ir         .dmlir  the graph after the default pipeline\n"
+    "  llvm       .ll     LLVM IR\n"
+    "  bc         .bc     LLVM bitcode\n"
+    "  asm        .s      assembly\n"
+    "  obj        .o      an object file\n"
+    "  staticlib  .a      an archive of the object, with its symbol index\n"
+    "  header     .h      the entry points and every input's and output's layout\n"
+    "  sharedlib, exe, spirv, spirv-asm, metadata, dot: not built yet\n"
+    "With several kinds OUT is a stem: each file is OUT plus the kind's extension.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT         the output file (or stem)\n"
+    "  --emit=KIND[,KIND...]    what to write (above)\n"
+    "  --name=NAME              the symbol prefix, a C identifier\n"
+    "  --target=TRIPLE          LLVM target triple (default: the host's)\n"
+    "  --mcpu=CPU               target CPU, as llc spells it (default: the host's\n"
+    "                           for the host triple, generic otherwise)\n"
+    "  --mattr=FEATURES         target features, as llc spells them (+avx2,-fma);\n"
+    "                           default: the host's when the triple and CPU are\n"
+    "  -O0, -O1, -O2, -O3       optimization level (default -O2)\n"
+    "  -h, --help               show this help\n";
 
 static int usage_error(const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -1197,14 +1224,144 @@ static int cmd_devices(dmlc_context *ctx, int argc, char **argv) {
 
 /* ---- dmlc compile ---- */
 
-static int cmd_compile(int argc, char **argv) {
-  for (int i = 0; i < argc; i++)
+typedef struct emit_kind {
+  const char *name, *extension;
+} emit_kind;
+
+static const emit_kind emit_kinds[] = {
+    {"ir", ".dmlir"},
+    {"llvm", ".ll"},
+    {"bc", ".bc"},
+    {"asm", ".s"},
+    {"obj", ".o"},
+    {"staticlib", ".a"},
+    {"sharedlib", ".so"},
+    {"header", ".h"},
+    {"exe", ""},
+    {"spirv", ".spv"},
+    {"spirv-asm", ".spvasm"},
+    {"metadata", ".json"},
+    {"dot", ".dot"},
+};
+enum { NUM_EMIT_KINDS = sizeof emit_kinds / sizeof *emit_kinds };
+
+static const emit_kind *kind_named(const char *name, size_t len) {
+  for (size_t i = 0; i < NUM_EMIT_KINDS; i++)
+    if (strlen(emit_kinds[i].name) == len && strncmp(emit_kinds[i].name, name, len) == 0)
+      return &emit_kinds[i];
+  return NULL;
+}
+
+/* The kind OUT's extension names; NULL if none does. */
+static const emit_kind *kind_of_path(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(slash ? slash + 1 : path, '.');
+  for (size_t i = 0; i < NUM_EMIT_KINDS; i++)
+    if (dot ? strcmp(dot, emit_kinds[i].extension) == 0 : !*emit_kinds[i].extension)
+      return &emit_kinds[i];
+  return NULL;
+}
+
+static int write_file(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    error("%s: cannot create: %s", path, strerror(errno));
+    return EXIT_ERROR;
+  }
+  const int failed = fwrite(data, 1, size, f) != size;
+  if (fclose(f) != 0 || failed) {
+    error("%s: write error", path);
+    remove(path);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
+static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
+  const char *input = NULL, *output = NULL, *emit = NULL;
+  dmlc_aot_options options = {NULL, NULL, NULL, NULL, 2};
+  for (int i = 0; i < argc; i++) {
+    const char *value;
+    int m = 0;
     if (is_help(argv[i])) {
       fputs(compile_usage, stdout);
       return EXIT_OK;
+    } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' &&
+               !argv[i][3]) {
+      options.opt_level = argv[i][2] - '0';
+    } else if ((m = option_value(argc, argv, &i, "--output", "-o", &value)) > 0) {
+      output = value;
+    } else if (!m && (m = option_value(argc, argv, &i, "--emit", NULL, &value)) > 0) {
+      emit = value;
+    } else if (!m && (m = option_value(argc, argv, &i, "--name", NULL, &value)) > 0) {
+      options.name = value;
+    } else if (!m && (m = option_value(argc, argv, &i, "--target", NULL, &value)) > 0) {
+      options.target = value;
+    } else if (!m && (m = option_value(argc, argv, &i, "--mcpu", NULL, &value)) > 0) {
+      options.cpu = value;
+    } else if (!m && (m = option_value(argc, argv, &i, "--mattr", NULL, &value)) > 0) {
+      options.features = value;
+    } else if (m < 0) {
+      return usage_error(compile_usage, "option '%s' needs a value", argv[i]);
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return usage_error(compile_usage, "unknown option '%s'", argv[i]);
+    } else if (input) {
+      return usage_error(compile_usage, "more than one input file ('%s' and '%s')", input, argv[i]);
+    } else {
+      input = argv[i];
     }
-  fputs("dmlc compile: not built yet (see docs/cli.md)\n", stderr);
-  return EXIT_ERROR;
+  }
+  if (!input)
+    return usage_error(compile_usage, "no input file");
+  if (!output)
+    return usage_error(compile_usage, "no output file (-o OUT)");
+  const emit_kind *kinds[NUM_EMIT_KINDS];
+  size_t nkinds = 0;
+  if (emit) {
+    for (const char *p = emit;;) {
+      const char *comma = strchr(p, ',');
+      const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+      const emit_kind *k = kind_named(p, len);
+      if (!k)
+        return usage_error(compile_usage, "unknown kind '%.*s' in --emit", (int)len, p);
+      bool seen = false;
+      for (size_t j = 0; j < nkinds; j++)
+        seen |= kinds[j] == k;
+      if (!seen)
+        kinds[nkinds++] = k;
+      if (!comma)
+        break;
+      p = comma + 1;
+    }
+  } else if (!(kinds[nkinds++] = kind_of_path(output))) {
+    return usage_error(compile_usage, "cannot tell the kind from '%s': name it with --emit=KIND",
+                       output);
+  }
+  dmlc_graph *graph = load_graph(ctx, input);
+  if (!graph)
+    return EXIT_ERROR;
+  int rc = EXIT_OK;
+  for (size_t j = 0; j < nkinds && rc == EXIT_OK; j++) {
+    void *data = NULL;
+    size_t size = 0;
+    const dmlc_status status = dmlc_graph_emit(graph, kinds[j]->name, &options, &data, &size);
+    if (status != DMLC_OK) {
+      rc = api_error(ctx, status, display_name(input));
+      break;
+    }
+    char *path = NULL;
+    if (nkinds == 1) {
+      path = strdup(output);
+    } else if ((path = malloc(strlen(output) + strlen(kinds[j]->extension) + 1))) {
+      strcpy(path, output);
+      strcat(path, kinds[j]->extension);
+    }
+    rc = path ? write_file(path, data, size) : (error("out of memory"), EXIT_ERROR);
+    free(path);
+    dmlc_free(data);
+  }
+  dmlc_graph_destroy(graph);
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -1219,10 +1376,10 @@ int main(int argc, char **argv) {
     printf("dmlc %s\n", DMLC_VERSION_STRING);
     return EXIT_OK;
   }
-  if (strcmp(command, "compile") == 0)
-    return cmd_compile(argc - 2, argv + 2);
   int (*run)(dmlc_context *, int, char **) = NULL;
-  if (strcmp(command, "opt") == 0)
+  if (strcmp(command, "compile") == 0)
+    run = cmd_compile;
+  else if (strcmp(command, "opt") == 0)
     run = cmd_opt;
   else if (strcmp(command, "run") == 0)
     run = cmd_run;

@@ -9,6 +9,7 @@
 
 #include "codegen/kernel_desc.h"
 #include "codegen/llvm/cpu_kernel.h"
+#include "codegen/llvm/emit.h"
 
 typedef struct dmlc_llvm_jit dmlc_llvm_jit;
 
@@ -25,6 +26,11 @@ typedef struct dmlc_llvm_text {
   char *llvm_ir;
   char *assembly;
 } dmlc_llvm_text;
+
+/* What the emitter is told for a target triple and its features (llc's
+ * -mattr spelling, "+avx2,+fma,..."): vector width, PSIGN width, and the
+ * non-temporal and prefetch thresholds the JIT uses too. */
+void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_target *out);
 
 /* Initializes LLVM's native target once per process, then creates the host
  * target machine and the LLJIT. */

@@ -159,10 +159,33 @@ DMLC_API const char *dmlc_pass_summary(size_t index); /* NULL past the end */
  * it fails with DMLC_ERROR_DEVICE and the runtime's message. A Vulkan
  * executable owns device buffers for the graph's inputs, outputs and
  * temporaries; a tensor larger than the device's maxStorageBufferRange is
- * DMLC_ERROR_UNSUPPORTED. A dmlc built with -DDMLC_VULKAN=OFF answers
+ * bound as windows (docs/api.md). A dmlc built with -DDMLC_VULKAN=OFF answers
  * DMLC_ERROR_UNSUPPORTED for DMLC_DEVICE_VULKAN. */
 DMLC_API dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device,
                                         dmlc_executable **out);
+
+/* ---- ahead-of-time compilation (docs/aot.md) ---- */
+
+typedef struct dmlc_aot_options {
+  const char *name;     /* prefix of every symbol (a C identifier); NULL: the graph's name */
+  const char *target;   /* LLVM target triple; NULL: the host's */
+  const char *cpu;      /* NULL: the host's CPU for the host triple, "generic" otherwise */
+  const char *features; /* llc -mattr spelling; NULL: the host's when target and cpu are */
+  int opt_level;        /* 0 to 3 (dmlc compile's default: 2) */
+} dmlc_aot_options;
+
+/* Compiles graph ahead of time into one output of kind: "ir" (the graph
+ * after the default pipeline, as text), "llvm" (LLVM IR text), "bc"
+ * (bitcode), "asm", "obj" (an ELF object exporting NAME_run,
+ * NAME_run_parallel and NAME_run_workspace, needing no libdmlc), "header"
+ * (their prototypes and the inputs' and outputs' layouts as constants) or
+ * "staticlib" (an ar archive of the object, with its symbol index). The
+ * other kinds of `dmlc compile` are DMLC_ERROR_UNSUPPORTED for now.
+ * *out_data (free with dmlc_free) holds *out_size bytes, plus a NUL. The
+ * same graph and options give the same bytes. */
+DMLC_API dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind,
+                                     const dmlc_aot_options *options, void **out_data,
+                                     size_t *out_size);
 
 /* ---- executables ---- */
 /* Buffers are bound in order: the graph's inputs, then its outputs. Each must
@@ -186,8 +209,8 @@ DMLC_API void dmlc_executable_destroy(dmlc_executable *exe);
  * output tensor can be the next one's input without leaving the device.
  * Creating a tensor opens the device, as a compile does. A tensor must be
  * destroyed before its context. */
-DMLC_API dmlc_status dmlc_tensor_create(dmlc_context *ctx, dmlc_device device,
-                                        uint64_t size_bytes, dmlc_tensor **out);
+DMLC_API dmlc_status dmlc_tensor_create(dmlc_context *ctx, dmlc_device device, uint64_t size_bytes,
+                                        dmlc_tensor **out);
 /* Copies size bytes from src to the tensor at offset; offset + size must be
  * within the tensor. */
 DMLC_API dmlc_status dmlc_tensor_write(dmlc_tensor *t, uint64_t offset, const void *src,

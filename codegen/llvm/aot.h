@@ -1,0 +1,56 @@
+/* Ahead-of-time CPU code: a kernel plan as one self-contained LLVM module
+ * (docs/aot.md). Every global symbol starts with the module's name; the
+ * code calls nothing but what LLVM itself may call (memset, memcpy,
+ * memmove) and keeps no global state:
+ *
+ *   int NAME_run(const void *const *inputs, void *const *outputs);
+ *   int NAME_run_parallel(const void *const *inputs, void *const *outputs,
+ *                         void (*parallel_for)(void *user, uint32_t count,
+ *                                              void (*task)(void *arg, uint32_t i),
+ *                                              void *arg),
+ *                         void *user);
+ *   int NAME_run_workspace(const void *const *inputs, void *const *outputs,
+ *                          void *workspace, <parallel_for or NULL>, void *user);
+ *
+ * The workspace holds the plan's temporaries and the kernels' scratch
+ * (workspace_bytes, 64-byte aligned). NAME_run and NAME_run_parallel keep it
+ * on their stack when it is at most DMLC_AOT_STACK_WORKSPACE bytes and
+ * otherwise return DMLC_AOT_ERROR_WORKSPACE: call NAME_run_workspace. */
+#ifndef DMLC_CODEGEN_LLVM_AOT_H
+#define DMLC_CODEGEN_LLVM_AOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codegen/kernel_desc.h"
+
+enum { DMLC_AOT_STACK_WORKSPACE = 1 << 20, DMLC_AOT_ERROR_WORKSPACE = 2 };
+
+typedef struct dmlc_llvm_aot_options {
+  const char *name;     /* symbol prefix: a C identifier */
+  const char *triple;   /* NULL: the host's */
+  const char *cpu;      /* NULL: the host's for the host triple, "generic" otherwise */
+  const char *features; /* llc -mattr; NULL: the host's when cpu is too, else none */
+  int opt_level;        /* 0 to 3 */
+} dmlc_llvm_aot_options;
+
+typedef struct dmlc_llvm_aot dmlc_llvm_aot;
+
+/* Builds, verifies and optimizes the module of plan for a graph of
+ * num_inputs inputs and num_outputs outputs. */
+dmlc_status dmlc_llvm_aot_create(const dmlc_kernel_plan *plan, uint32_t num_inputs,
+                                 uint32_t num_outputs, const dmlc_llvm_aot_options *options,
+                                 dmlc_llvm_aot **out, dmlc_diag *diag);
+void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot);
+
+uint64_t dmlc_llvm_aot_workspace_bytes(const dmlc_llvm_aot *aot);
+const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot);
+const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot);
+const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot);
+
+/* The module as kind: "llvm" (text), "bc" (bitcode), "asm" or "obj";
+ * *out_data is malloc'ed. */
+dmlc_status dmlc_llvm_aot_emit(dmlc_llvm_aot *aot, const char *kind, void **out_data,
+                               size_t *out_size, dmlc_diag *diag);
+
+#endif

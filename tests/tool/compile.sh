@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# dmlc compile: every kind built so far accepted by its consumer, AOT objects
+# linked into a C program giving the reference device's bytes (sequential,
+# parallel and caller-workspace entry points), no undefined symbols beyond
+# memset/memcpy/memmove, reproducible output, and bad input.
+set -euo pipefail
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash" compile "$@"
+
+# npy_same A B: the same dtype, shape and bytes.
+npy_same() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import sys
+import numpy as np
+a, b = (np.load(p) for p in sys.argv[1:3])
+if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+    print(f"  {sys.argv[1]}: {a.dtype}{list(a.shape)} {a.ravel()[:16].tolist()}")
+    print(f"  {sys.argv[2]}: {b.dtype}{list(b.shape)} {b.ravel()[:16].tolist()}")
+    sys.exit(1)
+PYEOF
+}
+
+# aot_matches_reference FILE TAG: FILE compiled to an object and linked into
+# the driver gives, through each entry point, the reference device's bytes.
+aot_matches_reference() {
+  local file=$1 tag=$2 dir=$TMP/$2
+  mkdir -p "$dir"
+  if ! "$DMLC" compile "$file" -o "$dir/m" --emit=obj,header --name m 2>"$dir/err"; then
+    fail "$tag: compile: $(cat "$dir/err")"
+    return
+  fi
+  if ! cc -O1 -DMODEL=m -include "$dir/m.h" "$SRC/tests/tool/aot_driver.c" "$dir/m.o" \
+    -o "$dir/drv" 2>"$dir/err"; then
+    fail "$tag: link: $(cat "$dir/err")"
+    return
+  fi
+  local ni no i mode
+  ni=$(sed -n 's/^#define m_NUM_INPUTS //p' "$dir/m.h")
+  no=$(sed -n 's/^#define m_NUM_OUTPUTS //p' "$dir/m.h")
+  for mode in seq par ws; do
+    local ins=() outs=() refs=() args=()
+    for ((i = 0; i < ni; i++)); do ins+=("$dir/in$i.npy"); args+=(--input "$dir/in$i.npy"); done
+    for ((i = 0; i < no; i++)); do
+      outs+=("$dir/$mode$i.npy")
+      refs+=("$dir/ref$i.npy")
+      args+=(--output "$dir/ref$i.npy")
+    done
+    if ! "$dir/drv" "$mode" 11 "${ins[@]}" "${outs[@]}" 2>"$dir/err"; then
+      fail "$tag ($mode): the driver: $(cat "$dir/err")"
+      continue
+    fi
+    if ! "$DMLC" run "$file" --device=reference --quiet "${args[@]}" >/dev/null 2>"$dir/err"; then
+      fail "$tag: dmlc run --device=reference: $(cat "$dir/err")"
+      continue
+    fi
+    for ((i = 0; i < no; i++)); do
+      if npy_same "$dir/$mode$i.npy" "$dir/ref$i.npy"; then pass; else fail "$tag ($mode): output $i differs from the reference"; fi
+    done
+  done
+}
+
+# ---- every example with packed layouts, against the reference ----
+for ex in "$SRC"/examples/*.dmlir; do
+  base=$(basename "$ex" .dmlir)
+  # layouts.dmlir has strided and broadcast bindings: the driver writes
+  # packed .npy files only.
+  [ "$base" = layouts ] && continue
+  aot_matches_reference "$ex" "$base"
+done
+
+# ---- kinds and their consumers ----
+ex=$SRC/examples/hardmax_argmax.dmlir
+expect_run "all kinds built so far" 0 -- \
+  "$DMLC" compile "$ex" -o "$TMP/k" --emit=ir,llvm,bc,asm,obj,staticlib,header --name k
+check "ir parses back" "$DMLC" opt "$TMP/k.dmlir" -o /dev/null
+check "llvm-as accepts the .ll" llvm-as-19 "$TMP/k.ll" -o /dev/null
+check "llc accepts the .bc" llc-19 "$TMP/k.bc" -o /dev/null
+check "the C compiler assembles the .s" cc -c "$TMP/k.s" -o "$TMP/k_from_s.o"
+check "the header compiles alone" cc -std=c11 -Wall -Werror -fsyntax-only -x c "$TMP/k.h"
+check "the header compiles as C++" c++ -fsyntax-only -x c++ "$TMP/k.h"
+undefined=$(nm -u "$TMP/k.o" | awk '{print $2}' | grep -Ev '^(memset|memcpy|memmove)$' || true)
+if [ -z "$undefined" ]; then pass; else fail "undefined symbols beyond memset/memcpy/memmove: $undefined"; fi
+globals=$(nm -g --defined-only "$TMP/k.o" | awk '{print $3}' | grep -v '^k_' || true)
+if [ -z "$globals" ]; then pass; else fail "global symbols without the k_ prefix: $globals"; fi
+check "ar lists the archive" ar t "$TMP/k.a"
+# The archive's object links by its symbol index alone.
+check "a program links against the .a" \
+  cc -O1 -DMODEL=k -include "$TMP/k.h" "$SRC/tests/tool/aot_driver.c" "$TMP/k.a" -o "$TMP/k_drv"
+check "and runs" "$TMP/k_drv" seq 3 "$TMP/kin.npy" "$TMP/kout0.npy" "$TMP/kout1.npy"
+
+# Two models in one program.
+"$DMLC" compile "$SRC/examples/argmax.dmlir" -o "$TMP/two" --emit=obj,header --name two
+cat >"$TMP/both.c" <<'EOF'
+#include "k.h"
+#include "two.h"
+int main(void) {
+  float x[6] = {0}, kx[8] = {0};
+  unsigned char ko[64], tout[64];
+  const void *ti[1] = {x}, *ki[1] = {kx};
+  void *to[1] = {tout}, *kout[2] = {ko, ko + 32};
+  return two_run(ti, to) | k_run(ki, kout);
+}
+EOF
+check "two models link into one program" cc -I"$TMP" "$TMP/both.c" "$TMP/k.o" "$TMP/two.o" -o "$TMP/both"
+check "and both run" "$TMP/both"
+
+# ---- reproducible: another directory, another path, another time ----
+mkdir -p "$TMP/a" "$TMP/b/c"
+cp "$ex" "$TMP/b/c/other_name.dmlir"
+(cd "$TMP/a" && "$DMLC" compile "$ex" -o r --emit=obj,staticlib,header,llvm,asm --name r)
+sleep 1
+(cd "$TMP/b" && "$DMLC" compile c/other_name.dmlir -o r --emit=obj,staticlib,header,llvm,asm --name r)
+for e in o a h ll s; do
+  check "reproducible .$e" cmp "$TMP/a/r.$e" "$TMP/b/r.$e"
+done
+
+# ---- the kind from the extension ----
+expect_run ".o picks obj" 0 -- "$DMLC" compile "$ex" -o "$TMP/ext.o"
+check ".o is an object" bash -c "file '$TMP/ext.o' 2>/dev/null | grep -q 'relocatable' || nm '$TMP/ext.o' | grep -q ' T hardmax_argmax_run'"
+
+# ---- bad input ----
+expect_run "unknown kind" 2 --err "unknown kind 'wat'" -- "$DMLC" compile "$ex" -o "$TMP/x" --emit=wat
+expect_run "no kind from the extension" 2 --err "cannot tell the kind" -- "$DMLC" compile "$ex" -o "$TMP/x.zzz"
+expect_run "kind not built yet" 1 --err "not built yet" -- "$DMLC" compile "$ex" -o "$TMP/x.json"
+expect_run "unknown target" 1 --err "unknown target 'nonsense" -- \
+  "$DMLC" compile "$ex" -o "$TMP/x.o" --target=nonsense-unknown-none
+expect_run "bad name" 1 --err "not a C identifier" -- "$DMLC" compile "$ex" -o "$TMP/x.o" --name=1abc
+expect_run "unwritable output" 1 --err "/nonexistent/dir/x.o: cannot create" -- \
+  "$DMLC" compile "$ex" -o /nonexistent/dir/x.o
+expect_run "no output" 2 --err "no output file" -- "$DMLC" compile "$ex"
+expect_run "bad -O" 2 --err "unknown option '-O7'" -- "$DMLC" compile "$ex" -o "$TMP/x.o" -O7
+expect_run "missing input file" 1 --err "cannot open" -- "$DMLC" compile "$TMP/none.dmlir" -o "$TMP/x.o"
+
+finish
