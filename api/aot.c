@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/aot_internal.h"
 #include "api/api_internal.h"
-#include "codegen/llvm/aot.h"
 #include "ir/strbuf.h"
 
 static bool is_identifier(const char *s) {
@@ -178,7 +178,8 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
     if (strcmp(kind, later_kinds[i]) == 0)
       return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED, "output kind '%s' is not built yet",
                            kind);
-  static const char *const kinds[] = {"ir", "llvm", "bc", "asm", "obj", "header", "staticlib"};
+  static const char *const kinds[] = {"ir",     "llvm",      "bc",       "asm", "obj",
+                                      "header", "staticlib", "metadata", "dot"};
   bool known = false;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
     known |= strcmp(kind, kinds[i]) == 0;
@@ -218,6 +219,15 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
         *out_size = strlen(text);
       } else {
         status = dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
+      }
+    } else if (status == DMLC_OK && (strcmp(kind, "metadata") == 0 || strcmp(kind, "dot") == 0)) {
+      const dmlc_aot_graph g = {graph->ir, fused, &plan, name, aot};
+      char *text = NULL;
+      status = strcmp(kind, "dot") == 0 ? dmlc_aot_dot(&g, &text, &ctx->diag)
+                                        : dmlc_aot_metadata(&g, &text, &ctx->diag);
+      if (status == DMLC_OK) {
+        *out_data = text;
+        *out_size = strlen(text);
       }
     } else if (status == DMLC_OK && strcmp(kind, "staticlib") == 0) {
       void *obj = NULL;

@@ -29,7 +29,9 @@ struct dmlc_llvm_aot {
   LLVMModuleRef module;
   LLVMTargetMachineRef tm;
   char *triple, *cpu, *features; /* LLVM-allocated */
-  uint64_t workspace_bytes;
+  uint64_t workspace_bytes, scratch_offset;
+  dmlc_cpu_kernel_info *infos; /* per kernel */
+  uint64_t *temp_offsets;      /* per temporary */
 };
 
 static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
@@ -53,10 +55,19 @@ void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot) {
   LLVMDisposeMessage(aot->triple);
   LLVMDisposeMessage(aot->cpu);
   LLVMDisposeMessage(aot->features);
+  free(aot->infos);
+  free(aot->temp_offsets);
   free(aot);
 }
 
 uint64_t dmlc_llvm_aot_workspace_bytes(const dmlc_llvm_aot *aot) { return aot->workspace_bytes; }
+const dmlc_cpu_kernel_info *dmlc_llvm_aot_kernel_info(const dmlc_llvm_aot *aot, uint32_t i) {
+  return &aot->infos[i];
+}
+uint64_t dmlc_llvm_aot_temp_offset(const dmlc_llvm_aot *aot, uint32_t temp) {
+  return aot->temp_offsets[temp];
+}
+uint64_t dmlc_llvm_aot_scratch_offset(const dmlc_llvm_aot *aot) { return aot->scratch_offset; }
 const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot) { return aot->triple; }
 const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot) { return aot->cpu; }
 const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot) { return aot->features; }
@@ -273,8 +284,9 @@ static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan
   const uint32_t n = plan->num_kernels;
   LLVMValueRef *kernels = calloc(n ? n : 1, sizeof *kernels);
   LLVMValueRef *finishes = calloc(n ? n : 1, sizeof *finishes);
-  dmlc_cpu_kernel_info *infos = calloc(n ? n : 1, sizeof *infos);
-  uint64_t *temp_offsets = calloc(plan->num_temps ? plan->num_temps : 1, sizeof *temp_offsets);
+  dmlc_cpu_kernel_info *infos = aot->infos = calloc(n ? n : 1, sizeof *infos);
+  uint64_t *temp_offsets = aot->temp_offsets =
+      calloc(plan->num_temps ? plan->num_temps : 1, sizeof *temp_offsets);
   dmlc_status status = DMLC_OK;
   if (!kernels || !finishes || !infos || !temp_offsets)
     status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
@@ -301,6 +313,7 @@ static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan
       scratch = infos[i].scratch_bytes;
   }
   if (status == DMLC_OK) {
+    aot->scratch_offset = offset;
     aot->workspace_bytes = align_up(offset + scratch);
     b.b = LLVMCreateBuilderInContext(b.c);
     run_workspace(&b, o->name, plan, kernels, finishes, infos, temp_offsets, offset);
@@ -312,8 +325,6 @@ static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan
   }
   free(kernels);
   free(finishes);
-  free(infos);
-  free(temp_offsets);
   return status;
 }
 

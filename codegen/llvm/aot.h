@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "codegen/kernel_desc.h"
+#include "codegen/llvm/cpu_kernel.h"
 
 enum { DMLC_AOT_STACK_WORKSPACE = 1 << 20, DMLC_AOT_ERROR_WORKSPACE = 2 };
 
@@ -44,6 +45,11 @@ dmlc_status dmlc_llvm_aot_create(const dmlc_kernel_plan *plan, uint32_t num_inpu
 void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot);
 
 uint64_t dmlc_llvm_aot_workspace_bytes(const dmlc_llvm_aot *aot);
+/* Kernel i's task space, scratch and finish (i < the plan's num_kernels),
+ * and where its scratch and the plan's temporaries sit in the workspace. */
+const dmlc_cpu_kernel_info *dmlc_llvm_aot_kernel_info(const dmlc_llvm_aot *aot, uint32_t i);
+uint64_t dmlc_llvm_aot_temp_offset(const dmlc_llvm_aot *aot, uint32_t temp);
+uint64_t dmlc_llvm_aot_scratch_offset(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot);
