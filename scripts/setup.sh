@@ -12,6 +12,7 @@ packages=(
   check libsubunit-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
   python3 python3-numpy
+  graphviz qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 missing=()
 for p in "${packages[@]}"; do
