@@ -21,6 +21,10 @@ typedef struct dmlc_llvm_target {
   /* x86: the widest vector PSIGNW takes (32 with AVX2, 16 with SSSE3);
    * 0: none (portable IR instead). */
   uint32_t psign_bytes;
+  /* Widen f16 with integer operations instead of fpext: for targets whose
+   * fpext from half is a library call (x86 without F16C), which
+   * ahead-of-time code must not make. */
+  bool soft_half;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

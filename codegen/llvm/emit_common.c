@@ -110,11 +110,41 @@ void ec_store(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, L
   LLVMSetAlignment(s, 1);
 }
 
+/* binary16 -> binary32, exactly, in integer operations: normal numbers
+ * rebias the exponent, subnormals are their 10-bit significand times 2^-24
+ * (exact in binary32), infinities and NaNs keep their payload. */
+static LLVMValueRef soft_f16_to_f32(emit_ctx *e, LLVMValueRef h, uint32_t lanes) {
+  LLVMTypeRef it = ec_lanes(e->i32, lanes), ft = ec_lanes(e->f32, lanes);
+#define K(v) ec_splat(e, ec_i32(e, (v)), lanes)
+  LLVMValueRef x =
+      LLVMBuildZExt(e->b, LLVMBuildBitCast(e->b, h, ec_lanes(e->i16, lanes), ""), it, "");
+  LLVMValueRef sign = LLVMBuildShl(e->b, LLVMBuildAnd(e->b, x, K(0x8000), ""), K(16), "");
+  LLVMValueRef em = LLVMBuildAnd(e->b, x, K(0x7fff), "");
+  LLVMValueRef normal = LLVMBuildAdd(e->b, LLVMBuildShl(e->b, em, K(13), ""), K(112 << 23), "");
+  LLVMValueRef special = LLVMBuildOr(
+      e->b, LLVMBuildShl(e->b, LLVMBuildAnd(e->b, em, K(0x3ff), ""), K(13), ""), K(0x7f800000), "");
+  LLVMValueRef sub_f = LLVMBuildFMul(e->b, LLVMBuildUIToFP(e->b, em, ft, ""),
+                                     ec_splat(e, LLVMConstReal(e->f32, 0x1p-24), lanes), "");
+  LLVMValueRef sub = LLVMBuildBitCast(e->b, sub_f, it, "");
+  LLVMValueRef bits = LLVMBuildSelect(
+      e->b, LLVMBuildICmp(e->b, LLVMIntUGE, em, K(0x7c00), ""), special,
+      LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, em, K(0x400), ""), normal, sub, ""),
+      "");
+#undef K
+  return LLVMBuildBitCast(e->b, LLVMBuildOr(e->b, bits, sign, ""), ft, "");
+}
+
+LLVMValueRef ec_f16_to_f32(emit_ctx *e, LLVMValueRef v, uint32_t lanes) {
+  if (e->soft_half)
+    return soft_f16_to_f32(e, v, lanes);
+  return LLVMBuildFPExt(e->b, v, ec_lanes(e->f32, lanes), ""); /* exact */
+}
+
 LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes) {
   const dmlc_dtype dt = e->k->read_dtype;
   LLVMValueRef v = ec_load(e, dt, e->read, off, lanes);
   if (dt == DMLC_DTYPE_F16)
-    v = LLVMBuildFPExt(e->b, v, ec_lanes(e->f32, lanes), ""); /* exact */
+    v = ec_f16_to_f32(e, v, lanes);
   return v;
 }
 
@@ -319,7 +349,7 @@ LLVMValueRef ec_convert(emit_ctx *e, LLVMValueRef v, dmlc_dtype from, dmlc_dtype
                                   : LLVMBuildUIToFP(e->b, v, tt, "");
   }
   if (from == DMLC_DTYPE_F16) { /* widen exactly first */
-    v = LLVMBuildFPExt(e->b, v, ec_lanes(e->f32, lanes), "");
+    v = ec_f16_to_f32(e, v, lanes);
     from = DMLC_DTYPE_F32;
     if (to == DMLC_DTYPE_F32)
       return v;

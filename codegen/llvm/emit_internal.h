@@ -18,6 +18,7 @@ typedef struct emit_ctx {
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;
   uint32_t psign_bytes; /* dmlc_llvm_target.psign_bytes */
+  bool soft_half;       /* dmlc_llvm_target.soft_half */
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;
   /* Buffer pointers loaded in the entry block: read, outputs, scratch. */
@@ -65,6 +66,8 @@ LLVMValueRef ec_load(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
                      uint32_t lanes);
 void ec_store(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v);
 /* lanes elements of the read at off, widened to ec_cmp_type. */
+/* f16 values (lanes of them) widened to f32, exactly. */
+LLVMValueRef ec_f16_to_f32(emit_ctx *e, LLVMValueRef v, uint32_t lanes);
 LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes);
 LLVMValueRef ec_add(emit_ctx *e, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ec_mul(emit_ctx *e, LLVMValueRef a, uint64_t c);

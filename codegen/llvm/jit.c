@@ -85,6 +85,9 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
   out->prefetch_bytes = PREFETCH_BYTES;
   out->prefetch_min_bytes = PREFETCH_MIN_BYTES;
   out->psign_bytes = psign_bytes(triple, features);
+  const bool x86 = strncmp(triple, "x86_64", 6) == 0 ||
+                   (triple[0] == 'i' && triple[1] && strncmp(triple + 2, "86", 2) == 0);
+  out->soft_half = x86 && !has_feature(features, "f16c");
 }
 
 /* CodeGenOpt Default: Aggressive took a third longer on small kernels and

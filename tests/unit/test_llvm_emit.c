@@ -30,6 +30,8 @@ static uint64_t nt_min_bytes;
 /* dmlc_llvm_target.psign_bytes for the kernels compiled (0 or the host's:
  * 32 on x86 with AVX2) */
 static uint32_t psign_bytes, host_psign_bytes;
+/* dmlc_llvm_target.soft_half: f16 widened in integer operations */
+static bool soft_half;
 static uint32_t out_shift;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -327,7 +329,7 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMDisposeTargetData(td);
 
   /* prefetches in every kernel, however small */
-  const dmlc_llvm_target target = {32, nt_min_bytes, 1024, 0, psign_bytes};
+  const dmlc_llvm_target target = {32, nt_min_bytes, 1024, 0, psign_bytes, soft_half};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -696,11 +698,14 @@ START_TEST(test_column_f16) {
     for (int v = 0; v < 4; v++) {
       kd_reduce(&k, DMLC_DTYPE_F16, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
                 v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      /* the keys in portable IR, and with PSIGNW where the host has it */
-      for (int p = 0; p < (host_psign_bytes ? 2 : 1); p++) {
-        psign_bytes = p ? host_psign_bytes : 0;
+      /* the keys in portable IR, and with PSIGNW where the host has it;
+       * f16 widened by fpext and in integer operations (soft_half) */
+      for (int p = 0; p < (host_psign_bytes ? 3 : 2); p++) {
+        psign_bytes = p == 2 ? host_psign_bytes : 0;
+        soft_half = p == 1;
         check_kernel_modes(&k, modes, rows[s] < 1000 ? 5 : 2);
       }
+      soft_half = false;
     }
   }
   psign_bytes = 0;
