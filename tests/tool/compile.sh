@@ -68,6 +68,61 @@ for ex in "$SRC"/examples/*.dmlir; do
   aot_matches_reference "$ex" "$base"
 done
 
+# ---- an f16 graph (reads widened in integer operations on baseline x86-64) ----
+cat >"$TMP/f16.dmlir" <<'GRAPH'
+graph @h(%x: f16[5,9]) -> (i64[5,1], f16[5,9]) {
+  %0 = argmax %x {axes = [1]} : i64[5,1]
+  %1 = hardmax %x {axes = [1]} : f16[5,9]
+  return %0, %1
+}
+GRAPH
+aot_matches_reference "$TMP/f16.dmlir" f16
+if [ "$(uname -m)" = x86_64 ]; then
+  "$DMLC" compile "$TMP/f16.dmlir" -o "$TMP/f16_base.o" --mcpu=x86-64
+  undefined=$(nm -u "$TMP/f16_base.o" | awk '{print $2}' | grep -Ev '^(memset|memcpy|memmove)$' || true)
+  if [ -z "$undefined" ]; then pass; else fail "baseline x86-64 f16 object needs: $undefined"; fi
+fi
+
+# ---- aarch64: cross-compiled, run under qemu, the host's bytes ----
+# (scripts/setup.sh installs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross
+# and qemu-user; without them this part fails.)
+cross_matches_host() {
+  local file=$1 tag=$2 dir=$TMP/$2
+  if ! "$DMLC" compile "$file" -o "$dir/a64" --emit=obj,header --name m \
+    --target=aarch64-linux-gnu 2>"$dir/err"; then
+    fail "$tag (aarch64): compile: $(cat "$dir/err")"
+    return
+  fi
+  local undefined
+  undefined=$(nm -u "$dir/a64.o" | awk '{print $2}' | grep -Ev '^(memset|memcpy|memmove)$' || true)
+  if [ -z "$undefined" ]; then pass; else fail "$tag (aarch64): undefined symbols $undefined"; fi
+  if ! aarch64-linux-gnu-gcc -O1 -DMODEL=m -include "$dir/a64.h" "$SRC/tests/tool/aot_driver.c" \
+    "$dir/a64.o" -o "$dir/drv_a64" 2>"$dir/err"; then
+    fail "$tag (aarch64): link: $(cat "$dir/err")"
+    return
+  fi
+  local ni no i ins=() outs=()
+  ni=$(sed -n 's/^#define m_NUM_INPUTS //p' "$dir/a64.h")
+  no=$(sed -n 's/^#define m_NUM_OUTPUTS //p' "$dir/a64.h")
+  for ((i = 0; i < ni; i++)); do ins+=("$dir/a64in$i.npy"); done
+  for ((i = 0; i < no; i++)); do outs+=("$dir/a64out$i.npy"); done
+  if ! qemu-aarch64 -L /usr/aarch64-linux-gnu "$dir/drv_a64" par 11 "${ins[@]}" "${outs[@]}" \
+    2>"$dir/err"; then
+    fail "$tag (aarch64): qemu: $(cat "$dir/err")"
+    return
+  fi
+  for ((i = 0; i < no; i++)); do
+    # seq$i.npy: the host object's output on the same generated inputs.
+    if cmp -s "$dir/a64out$i.npy" "$dir/seq$i.npy"; then pass; else fail "$tag (aarch64): output $i differs from the host's"; fi
+  done
+}
+for ex in "$SRC"/examples/*.dmlir; do
+  base=$(basename "$ex" .dmlir)
+  [ "$base" = layouts ] && continue
+  cross_matches_host "$ex" "$base"
+done
+cross_matches_host "$TMP/f16.dmlir" f16
+
 # ---- kinds and their consumers ----
 ex=$SRC/examples/hardmax_argmax.dmlir
 expect_run "all kinds built so far" 0 -- \
