@@ -161,8 +161,7 @@ static dmlc_status archive(const char *name, const void *obj, size_t obj_size, v
 
 /* ---- the entry point ---- */
 
-static const char *const later_kinds[] = {"sharedlib", "exe",      "spirv",
-                                          "spirv-asm", "metadata", "dot"};
+static const char *const later_kinds[] = {"exe", "spirv", "spirv-asm"};
 
 dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_options *options,
                             void **out_data, size_t *out_size) {
@@ -174,6 +173,10 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
   *out_size = 0;
   CHECK_ARG(ctx, kind, "dmlc_graph_emit: kind is NULL");
   CHECK_ARG(ctx, options, "dmlc_graph_emit: options is NULL");
+  if (strcmp(kind, "sharedlib") == 0)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+                         "the library does not link: emit 'obj' and link it with the C compiler "
+                         "(dmlc compile does)");
   for (size_t i = 0; i < sizeof later_kinds / sizeof *later_kinds; i++)
     if (strcmp(kind, later_kinds[i]) == 0)
       return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED, "output kind '%s' is not built yet",

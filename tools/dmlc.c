@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dmlc/dmlc.h"
 #include "ir/strbuf.h"
@@ -131,7 +133,10 @@ static const char compile_usage[] =
     "  obj        .o      an object file\n"
     "  staticlib  .a      an archive of the object, with its symbol index\n"
     "  header     .h      the entry points and every input's and output's layout\n"
-    "  sharedlib, exe, spirv, spirv-asm, metadata, dot: not built yet\n"
+    "  sharedlib  .so     a shared library of the object, linked by the C compiler\n"
+    "  metadata   .json   entry points, layouts, kernels and their task splits\n"
+    "  dot        .dot    the graph for Graphviz, kernels as clusters\n"
+    "  exe, spirv, spirv-asm: not built yet\n"
     "With several kinds OUT is a stem: each file is OUT plus the kind's extension.\n"
     "\n"
     "options:\n"
@@ -144,6 +149,10 @@ static const char compile_usage[] =
     "  --mattr=FEATURES         target features, as llc spells them (+avx2,-fma);\n"
     "                           default: the host's when the triple and CPU are\n"
     "  -O0, -O1, -O2, -O3       optimization level (default -O2)\n"
+    "\n"
+    "sharedlib links with the C compiler: $CC (default cc) for the host; for\n"
+    "--target=TRIPLE, $CC if set, else TRIPLE-gcc if found, else\n"
+    "clang --target=TRIPLE.\n"
     "  -h, --help               show this help\n";
 
 static int usage_error(const char *usage, const char *fmt, ...)
@@ -1277,6 +1286,84 @@ static int write_file(const char *path, const void *data, size_t size) {
   return EXIT_OK;
 }
 
+/* Runs argv (argv[0] looked up in PATH) and waits; 0 when it exits 0. */
+static int run_program(char *const *argv) {
+  fflush(NULL);
+  const pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    execvp(argv[0], argv);
+    fprintf(stderr, "dmlc: error: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int on_path(const char *program) {
+  const char *path = getenv("PATH");
+  char candidate[4096];
+  for (const char *p = path ? path : "/usr/bin:/bin"; p && *p;) {
+    const char *colon = strchr(p, ':');
+    const int len = colon ? (int)(colon - p) : (int)strlen(p);
+    snprintf(candidate, sizeof candidate, "%.*s/%s", len, p, program);
+    if (access(candidate, X_OK) == 0)
+      return 1;
+    p = colon ? colon + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Links the object (size bytes at data) into a shared library at path with
+ * the C compiler docs/aot.md names. */
+static int link_shared(const char *path, const void *data, size_t size, const char *target) {
+  char obj[] = "/tmp/dmlc-compile-XXXXXX.o";
+  const int fd = mkstemps(obj, 2);
+  if (fd < 0) {
+    error("cannot create a temporary object: %s", strerror(errno));
+    return EXIT_ERROR;
+  }
+  const int written = write(fd, data, size) == (ssize_t)size;
+  close(fd);
+  if (!written) {
+    error("%s: write error", obj);
+    remove(obj);
+    return EXIT_ERROR;
+  }
+  const char *cc = getenv("CC");
+  char gcc[256];
+  char *argv[8];
+  int n = 0;
+  if (cc && *cc) {
+    argv[n++] = (char *)cc;
+  } else if (!target) {
+    argv[n++] = "cc";
+  } else if (snprintf(gcc, sizeof gcc, "%s-gcc", target) < (int)sizeof gcc && on_path(gcc)) {
+    argv[n++] = gcc;
+  } else {
+    snprintf(gcc, sizeof gcc, "--target=%s", target);
+    argv[n++] = "clang";
+    argv[n++] = gcc;
+  }
+  argv[n++] = "-shared";
+  argv[n++] = "-o";
+  argv[n++] = (char *)path;
+  argv[n++] = obj;
+  argv[n] = NULL;
+  const int rc = run_program(argv);
+  remove(obj);
+  if (rc != 0) {
+    error("%s: linking the shared library with %s failed (set CC to pick the C compiler)", path,
+          argv[0]);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
 static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
   const char *input = NULL, *output = NULL, *emit = NULL;
   dmlc_aot_options options = {NULL, NULL, NULL, NULL, 2};
@@ -1344,7 +1431,9 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
   for (size_t j = 0; j < nkinds && rc == EXIT_OK; j++) {
     void *data = NULL;
     size_t size = 0;
-    const dmlc_status status = dmlc_graph_emit(graph, kinds[j]->name, &options, &data, &size);
+    const bool shared = strcmp(kinds[j]->name, "sharedlib") == 0;
+    const dmlc_status status =
+        dmlc_graph_emit(graph, shared ? "obj" : kinds[j]->name, &options, &data, &size);
     if (status != DMLC_OK) {
       rc = api_error(ctx, status, display_name(input));
       break;
@@ -1356,7 +1445,12 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
       strcpy(path, output);
       strcat(path, kinds[j]->extension);
     }
-    rc = path ? write_file(path, data, size) : (error("out of memory"), EXIT_ERROR);
+    if (!path)
+      rc = (error("out of memory"), EXIT_ERROR);
+    else if (shared)
+      rc = link_shared(path, data, size, options.target);
+    else
+      rc = write_file(path, data, size);
     free(path);
     dmlc_free(data);
   }

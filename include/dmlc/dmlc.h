@@ -179,8 +179,11 @@ typedef struct dmlc_aot_options {
  * (bitcode), "asm", "obj" (an ELF object exporting NAME_run,
  * NAME_run_parallel and NAME_run_workspace, needing no libdmlc), "header"
  * (their prototypes and the inputs' and outputs' layouts as constants) or
- * "staticlib" (an ar archive of the object, with its symbol index). The
- * other kinds of `dmlc compile` are DMLC_ERROR_UNSUPPORTED for now.
+ * "staticlib" (an ar archive of the object, with its symbol index),
+ * "metadata" (JSON) or "dot" (Graphviz). "sharedlib" is
+ * DMLC_ERROR_UNSUPPORTED (the library runs no linker: `dmlc compile` links
+ * the object with the C compiler), and so are "exe", "spirv" and
+ * "spirv-asm" for now.
  * *out_data (free with dmlc_free) holds *out_size bytes, plus a NUL. The
  * same graph and options give the same bytes. */
 DMLC_API dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind,

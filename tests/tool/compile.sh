@@ -143,6 +143,18 @@ check "a program links against the .a" \
   cc -O1 -DMODEL=k -include "$TMP/k.h" "$SRC/tests/tool/aot_driver.c" "$TMP/k.a" -o "$TMP/k_drv"
 check "and runs" "$TMP/k_drv" seq 3 "$TMP/kin.npy" "$TMP/kout0.npy" "$TMP/kout1.npy"
 
+# A shared library, linked by the C compiler, gives the object's bytes.
+expect_run "sharedlib" 0 -- "$DMLC" compile "$ex" -o "$TMP/libk.so" --name k
+exported=$(nm -D --defined-only "$TMP/libk.so" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
+if [ "$exported" = "k_run k_run_parallel k_run_workspace " ]; then pass; else fail "the .so exports '$exported'"; fi
+check "a program links against the .so" \
+  cc -O1 -DMODEL=k -include "$TMP/k.h" "$SRC/tests/tool/aot_driver.c" -L"$TMP" -lk -o "$TMP/k_so_drv"
+check "and runs" env LD_LIBRARY_PATH="$TMP" "$TMP/k_so_drv" seq 3 "$TMP/kin.npy" "$TMP/kso0.npy" "$TMP/kso1.npy"
+check "with the .a's bytes (output 0)" cmp "$TMP/kout0.npy" "$TMP/kso0.npy"
+check "with the .a's bytes (output 1)" cmp "$TMP/kout1.npy" "$TMP/kso1.npy"
+expect_run "a linker that fails" 1 --err "linking the shared library with false failed" -- \
+  env CC=false "$DMLC" compile "$ex" -o "$TMP/bad.so"
+
 # Two models in one program.
 "$DMLC" compile "$SRC/examples/argmax.dmlir" -o "$TMP/two" --emit=obj,header --name two
 cat >"$TMP/both.c" <<'EOF'
@@ -162,10 +174,10 @@ check "and both run" "$TMP/both"
 # ---- reproducible: another directory, another path, another time ----
 mkdir -p "$TMP/a" "$TMP/b/c"
 cp "$ex" "$TMP/b/c/other_name.dmlir"
-(cd "$TMP/a" && "$DMLC" compile "$ex" -o r --emit=obj,staticlib,header,llvm,asm --name r)
+(cd "$TMP/a" && "$DMLC" compile "$ex" -o r --emit=obj,staticlib,sharedlib,header,llvm,asm --name r)
 sleep 1
-(cd "$TMP/b" && "$DMLC" compile c/other_name.dmlir -o r --emit=obj,staticlib,header,llvm,asm --name r)
-for e in o a h ll s; do
+(cd "$TMP/b" && "$DMLC" compile c/other_name.dmlir -o r --emit=obj,staticlib,sharedlib,header,llvm,asm --name r)
+for e in o a so h ll s; do
   check "reproducible .$e" cmp "$TMP/a/r.$e" "$TMP/b/r.$e"
 done
 
