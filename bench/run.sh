@@ -3,7 +3,8 @@
 # has NumPy, runs the same workloads through NumPy and prints dmlc's
 # speed-up; where a Vulkan device exists, runs the workloads on it too
 # (bench_vulkan: kernel times from Vulkan timestamps). Arguments go to
-# bench_cpu (and --quick to NumPy and bench_vulkan too):
+# bench_cpu (and --quick to NumPy, bench_aot and bench_vulkan too); bench_aot
+# compares ahead-of-time objects with the JIT:
 #   bash bench/run.sh [--quick] [--threads N] [--device cpu|reference]
 # DMLC_BENCH_BUILD picks the build directory (default: build-bench).
 set -euo pipefail
@@ -13,7 +14,7 @@ build=${DMLC_BENCH_BUILD:-$root/build-bench}
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 # dmlc itself too: the Vulkan check below asks `dmlc devices`.
-cmake --build "$build" -j"$(nproc)" --target bench_cpu dmlc_tool >/dev/null
+cmake --build "$build" -j"$(nproc)" --target bench_cpu bench_aot dmlc_tool >/dev/null
 have_vulkan=0
 if cmake --build "$build" -j"$(nproc)" --target bench_vulkan >/dev/null 2>&1; then
   have_vulkan=1
@@ -35,6 +36,15 @@ quick=()
 for arg in "$@"; do
   if [ "$arg" = --quick ]; then quick=(--quick); fi
 done
+
+echo
+echo "dmlc bench, ahead-of-time objects against the JIT:"
+"$build/bin/bench_aot" "${quick[@]+"${quick[@]}"}"
+start=$(date +%s%N)
+"$build/bin/dmlc" compile "$root/examples/hardmax.dmlir" -o "$tsv.o"
+end=$(date +%s%N)
+echo "dmlc compile --emit=obj examples/hardmax.dmlir: $(((end - start) / 1000000)) ms for the whole process, $(stat -c %s "$tsv.o") bytes"
+rm -f "$tsv.o"
 if [ $have_vulkan -eq 0 ]; then
   echo "no bench_vulkan (built with -DDMLC_VULKAN=OFF): skipping Vulkan"
 elif ! "$build/bin/dmlc" devices | grep -Eq '^vulkan +available'; then

@@ -21,8 +21,11 @@
 #include "codegen/llvm/emit.h"
 #include "codegen/llvm/jit.h"
 
-/* Temporaries and scratch start at multiples of this (as on the JIT). */
-enum { WORKSPACE_ALIGNMENT = 64, MAX_NAME = 200 };
+/* Temporaries and scratch start at multiples of this (as on the JIT). A
+ * kernel's task space goes to parallel_for in at most MAX_CHUNKS chunks of
+ * at least MIN_CHUNK_BYTES of memory traffic each (the JIT's threshold):
+ * a smaller kernel runs on the calling thread. */
+enum { WORKSPACE_ALIGNMENT = 64, MAX_NAME = 200, MIN_CHUNK_BYTES = 32 * 1024, MAX_CHUNKS = 64 };
 
 struct dmlc_llvm_aot {
   LLVMContextRef ctx;
@@ -126,14 +129,32 @@ static void add_attribute(const builder *b, LLVMValueRef fn, const char *name) {
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(b->c, kind, 0));
 }
 
-/* void NAME_task<i>(void *buffers, uint32_t i): task i of kernel. */
-static LLVMValueRef task_function(const builder *b, const char *name, LLVMValueRef kernel) {
+/* How many chunks a kernel's tasks go to parallel_for in; 1: none. */
+static uint64_t chunks_of(const dmlc_cpu_kernel_info *info) {
+  const uint64_t per_task = info->bytes_per_task ? info->bytes_per_task : 1;
+  const uint64_t total =
+      info->num_tasks > UINT64_MAX / per_task ? UINT64_MAX : info->num_tasks * per_task;
+  uint64_t chunks = total / MIN_CHUNK_BYTES;
+  chunks = chunks > MAX_CHUNKS ? MAX_CHUNKS : chunks;
+  chunks = chunks > info->num_tasks ? info->num_tasks : chunks;
+  return chunks ? chunks : 1;
+}
+
+/* void NAME_task<i>(void *buffers, uint32_t c): chunk c of the kernel's
+ * tasks, [c * tasks / chunks, (c + 1) * tasks / chunks). */
+static LLVMValueRef task_function(const builder *b, const char *name, LLVMValueRef kernel,
+                                  uint64_t tasks, uint64_t chunks) {
   LLVMValueRef fn = LLVMAddFunction(b->m, name, b->task_ty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   add_attribute(b, fn, "nounwind");
   LLVMPositionBuilderAtEnd(b->b, LLVMAppendBasicBlockInContext(b->c, fn, "entry"));
-  LLVMValueRef first = LLVMBuildZExt(b->b, LLVMGetParam(fn, 1), b->i64, "first");
-  LLVMValueRef args[3] = {LLVMGetParam(fn, 0), first, LLVMBuildAdd(b->b, first, i64c(b, 1), "end")};
+  LLVMValueRef c = LLVMBuildZExt(b->b, LLVMGetParam(fn, 1), b->i64, "chunk");
+  LLVMValueRef next = LLVMBuildAdd(b->b, c, i64c(b, 1), "");
+  LLVMValueRef first =
+      LLVMBuildUDiv(b->b, LLVMBuildMul(b->b, c, i64c(b, tasks), ""), i64c(b, chunks), "first");
+  LLVMValueRef end =
+      LLVMBuildUDiv(b->b, LLVMBuildMul(b->b, next, i64c(b, tasks), ""), i64c(b, chunks), "end");
+  LLVMValueRef args[3] = {LLVMGetParam(fn, 0), first, end};
   LLVMBuildCall2(b->b, b->kernel_ty, kernel, args, 3, "");
   LLVMBuildRetVoid(b->b);
   return fn;
@@ -190,14 +211,13 @@ static void run_workspace(builder *b, const char *name, const dmlc_kernel_plan *
       LLVMValueRef idx = i64c(b, s);
       LLVMBuildStore(b->b, slots[s], LLVMBuildGEP2(b->b, b->ptr, table, &idx, 1, ""));
     }
-    const uint64_t tasks = infos[i].num_tasks;
+    const uint64_t tasks = infos[i].num_tasks, chunks = chunks_of(&infos[i]);
     LLVMBasicBlockRef seq = LLVMAppendBasicBlockInContext(b->c, fn, "seq");
     LLVMBasicBlockRef par = LLVMAppendBasicBlockInContext(b->c, fn, "par");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(b->c, fn, "done");
-    /* parallel_for counts tasks in 32 bits: a larger space runs in turn. */
-    LLVMBuildCondBr(
-        b->b, tasks > UINT32_MAX ? LLVMConstInt(LLVMInt1TypeInContext(b->c), 1, false) : sequential,
-        seq, par);
+    LLVMBuildCondBr(b->b,
+                    chunks <= 1 ? LLVMConstInt(LLVMInt1TypeInContext(b->c), 1, false) : sequential,
+                    seq, par);
     LLVMPositionBuilderAtEnd(b->b, seq);
     LLVMValueRef args[3] = {table, i64c(b, 0), i64c(b, tasks)};
     LLVMBuildCall2(b->b, b->kernel_ty, kernels[i], args, 3, "");
@@ -205,9 +225,9 @@ static void run_workspace(builder *b, const char *name, const dmlc_kernel_plan *
     LLVMPositionBuilderAtEnd(b->b, par);
     char task_name[MAX_NAME + 32];
     snprintf(task_name, sizeof task_name, "%s_task%u", name, i);
-    LLVMValueRef task = task_function(b, task_name, kernels[i]);
+    LLVMValueRef task = task_function(b, task_name, kernels[i], tasks, chunks);
     LLVMPositionBuilderAtEnd(b->b, par);
-    LLVMValueRef pargs[4] = {user, LLVMConstInt(b->i32, tasks, false), task, table};
+    LLVMValueRef pargs[4] = {user, LLVMConstInt(b->i32, chunks, false), task, table};
     LLVMBuildCall2(b->b, b->pfor_ty, pfor, pargs, 4, "");
     LLVMBuildBr(b->b, done);
     LLVMPositionBuilderAtEnd(b->b, done);

@@ -6,7 +6,8 @@
  * fills each input with generated values (small numbers, ties, and for
  * floats NaN, infinities and -0) in its layout, writes each as a packed .npy
  * (the graph's inputs must be packed), runs the graph with MODEL_run (MODE
- * seq), MODEL_run_parallel (par: tasks run in reverse order on this thread)
+ * seq), MODEL_run_parallel (par: tasks run in reverse order on this thread;
+ * with AOT_EXPECT_PARALLEL=1 it fails unless parallel_for was called)
  * or MODEL_run_workspace (ws), and writes each output as a packed .npy (the
  * outputs must be packed). Exit 0 when everything worked. */
 #include <inttypes.h>
@@ -176,7 +177,9 @@ int main(int argc, char **argv) {
     rc = M(_run)(in, out);
   } else if (!strcmp(argv[1], "par")) {
     rc = M(_run_parallel)(in, out, reverse_for, &calls);
-    if (rc == 0 && calls == 0) {
+    /* Kernels under 32 KiB of traffic run on the calling thread. */
+    const char *expect = getenv("AOT_EXPECT_PARALLEL");
+    if (rc == 0 && expect && *expect == '1' && calls == 0) {
       fprintf(stderr, "run_parallel never called parallel_for\n");
       return 1;
     }

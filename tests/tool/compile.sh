@@ -77,6 +77,16 @@ graph @h(%x: f16[5,9]) -> (i64[5,1], f16[5,9]) {
 }
 GRAPH
 aot_matches_reference "$TMP/f16.dmlir" f16
+
+# Large enough for parallel_for (kernels of 32 KiB or more), two kernels.
+cat >"$TMP/big.dmlir" <<'GRAPH'
+graph @big(%x: f32[96,1024]) -> (u32[1,1024], f32[96,1024]) {
+  %0 = argmax %x {axes = [0]} : u32[1,1024]
+  %1 = hardmax %x {axes = [1]} : f32[96,1024]
+  return %0, %1
+}
+GRAPH
+AOT_EXPECT_PARALLEL=1 aot_matches_reference "$TMP/big.dmlir" big
 if [ "$(uname -m)" = x86_64 ]; then
   "$DMLC" compile "$TMP/f16.dmlir" -o "$TMP/f16_base.o" --mcpu=x86-64
   undefined=$(nm -u "$TMP/f16_base.o" | awk '{print $2}' | grep -Ev '^(memset|memcpy|memmove)$' || true)
