@@ -65,7 +65,8 @@ static char *header_text(const char *name, const dmlc_ir_graph *g, const dmlc_ll
       "/* inputs[i] and outputs[i] point at the bytes of the graph's input and\n"
       " * output i, laid out as the constants below say. 0 on success;\n"
       " * %s_ERROR_WORKSPACE when the workspace does not fit on the stack\n"
-      " * (then call %s_run_workspace). */\n"
+      " * (then call %s_run_workspace); %s_ERROR_CPU when this CPU lacks a\n"
+      " * feature the code was built for. */\n"
       "int %s_run(const void *const *inputs, void *const *outputs);\n\n"
       "/* The same, the work of each kernel split into count tasks that\n"
       " * parallel_for runs, on any threads, before it returns. */\n"
@@ -79,10 +80,16 @@ static char *header_text(const char *name, const dmlc_ir_graph *g, const dmlc_ll
       "    void (*parallel_for)(void *user, uint32_t count,\n"
       "                         void (*task)(void *arg, uint32_t i), void *arg),\n"
       "    void *user);\n\n",
-      name, name, name, name, name, name);
+      name, name, name, name, name, name, name);
   dmlc_strbuf_printf(&sb, "#define %s_WORKSPACE_BYTES %" PRIu64 "u\n", name,
                      dmlc_llvm_aot_workspace_bytes(aot));
   dmlc_strbuf_printf(&sb, "#define %s_ERROR_WORKSPACE %d\n", name, DMLC_AOT_ERROR_WORKSPACE);
+  dmlc_strbuf_printf(&sb,
+                     "/* Returned when the running CPU lacks one of: %s. */\n"
+                     "#define %s_ERROR_CPU %d\n",
+                     *dmlc_llvm_aot_checked_features(aot) ? dmlc_llvm_aot_checked_features(aot)
+                                                          : "(nothing is checked)",
+                     name, DMLC_AOT_ERROR_CPU);
   dmlc_strbuf_printf(&sb, "#define %s_NUM_INPUTS %" PRIu32 "\n#define %s_NUM_OUTPUTS %" PRIu32 "\n",
                      name, g->num_inputs, name, g->num_outputs);
   dmlc_strbuf_printf(&sb, "#define %s_INPUT_BYTES {", name);

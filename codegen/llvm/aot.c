@@ -20,6 +20,8 @@
 
 #include "codegen/llvm/emit.h"
 #include "codegen/llvm/jit.h"
+#include "codegen/llvm/target_info.h"
+#include "ir/strbuf.h"
 
 /* Temporaries and scratch start at multiples of this (as on the JIT). A
  * kernel's task space goes to parallel_for in at most MAX_CHUNKS chunks of
@@ -33,6 +35,7 @@ struct dmlc_llvm_aot {
   LLVMTargetMachineRef tm;
   char *triple, *cpu, *features; /* LLVM-allocated */
   uint64_t workspace_bytes, scratch_offset;
+  char *checked;               /* dmlc_llvm_aot_checked_features; malloc'ed */
   dmlc_cpu_kernel_info *infos; /* per kernel */
   uint64_t *temp_offsets;      /* per temporary */
 };
@@ -44,6 +47,7 @@ static void init_targets(void) {
   LLVMInitializeAllTargets();
   LLVMInitializeAllTargetMCs();
   LLVMInitializeAllAsmPrinters();
+  LLVMInitializeAllAsmParsers(); /* the CPU check is inline assembly */
 }
 
 void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot) {
@@ -60,6 +64,7 @@ void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot) {
   LLVMDisposeMessage(aot->features);
   free(aot->infos);
   free(aot->temp_offsets);
+  free(aot->checked);
   free(aot);
 }
 
@@ -74,8 +79,102 @@ uint64_t dmlc_llvm_aot_scratch_offset(const dmlc_llvm_aot *aot) { return aot->sc
 const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot) { return aot->triple; }
 const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot) { return aot->cpu; }
 const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot) { return aot->features; }
+const char *dmlc_llvm_aot_checked_features(const dmlc_llvm_aot *aot) {
+  return aot->checked ? aot->checked : "";
+}
 
 static char *llvm_string(const char *s) { return LLVMCreateMessage(s); }
+
+/* ---- the x86-64 CPU check ---- */
+
+/* Where CPUID reports an LLVM feature: leaf, subleaf, register (0 EAX, 1
+ * EBX, 2 ECX, 3 EDX), bit; and the XCR0 state the OS must enable for it
+ * (AVX: SSE and AVX state; AVX-512: those and the opmask and ZMM state). */
+typedef struct cpuid_bit {
+  const char *name;
+  uint32_t leaf, subleaf, reg, bit, xcr0;
+} cpuid_bit;
+
+enum { XCR0_AVX = 0x6, XCR0_AVX512 = 0xe6 };
+
+static const cpuid_bit cpuid_bits[] = {
+    {"cmov", 1, 0, 3, 15, 0},
+    {"mmx", 1, 0, 3, 23, 0},
+    {"fxsr", 1, 0, 3, 24, 0},
+    {"sse", 1, 0, 3, 25, 0},
+    {"sse2", 1, 0, 3, 26, 0},
+    {"sse3", 1, 0, 2, 0, 0},
+    {"pclmul", 1, 0, 2, 1, 0},
+    {"ssse3", 1, 0, 2, 9, 0},
+    {"fma", 1, 0, 2, 12, XCR0_AVX},
+    {"cx16", 1, 0, 2, 13, 0},
+    {"sse4.1", 1, 0, 2, 19, 0},
+    {"sse4.2", 1, 0, 2, 20, 0},
+    {"crc32", 1, 0, 2, 20, 0},
+    {"movbe", 1, 0, 2, 22, 0},
+    {"popcnt", 1, 0, 2, 23, 0},
+    {"aes", 1, 0, 2, 25, 0},
+    {"xsave", 1, 0, 2, 26, 0},
+    {"avx", 1, 0, 2, 28, XCR0_AVX},
+    {"f16c", 1, 0, 2, 29, XCR0_AVX},
+    {"rdrnd", 1, 0, 2, 30, 0},
+    {"bmi", 7, 0, 1, 3, 0},
+    {"avx2", 7, 0, 1, 5, XCR0_AVX},
+    {"bmi2", 7, 0, 1, 8, 0},
+    {"avx512f", 7, 0, 1, 16, XCR0_AVX512},
+    {"avx512dq", 7, 0, 1, 17, XCR0_AVX512},
+    {"rdseed", 7, 0, 1, 18, 0},
+    {"adx", 7, 0, 1, 19, 0},
+    {"avx512ifma", 7, 0, 1, 21, XCR0_AVX512},
+    {"avx512pf", 7, 0, 1, 26, XCR0_AVX512},
+    {"avx512er", 7, 0, 1, 27, XCR0_AVX512},
+    {"avx512cd", 7, 0, 1, 28, XCR0_AVX512},
+    {"sha", 7, 0, 1, 29, 0},
+    {"avx512bw", 7, 0, 1, 30, XCR0_AVX512},
+    {"avx512vl", 7, 0, 1, 31, XCR0_AVX512},
+    {"avx512vbmi", 7, 0, 2, 1, XCR0_AVX512},
+    {"avx512vbmi2", 7, 0, 2, 6, XCR0_AVX512},
+    {"gfni", 7, 0, 2, 8, 0},
+    {"vaes", 7, 0, 2, 9, XCR0_AVX},
+    {"vpclmulqdq", 7, 0, 2, 10, XCR0_AVX},
+    {"avx512vnni", 7, 0, 2, 11, XCR0_AVX512},
+    {"avx512bitalg", 7, 0, 2, 12, XCR0_AVX512},
+    {"avx512vpopcntdq", 7, 0, 2, 14, XCR0_AVX512},
+    {"avx512fp16", 7, 0, 3, 23, XCR0_AVX512},
+    {"avxvnni", 7, 1, 0, 4, XCR0_AVX},
+    {"avx512bf16", 7, 1, 0, 5, XCR0_AVX512},
+    {"sahf", 0x80000001, 0, 2, 0, 0},
+    {"lzcnt", 0x80000001, 0, 2, 5, 0},
+    {"sse4a", 0x80000001, 0, 2, 6, 0},
+    {"prfchw", 0x80000001, 0, 2, 8, 0},
+    {"xop", 0x80000001, 0, 2, 11, XCR0_AVX},
+    {"fma4", 0x80000001, 0, 2, 16, XCR0_AVX},
+    {"tbm", 0x80000001, 0, 2, 21, 0},
+};
+enum { NUM_CPUID_BITS = sizeof cpuid_bits / sizeof *cpuid_bits };
+
+static bool is_x86_64(const char *triple) { return strncmp(triple, "x86_64", 6) == 0; }
+
+static const cpuid_bit *cpuid_bit_named(const char *name, size_t len) {
+  for (size_t i = 0; i < NUM_CPUID_BITS; i++)
+    if (strlen(cpuid_bits[i].name) == len && strncmp(cpuid_bits[i].name, name, len) == 0)
+      return &cpuid_bits[i];
+  return NULL;
+}
+
+/* The enabled features CPUID can confirm (x86-64 only); malloc'ed. */
+static char *cpuid_features(const char *triple, const char *enabled) {
+  dmlc_strbuf sb = {0};
+  dmlc_strbuf_append(&sb, "");
+  for (const char *p = enabled; is_x86_64(triple) && p && *p;) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (cpuid_bit_named(p, len))
+      dmlc_strbuf_printf(&sb, "%s%.*s", sb.len ? "," : "", (int)len, p);
+    p = comma ? comma + 1 : NULL;
+  }
+  return dmlc_strbuf_finish(&sb);
+}
 
 /* The triple, CPU and features as aot.h's defaults say; the target machine. */
 static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *o,
@@ -102,6 +201,14 @@ static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *
     LLVMDisposeMessage(message);
     return DMLC_ERROR_INVALID_ARGUMENT;
   }
+  char *enabled = NULL, message_buf[512];
+  if (dmlc_llvm_target_features(aot->triple, aot->cpu, aot->features, &enabled, message_buf,
+                                sizeof message_buf) != 0)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "%s", message_buf);
+  aot->checked = cpuid_features(aot->triple, enabled);
+  free(enabled);
+  if (!aot->checked)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   static const LLVMCodeGenOptLevel levels[4] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                 LLVMCodeGenLevelDefault,
                                                 LLVMCodeGenLevelAggressive};
@@ -176,11 +283,142 @@ static LLVMValueRef bound(const builder *b, LLVMValueRef fn, dmlc_binding bindin
   return LLVMBuildLoad2(b->b, b->ptr, slot, binding.kind == DMLC_BINDING_INPUT ? "in" : "out");
 }
 
+/* {eax, ebx, ecx, edx} of CPUID leaf/subleaf. */
+static LLVMValueRef cpuid(const builder *b, LLVMBuilderRef ib, uint32_t leaf, uint32_t subleaf) {
+  LLVMTypeRef regs[4] = {b->i32, b->i32, b->i32, b->i32}, params[2] = {b->i32, b->i32};
+  LLVMTypeRef ret = LLVMStructTypeInContext(b->c, regs, 4, false);
+  LLVMTypeRef fty = LLVMFunctionType(ret, params, 2, false);
+  static const char text[] = "cpuid";
+  static const char constraints[] = "={ax},={bx},={cx},={dx},{ax},{cx},~{dirflag},~{fpsr},~{flags}";
+  LLVMValueRef fn =
+      LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)constraints, strlen(constraints),
+                       false, false, LLVMInlineAsmDialectATT, false);
+  LLVMValueRef args[2] = {LLVMConstInt(b->i32, leaf, false), LLVMConstInt(b->i32, subleaf, false)};
+  return LLVMBuildCall2(ib, fty, fn, args, 2, "cpuid");
+}
+
+/* i32 NAME_cpu_check(): 1 when the running CPU has every feature in
+ * checked (and the OS saves the vector state they need), 2 otherwise. */
+static LLVMValueRef cpu_check_function(const builder *b, const char *name, const char *checked) {
+  char sym[MAX_NAME + 32];
+  snprintf(sym, sizeof sym, "%s_cpu_check", name);
+  LLVMValueRef fn = LLVMAddFunction(b->m, sym, LLVMFunctionType(b->i32, NULL, 0, false));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  add_attribute(b, fn, "nounwind");
+  add_attribute(b, fn, "noinline");
+  LLVMBuilderRef ib = LLVMCreateBuilderInContext(b->c);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(b->c, fn, "entry");
+  LLVMPositionBuilderAtEnd(ib, entry);
+  LLVMValueRef max_leaf = LLVMBuildExtractValue(ib, cpuid(b, ib, 0, 0), 0, "max_leaf");
+  LLVMValueRef max_ext = LLVMBuildExtractValue(ib, cpuid(b, ib, 0x80000000u, 0), 0, "max_ext");
+  LLVMValueRef leaf1 = cpuid(b, ib, 1, 0);
+  LLVMValueRef ok = LLVMConstInt(LLVMInt1TypeInContext(b->c), 1, false);
+  uint32_t xcr0 = 0;
+  for (const char *p = checked; p && *p;) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    const cpuid_bit *bit = cpuid_bit_named(p, len);
+    p = comma ? comma + 1 : NULL;
+    if (!bit)
+      continue;
+    xcr0 |= bit->xcr0;
+    /* An unsupported leaf returns another leaf's bits: they count only when
+     * the leaf exists. */
+    LLVMValueRef regs = bit->leaf == 1 ? leaf1 : cpuid(b, ib, bit->leaf, bit->subleaf);
+    LLVMValueRef exists =
+        LLVMBuildICmp(ib, LLVMIntUGE, bit->leaf >= 0x80000000u ? max_ext : max_leaf,
+                      LLVMConstInt(b->i32, bit->leaf, false), "");
+    LLVMValueRef reg = LLVMBuildExtractValue(ib, regs, bit->reg, "");
+    LLVMValueRef set = LLVMBuildICmp(
+        ib, LLVMIntNE, LLVMBuildAnd(ib, reg, LLVMConstInt(b->i32, 1u << bit->bit, false), ""),
+        LLVMConstInt(b->i32, 0, false), "");
+    ok = LLVMBuildAnd(ib, ok, LLVMBuildAnd(ib, exists, set, ""), "");
+  }
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(b->c, fn, "done");
+  LLVMValueRef yes = LLVMConstInt(b->i32, 1, false), no = LLVMConstInt(b->i32, 2, false);
+  if (!xcr0) {
+    LLVMBuildBr(ib, done);
+    LLVMPositionBuilderAtEnd(ib, done);
+    LLVMBuildRet(ib, LLVMBuildSelect(ib, ok, yes, no, ""));
+    LLVMDisposeBuilder(ib);
+    return fn;
+  }
+  /* XGETBV faults unless the OS set CR4.OSXSAVE (CPUID.1:ECX bit 27). */
+  LLVMValueRef osxsave = LLVMBuildICmp(ib, LLVMIntNE,
+                                       LLVMBuildAnd(ib, LLVMBuildExtractValue(ib, leaf1, 2, ""),
+                                                    LLVMConstInt(b->i32, 1u << 27, false), ""),
+                                       LLVMConstInt(b->i32, 0, false), "osxsave");
+  LLVMBasicBlockRef xgetbv = LLVMAppendBasicBlockInContext(b->c, fn, "xgetbv");
+  LLVMBuildCondBr(ib, LLVMBuildAnd(ib, ok, osxsave, ""), xgetbv, done);
+  LLVMPositionBuilderAtEnd(ib, xgetbv);
+  LLVMTypeRef regs[2] = {b->i32, b->i32}, param = b->i32;
+  LLVMTypeRef fty =
+      LLVMFunctionType(LLVMStructTypeInContext(b->c, regs, 2, false), &param, 1, false);
+  static const char text[] = "xgetbv", constraints[] = "={ax},={dx},{cx}";
+  LLVMValueRef asm_fn =
+      LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)constraints, strlen(constraints),
+                       false, false, LLVMInlineAsmDialectATT, false);
+  LLVMValueRef zero = LLVMConstInt(b->i32, 0, false);
+  LLVMValueRef lo = LLVMBuildExtractValue(ib, LLVMBuildCall2(ib, fty, asm_fn, &zero, 1, ""), 0, "");
+  LLVMValueRef mask = LLVMConstInt(b->i32, xcr0, false);
+  LLVMValueRef saved = LLVMBuildICmp(ib, LLVMIntEQ, LLVMBuildAnd(ib, lo, mask, ""), mask, "");
+  LLVMValueRef from_xgetbv = LLVMBuildSelect(ib, saved, yes, no, "");
+  LLVMBuildBr(ib, done);
+  LLVMPositionBuilderAtEnd(ib, done);
+  LLVMValueRef phi = LLVMBuildPhi(ib, b->i32, "result");
+  LLVMValueRef values[2] = {no, from_xgetbv};
+  LLVMBasicBlockRef blocks[2] = {entry, xgetbv};
+  LLVMAddIncoming(phi, values, blocks, 2);
+  LLVMBuildRet(ib, phi);
+  LLVMDisposeBuilder(ib);
+  return fn;
+}
+
+/* At the top of NAME_run_workspace: returns DMLC_AOT_ERROR_CPU unless the
+ * CPU check passed, running it once and keeping its answer in an internal
+ * word (0 unknown, 1 yes, 2 no; relaxed atomics: any thread may store the
+ * same answer). */
+static void cpu_gate(builder *b, LLVMValueRef fn, const char *name, const char *checked) {
+  char sym[MAX_NAME + 32];
+  snprintf(sym, sizeof sym, "%s_cpu_state", name);
+  LLVMValueRef state = LLVMAddGlobal(b->m, b->i32, sym);
+  LLVMSetLinkage(state, LLVMInternalLinkage);
+  LLVMSetInitializer(state, LLVMConstInt(b->i32, 0, false));
+  LLVMValueRef check = cpu_check_function(b, name, checked);
+  LLVMValueRef known = LLVMBuildLoad2(b->b, b->i32, state, "cpu_state");
+  LLVMSetOrdering(known, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(known, 4);
+  LLVMBasicBlockRef run_check = LLVMAppendBasicBlockInContext(b->c, fn, "cpu_check");
+  LLVMBasicBlockRef decide = LLVMAppendBasicBlockInContext(b->c, fn, "cpu_decide");
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(b->c, fn, "cpu_missing");
+  LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(b->c, fn, "cpu_ok");
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(b->b);
+  LLVMBuildCondBr(b->b, LLVMBuildICmp(b->b, LLVMIntEQ, known, LLVMConstInt(b->i32, 0, false), ""),
+                  run_check, decide);
+  LLVMPositionBuilderAtEnd(b->b, run_check);
+  LLVMValueRef fresh =
+      LLVMBuildCall2(b->b, LLVMFunctionType(b->i32, NULL, 0, false), check, NULL, 0, "");
+  LLVMValueRef store = LLVMBuildStore(b->b, fresh, state);
+  LLVMSetOrdering(store, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(store, 4);
+  LLVMBuildBr(b->b, decide);
+  LLVMPositionBuilderAtEnd(b->b, decide);
+  LLVMValueRef answer = LLVMBuildPhi(b->b, b->i32, "cpu");
+  LLVMValueRef values[2] = {known, fresh};
+  LLVMBasicBlockRef blocks[2] = {from, run_check};
+  LLVMAddIncoming(answer, values, blocks, 2);
+  LLVMBuildCondBr(b->b, LLVMBuildICmp(b->b, LLVMIntEQ, answer, LLVMConstInt(b->i32, 1, false), ""),
+                  go, fail);
+  LLVMPositionBuilderAtEnd(b->b, fail);
+  LLVMBuildRet(b->b, LLVMConstInt(b->i32, DMLC_AOT_ERROR_CPU, false));
+  LLVMPositionBuilderAtEnd(b->b, go);
+}
+
 /* int NAME_run_workspace(inputs, outputs, workspace, parallel_for, user). */
-static void run_workspace(builder *b, const char *name, const dmlc_kernel_plan *plan,
-                          LLVMValueRef *kernels, LLVMValueRef *finishes,
-                          const dmlc_cpu_kernel_info *infos, const uint64_t *temp_offsets,
-                          uint64_t scratch_offset) {
+static void run_workspace(builder *b, const char *name, const char *checked,
+                          const dmlc_kernel_plan *plan, LLVMValueRef *kernels,
+                          LLVMValueRef *finishes, const dmlc_cpu_kernel_info *infos,
+                          const uint64_t *temp_offsets, uint64_t scratch_offset) {
   char sym[MAX_NAME + 32];
   snprintf(sym, sizeof sym, "%s_run_workspace", name);
   LLVMTypeRef params[5] = {b->ptr, b->ptr, b->ptr, b->ptr, b->ptr};
@@ -192,6 +430,8 @@ static void run_workspace(builder *b, const char *name, const dmlc_kernel_plan *
   LLVMBuilderRef allocas = LLVMCreateBuilderInContext(b->c);
   LLVMPositionBuilderAtEnd(allocas, entry);
   LLVMPositionBuilderAtEnd(b->b, body);
+  if (*checked)
+    cpu_gate(b, fn, name, checked);
   LLVMValueRef pfor = LLVMGetParam(fn, 3), user = LLVMGetParam(fn, 4);
   LLVMValueRef sequential = LLVMBuildIsNull(b->b, pfor, "sequential");
   for (uint32_t i = 0; i < plan->num_kernels; i++) {
@@ -336,7 +576,8 @@ static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan
     aot->scratch_offset = offset;
     aot->workspace_bytes = align_up(offset + scratch);
     b.b = LLVMCreateBuilderInContext(b.c);
-    run_workspace(&b, o->name, plan, kernels, finishes, infos, temp_offsets, offset);
+    run_workspace(&b, o->name, dmlc_llvm_aot_checked_features(aot), plan, kernels, finishes, infos,
+                  temp_offsets, offset);
     const bool probe =
         strncmp(aot->triple, "x86_64", 6) == 0 || strncmp(aot->triple, "aarch64", 7) == 0;
     run_on_stack(&b, o->name, "_run", false, aot->workspace_bytes, probe);

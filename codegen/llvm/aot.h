@@ -25,7 +25,10 @@
 #include "codegen/kernel_desc.h"
 #include "codegen/llvm/cpu_kernel.h"
 
-enum { DMLC_AOT_STACK_WORKSPACE = 1 << 20, DMLC_AOT_ERROR_WORKSPACE = 2 };
+/* NAME_run* return DMLC_AOT_ERROR_CPU when the running CPU lacks a
+ * feature the code was built for (x86-64: checked with CPUID and XGETBV on
+ * the first call, the answer kept in one internal word). */
+enum { DMLC_AOT_STACK_WORKSPACE = 1 << 20, DMLC_AOT_ERROR_WORKSPACE = 2, DMLC_AOT_ERROR_CPU = 3 };
 
 typedef struct dmlc_llvm_aot_options {
   const char *name;     /* symbol prefix: a C identifier */
@@ -53,6 +56,9 @@ uint64_t dmlc_llvm_aot_scratch_offset(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot);
+/* The features NAME_run checks for on the running CPU, comma-separated
+ * ("" when none: not x86-64, or the baseline only). */
+const char *dmlc_llvm_aot_checked_features(const dmlc_llvm_aot *aot);
 
 /* The module as kind: "llvm" (text), "bc" (bitcode), "asm" or "obj";
  * *out_data is malloc'ed. */

@@ -201,6 +201,27 @@ expect_run "no kind from the extension" 2 --err "cannot tell the kind" -- "$DMLC
 expect_run "kind not built yet" 1 --err "not built yet" -- "$DMLC" compile "$ex" -o "$TMP/x.spv"
 expect_run "unknown target" 1 --err "unknown target 'nonsense" -- \
   "$DMLC" compile "$ex" -o "$TMP/x.o" --target=nonsense-unknown-none
+expect_run "unknown CPU" 1 --err "unknown CPU 'nonsense'" -- \
+  "$DMLC" compile "$ex" -o "$TMP/x.o" --mcpu=nonsense
+expect_run "unknown feature" 1 --err "unknown feature 'nonsense'" -- \
+  "$DMLC" compile "$ex" -o "$TMP/x.o" --mattr=+nonsense
+expect_run "a feature without its sign" 1 --err "feature 'avx2' must start with \\+ or -" -- \
+  "$DMLC" compile "$ex" -o "$TMP/x.o" --mattr=avx2
+if [ "$(uname -m)" = x86_64 ]; then
+  # Built for a feature this CPU lacks (TBM: AMD Piledriver only): every entry
+  # point returns NAME_ERROR_CPU (3) instead of dying on an illegal instruction.
+  if grep -qw tbm /proc/cpuinfo; then
+    fail "this CPU has TBM: pick another absent feature for the CPU check"
+  else
+    "$DMLC" compile "$ex" -o "$TMP/tbm" --emit=obj,header --name t --mattr=+tbm
+    grep -q '^#define t_ERROR_CPU 3$' "$TMP/tbm.h" && pass || fail "no t_ERROR_CPU in the header"
+    cc -O1 -DMODEL=t -include "$TMP/tbm.h" "$SRC/tests/tool/aot_driver.c" "$TMP/tbm.o" -o "$TMP/tbm_drv"
+    for mode in seq par ws; do
+      expect_run "CPU check ($mode)" 1 --err "run returned 3" -- \
+        "$TMP/tbm_drv" "$mode" 1 "$TMP/tbm_in.npy" "$TMP/tbm_o0.npy" "$TMP/tbm_o1.npy"
+    done
+  fi
+fi
 expect_run "bad name" 1 --err "not a C identifier" -- "$DMLC" compile "$ex" -o "$TMP/x.o" --name=1abc
 expect_run "unwritable output" 1 --err "/nonexistent/dir/x.o: cannot create" -- \
   "$DMLC" compile "$ex" -o /nonexistent/dir/x.o
