@@ -133,10 +133,49 @@ for ex in "$SRC"/examples/*.dmlir; do
 done
 cross_matches_host "$TMP/f16.dmlir" f16
 
+# ---- metadata and dot: every example, and the two-kernel graph ----
+meta_check() {
+  local file=$1 tag=$2 dir=$TMP/meta_$2
+  mkdir -p "$dir"
+  if ! "$DMLC" compile "$file" -o "$dir/m" --emit=metadata,dot,header --name m 2>"$dir/err"; then
+    fail "$tag: metadata/dot: $(cat "$dir/err")"
+    return
+  fi
+  if "$PY" - "$dir/m.json" "$dir/m.h" <<'PYEOF'; then pass; else fail "$tag: metadata disagrees with the header"; fi
+import json, re, sys
+meta = json.load(open(sys.argv[1]))
+header = open(sys.argv[2]).read()
+def macro(name):
+    m = re.search(r"^#define m_%s (.*)$" % name, header, re.M)
+    return m.group(1).strip()
+assert meta["format"] == "dmlc-aot-metadata" and meta["name"] == "m"
+assert [e["symbol"] for e in meta["entry_points"]] == ["m_run", "m_run_parallel", "m_run_workspace"]
+assert len(meta["inputs"]) == int(macro("NUM_INPUTS")) and len(meta["outputs"]) == int(macro("NUM_OUTPUTS"))
+for kind, items in (("INPUT", meta["inputs"]), ("OUTPUT", meta["outputs"])):
+    for i, io in enumerate(items):
+        assert '"%s"' % io["name"] == macro("%s%d_NAME" % (kind, i))
+        assert "{%s}" % ", ".join("%du" % v for v in io["sizes"]) == macro("%s%d_SIZES" % (kind, i))
+        assert "%du" % io["size_bytes"] == macro("%s%d_BYTES" % (kind, i))
+assert "%du" % meta["workspace_bytes"] == macro("WORKSPACE_BYTES")
+assert meta["kernels"] and all(k["tasks"] >= 1 for k in meta["kernels"])
+PYEOF
+  check "$tag: dot -Tsvg accepts the graph" dot -Tsvg "$dir/m.dot" -o "$dir/m.svg"
+  kernels=$("$PY" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['kernels']))" "$dir/m.json")
+  clusters=$(grep -c 'subgraph cluster_k' "$dir/m.dot" || true)
+  if [ "$kernels" = "$clusters" ]; then pass; else fail "$tag: $kernels kernels but $clusters clusters"; fi
+  dumped=$("$DMLC" run "$file" --quiet --dump=kernels 2>&1 >/dev/null | grep -c '^// kernel ' || true)
+  if [ "$kernels" = "$dumped" ]; then pass; else fail "$tag: $kernels kernels, dmlc run dumps $dumped"; fi
+}
+for ex in "$SRC"/examples/*.dmlir; do
+  meta_check "$ex" "$(basename "$ex" .dmlir)"
+done
+meta_check "$TMP/big.dmlir" big
+check "the two-kernel graph has two clusters" grep -q cluster_k1 "$TMP/meta_big/m.dot"
+
 # ---- kinds and their consumers ----
 ex=$SRC/examples/hardmax_argmax.dmlir
 expect_run "all kinds built so far" 0 -- \
-  "$DMLC" compile "$ex" -o "$TMP/k" --emit=ir,llvm,bc,asm,obj,staticlib,header --name k
+  "$DMLC" compile "$ex" -o "$TMP/k" --emit=ir,llvm,bc,asm,obj,staticlib,header,metadata,dot --name k
 check "ir parses back" "$DMLC" opt "$TMP/k.dmlir" -o /dev/null
 check "llvm-as accepts the .ll" llvm-as-19 "$TMP/k.ll" -o /dev/null
 check "llc accepts the .bc" llc-19 "$TMP/k.bc" -o /dev/null
@@ -184,10 +223,10 @@ check "and both run" "$TMP/both"
 # ---- reproducible: another directory, another path, another time ----
 mkdir -p "$TMP/a" "$TMP/b/c"
 cp "$ex" "$TMP/b/c/other_name.dmlir"
-(cd "$TMP/a" && "$DMLC" compile "$ex" -o r --emit=obj,staticlib,sharedlib,header,llvm,asm --name r)
+(cd "$TMP/a" && "$DMLC" compile "$ex" -o r --emit=obj,staticlib,sharedlib,header,llvm,asm,metadata,dot --name r)
 sleep 1
-(cd "$TMP/b" && "$DMLC" compile c/other_name.dmlir -o r --emit=obj,staticlib,sharedlib,header,llvm,asm --name r)
-for e in o a so h ll s; do
+(cd "$TMP/b" && "$DMLC" compile c/other_name.dmlir -o r --emit=obj,staticlib,sharedlib,header,llvm,asm,metadata,dot --name r)
+for e in o a so h ll s json dot; do
   check "reproducible .$e" cmp "$TMP/a/r.$e" "$TMP/b/r.$e"
 done
 
