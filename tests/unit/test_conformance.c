@@ -12,7 +12,14 @@
  * compared over their whole buffers, so a gap of a strided output written
  * by the device (or left unwritten where the reference writes) is a
  * mismatch too. The cases of a chunk run on DMLC_TEST_JOBS threads (the
- * online cores by default). */
+ * online cores by default).
+ *
+ * DMLC_TEST_AOT=1 checks ahead-of-time code instead of a device: each case's
+ * graph is compiled with dmlc_graph_emit(..., "obj"), linked into a shared
+ * library by the C compiler ($CC, default cc), dlopen'ed and run through
+ * NAME_run and NAME_run_parallel (tasks in reverse order), over the first
+ * AOT_CHUNKS chunks of the sweep (400 cases). */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -21,12 +28,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dmlc/dmlc.h"
 #include "testutil.h"
 
 #define SENTINEL 0xab
+
+/* DMLC_TEST_AOT=1: ahead-of-time code instead of a device (below). */
+enum { AOT_CHUNKS = 4 };
+
+static bool aot_mode(void) {
+  const char *s = getenv("DMLC_TEST_AOT");
+  return s && strcmp(s, "1") == 0;
+}
 #define MAX_IO 4
 #define CHUNKS 30
 #define CASES_PER_CHUNK 90
@@ -334,7 +350,8 @@ static void report(const case_params *p, dmlc_graph *g, const dmlc_executable *r
                    const dmlc_tensor_info *t, const unsigned char *got, const unsigned char *want) {
   flockfile(stderr);
   fprintf(stderr, "\nconformance failure on %s, case %u.%u (seed 0x%" PRIx64 "): %s\n",
-          dmlc_device_name(dmlc_test_device()), p->chunk, p->index, base_seed(), why);
+          aot_mode() ? "aot" : dmlc_device_name(dmlc_test_device()), p->chunk, p->index,
+          base_seed(), why);
   fprintf(stderr,
           "  rerun alone: DMLC_TEST_DEVICE=%s DMLC_TEST_SEED=0x%" PRIx64
           " DMLC_TEST_ONLY=%u.%u test_conformance\n",
@@ -359,6 +376,135 @@ static void report(const case_params *p, dmlc_graph *g, const dmlc_executable *r
  * op is given) and for the reference, runs both on the same generated
  * inputs and compares all output bytes. Returns false (after printing the
  * case) on any difference. */
+/* ---- ahead-of-time code (DMLC_TEST_AOT=1) ---- */
+
+typedef int (*aot_run_fn)(const void *const *, void *const *);
+typedef void (*aot_task_fn)(void *, uint32_t);
+typedef void (*aot_pfor_fn)(void *, uint32_t, aot_task_fn, void *);
+typedef int (*aot_run_parallel_fn)(const void *const *, void *const *, aot_pfor_fn, void *);
+typedef int (*aot_run_workspace_fn)(const void *const *, void *const *, void *, aot_pfor_fn,
+                                    void *);
+
+typedef struct aot_lib {
+  char dir[64];
+  void *handle;
+  aot_run_fn run;
+  aot_run_parallel_fn run_parallel;
+  aot_run_workspace_fn run_workspace;
+  uint64_t workspace_bytes;
+} aot_lib;
+
+static bool write_bytes(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  bool ok = f && fwrite(data, 1, size, f) == size;
+  if (f)
+    ok &= fclose(f) == 0;
+  return ok;
+}
+
+static void aot_close(aot_lib *lib) {
+  if (lib->handle)
+    dlclose(lib->handle);
+  if (lib->dir[0]) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/g.o", lib->dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/g.so", lib->dir);
+    remove(path);
+    rmdir(lib->dir);
+  }
+}
+
+static void *aot_symbol(void *handle, const char *name) { return dlsym(handle, name); }
+
+/* g as a loaded shared library; false with why filled when any step fails. */
+static bool aot_open(dmlc_context *ctx, dmlc_graph *g, aot_lib *lib, char *why, size_t cap) {
+  memset(lib, 0, sizeof *lib);
+  snprintf(lib->dir, sizeof lib->dir, "/tmp/dmlc-aot-XXXXXX");
+  if (!mkdtemp(lib->dir)) {
+    lib->dir[0] = '\0';
+    snprintf(why, cap, "mkdtemp failed");
+    return false;
+  }
+  const dmlc_aot_options o = {"g", NULL, NULL, NULL, 2};
+  void *obj = NULL, *header = NULL;
+  size_t obj_size = 0, header_size = 0;
+  dmlc_status st = dmlc_graph_emit(g, "obj", &o, &obj, &obj_size);
+  if (st == DMLC_OK)
+    st = dmlc_graph_emit(g, "header", &o, &header, &header_size);
+  if (st != DMLC_OK) {
+    snprintf(why, cap, "emit: %s: %s", dmlc_status_string(st), dmlc_context_error(ctx));
+    dmlc_free(obj);
+    return false;
+  }
+  const char *ws = strstr(header, "#define g_WORKSPACE_BYTES ");
+  lib->workspace_bytes = ws ? strtoull(ws + strlen("#define g_WORKSPACE_BYTES "), NULL, 10) : 0;
+  dmlc_free(header);
+  char obj_path[128], so_path[128];
+  snprintf(obj_path, sizeof obj_path, "%s/g.o", lib->dir);
+  snprintf(so_path, sizeof so_path, "%s/g.so", lib->dir);
+  const bool written = write_bytes(obj_path, obj, obj_size);
+  dmlc_free(obj);
+  if (!written) {
+    snprintf(why, cap, "cannot write %s", obj_path);
+    return false;
+  }
+  const char *cc = getenv("CC");
+  cc = cc && *cc ? cc : "cc";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execlp(cc, cc, "-shared", "-o", so_path, obj_path, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    snprintf(why, cap, "linking the object with %s failed (status %d)", cc, status);
+    return false;
+  }
+  lib->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle) {
+    snprintf(why, cap, "dlopen: %s", dlerror());
+    return false;
+  }
+  void *run = aot_symbol(lib->handle, "g_run"), *par = aot_symbol(lib->handle, "g_run_parallel"),
+       *wsp = aot_symbol(lib->handle, "g_run_workspace");
+  if (!run || !par || !wsp) {
+    snprintf(why, cap, "the library lacks an entry point");
+    return false;
+  }
+  memcpy(&lib->run, &run, sizeof run);
+  memcpy(&lib->run_parallel, &par, sizeof par);
+  memcpy(&lib->run_workspace, &wsp, sizeof wsp);
+  return true;
+}
+
+/* parallel_for: every task, in reverse order, on this thread. */
+static void reverse_for(void *user, uint32_t count, aot_task_fn task, void *arg) {
+  (void)user;
+  for (uint32_t i = count; i-- > 0;)
+    task(arg, i);
+}
+
+/* Runs the library (mode 0: NAME_run, 1: NAME_run_parallel); a workspace
+ * too large for the stack goes through NAME_run_workspace. */
+static int aot_execute(const aot_lib *lib, int mode, const dmlc_buffer *in, size_t nin,
+                       const dmlc_buffer *out, size_t nout) {
+  const void *ins[MAX_IO];
+  void *outs[MAX_IO];
+  for (size_t i = 0; i < nin; i++)
+    ins[i] = in[i].data;
+  for (size_t i = 0; i < nout; i++)
+    outs[i] = out[i].data;
+  int rc = mode == 0 ? lib->run(ins, outs) : lib->run_parallel(ins, outs, reverse_for, NULL);
+  if (rc == 2) {
+    void *ws = aligned_alloc(64, (lib->workspace_bytes + 63) / 64 * 64 + 64);
+    rc = ws ? lib->run_workspace(ins, outs, ws, mode ? reverse_for : NULL, NULL) : -1;
+    free(ws);
+  }
+  return rc;
+}
+
 static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC *op,
                        case_params *p) {
   const dmlc_device dev = dmlc_test_device();
@@ -370,19 +516,31 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
     ck_abort_msg("the generator made a graph the reference rejects (case %u.%u)", p->chunk,
                  p->index);
   }
-  st = op ? dmlc_operator_compile(ctx, op, dev, &exe) : dmlc_graph_compile(g, dev, &exe);
-  if (st != DMLC_OK) {
+  const bool aot = aot_mode();
+  aot_lib lib = {0};
+  if (aot) {
     char why[512];
-    snprintf(why, sizeof why, "compile: %s: %s", dmlc_status_string(st), dmlc_context_error(ctx));
-    report(p, g, ref, why, NULL, NULL, NULL);
-    dmlc_executable_destroy(ref);
-    return false;
+    if (!aot_open(ctx, g, &lib, why, sizeof why)) {
+      report(p, g, ref, why, NULL, NULL, NULL);
+      aot_close(&lib);
+      dmlc_executable_destroy(ref);
+      return false;
+    }
+  } else {
+    st = op ? dmlc_operator_compile(ctx, op, dev, &exe) : dmlc_graph_compile(g, dev, &exe);
+    if (st != DMLC_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "compile: %s: %s", dmlc_status_string(st), dmlc_context_error(ctx));
+      report(p, g, ref, why, NULL, NULL, NULL);
+      dmlc_executable_destroy(ref);
+      return false;
+    }
   }
 
   const size_t nin = dmlc_executable_input_count(ref), nout = dmlc_executable_output_count(ref);
   ck_assert(nin <= MAX_IO && nout <= MAX_IO);
-  ck_assert_uint_eq(dmlc_executable_input_count(exe), nin);
-  ck_assert_uint_eq(dmlc_executable_output_count(exe), nout);
+  ck_assert_uint_eq(aot ? nin : dmlc_executable_input_count(exe), nin);
+  ck_assert_uint_eq(aot ? nout : dmlc_executable_output_count(exe), nout);
   io_buffer in[MAX_IO], saved[MAX_IO], got[MAX_IO], want[MAX_IO];
   dmlc_tensor_info in_info[MAX_IO], out_info[MAX_IO];
   dmlc_buffer in_bufs[MAX_IO], got_bufs[MAX_IO], want_bufs[MAX_IO];
@@ -399,7 +557,7 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
   for (size_t i = 0; i < nout; i++) {
     dmlc_tensor_info dev_info;
     ck_assert_int_eq(dmlc_executable_output_info(ref, i, &out_info[i]), DMLC_OK);
-    ck_assert_int_eq(dmlc_executable_output_info(exe, i, &dev_info), DMLC_OK);
+    ck_assert_int_eq(dmlc_executable_output_info(aot ? ref : exe, i, &dev_info), DMLC_OK);
     if (ok && (dev_info.total_size_bytes != out_info[i].total_size_bytes ||
                dev_info.data_type != out_info[i].data_type)) {
       ok = false;
@@ -415,30 +573,43 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
   }
   st = dmlc_execute(ref, in_bufs, nin, want_bufs, nout);
   ck_assert_msg(st == DMLC_OK, "reference execute: %s", dmlc_context_error(ctx));
-  if (ok) {
-    st = dmlc_execute(exe, in_bufs, nin, got_bufs, nout);
-    if (st != DMLC_OK) {
-      ok = false;
-      snprintf(why, sizeof why, "execute: %s: %s", dmlc_status_string(st), dmlc_context_error(ctx));
+  /* AOT: NAME_run, then NAME_run_parallel, each on fresh sentinel bytes. */
+  for (int mode = 0; mode < (aot ? 2 : 1) && ok; mode++) {
+    for (size_t i = 0; i < nout; i++)
+      memset(got[i].data, SENTINEL, got[i].size);
+    if (aot) {
+      const int rc = aot_execute(&lib, mode, in_bufs, nin, got_bufs, nout);
+      if (rc != 0) {
+        ok = false;
+        snprintf(why, sizeof why, "%s returned %d", mode ? "g_run_parallel" : "g_run", rc);
+      }
+    } else {
+      st = dmlc_execute(exe, in_bufs, nin, got_bufs, nout);
+      if (st != DMLC_OK) {
+        ok = false;
+        snprintf(why, sizeof why, "execute: %s: %s", dmlc_status_string(st),
+                 dmlc_context_error(ctx));
+      }
     }
-  }
-  for (size_t i = 0; ok && i < nin; i++)
-    if (memcmp(saved[i].data, in[i].data, in[i].size) != 0) {
-      ok = false;
-      snprintf(why, sizeof why, "input %zu was written", i);
-    }
-  for (size_t i = 0; ok && i < nout; i++) {
-    if (memcmp(got[i].data, want[i].data, got[i].size) != 0) {
-      ok = false;
-      snprintf(why, sizeof why, "output %zu differs from the reference", i);
-      report(p, g, ref, why, &out_info[i], got[i].data, want[i].data);
-      why[0] = '\0';
-      break;
-    }
-    const uint64_t gap = find_written_gap(&out_info[i], got[i].data);
-    if (gap != UINT64_MAX) {
-      ok = false;
-      snprintf(why, sizeof why, "output %zu: byte %" PRIu64 ", in a gap, was written", i, gap);
+    for (size_t i = 0; ok && i < nin; i++)
+      if (memcmp(saved[i].data, in[i].data, in[i].size) != 0) {
+        ok = false;
+        snprintf(why, sizeof why, "input %zu was written", i);
+      }
+    for (size_t i = 0; ok && i < nout; i++) {
+      if (memcmp(got[i].data, want[i].data, got[i].size) != 0) {
+        ok = false;
+        snprintf(why, sizeof why, "output %zu differs from the reference%s", i,
+                 aot ? (mode ? " (g_run_parallel)" : " (g_run)") : "");
+        report(p, g, ref, why, &out_info[i], got[i].data, want[i].data);
+        why[0] = '\0';
+        break;
+      }
+      const uint64_t gap = find_written_gap(&out_info[i], got[i].data);
+      if (gap != UINT64_MAX) {
+        ok = false;
+        snprintf(why, sizeof why, "output %zu: byte %" PRIu64 ", in a gap, was written", i, gap);
+      }
     }
   }
   if (!ok && why[0])
@@ -451,6 +622,7 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
     io_free(&got[i]);
     io_free(&want[i]);
   }
+  aot_close(&lib);
   dmlc_executable_destroy(exe);
   dmlc_executable_destroy(ref);
   return ok;
@@ -885,7 +1057,10 @@ START_TEST(test_sweep) {
     failures += workers[k].failures;
   }
   ck_assert_msg(failures == 0, "%u of %u cases of chunk %d differ on %s (details above)", failures,
-                cases, _i, dmlc_device_name(dmlc_test_device()));
+                cases, _i, aot_mode() ? "aot" : dmlc_device_name(dmlc_test_device()));
+  const char *only = getenv("DMLC_TEST_ONLY");
+  if (!only || !*only)
+    ck_assert_uint_eq(cases, CASES_PER_CHUNK + GRAPHS_PER_CHUNK);
 }
 END_TEST
 
@@ -1096,6 +1271,14 @@ END_TEST
 
 static Suite *conformance_suite(void) {
   Suite *s = suite_create("conformance");
+  if (aot_mode()) {
+    /* The known answers and thread counts test a device: AOT runs the
+     * sweep's first AOT_CHUNKS chunks. */
+    TCase *sweep = tcase_create("sweep");
+    tcase_add_loop_test(sweep, test_sweep, 0, AOT_CHUNKS);
+    suite_add_tcase(s, sweep);
+    return s;
+  }
   TCase *tc = tcase_create("known");
   tcase_add_loop_test(tc, test_seed_examples, 0,
                       (int)(sizeof seed_examples / sizeof seed_examples[0]));
@@ -1120,8 +1303,13 @@ int main(void) {
             getenv("DMLC_TEST_DEVICE"));
     return EXIT_FAILURE;
   }
-  printf("conformance: %s against the reference, seed 0x%" PRIx64 "\n", dmlc_device_name(dev),
-         base_seed());
+  if (aot_mode())
+    printf("conformance: ahead-of-time objects (%d chunks of %d cases) against the reference, "
+           "seed 0x%" PRIx64 "\n",
+           AOT_CHUNKS, CASES_PER_CHUNK + GRAPHS_PER_CHUNK, base_seed());
+  else
+    printf("conformance: %s against the reference, seed 0x%" PRIx64 "\n", dmlc_device_name(dev),
+           base_seed());
   Suite *suites[] = {conformance_suite()};
   return dmlc_test_run_suites(suites, 1);
 }
