@@ -14,15 +14,27 @@
  * mismatch too. The cases of a chunk run on DMLC_TEST_JOBS threads (the
  * online cores by default).
  *
- * DMLC_TEST_AOT=1 checks ahead-of-time code instead of a device: each case's
- * graph is compiled with dmlc_graph_emit(..., "obj"), linked into a shared
- * library by the C compiler ($CC, default cc), dlopen'ed and run through
- * NAME_run and NAME_run_parallel (tasks in reverse order), over the first
- * AOT_CHUNKS chunks of the sweep (400 cases). */
+ * DMLC_TEST_AOT=1 checks ahead-of-time code instead of a device: each
+ * case's graph is compiled with dmlc_graph_emit(..., "obj") (symbols
+ * g<chunk>_<case>, mostly -O2, some -O0, -O1 and -O3), linked into a shared
+ * library by the C compiler ($CC, default cc; a missing or failing one
+ * fails the case), dlopen'ed and run through NAME_run, NAME_run_parallel
+ * (each parallel_for's tasks in a scrambled order on two threads) and
+ * NAME_run_workspace (a caller's workspace full of garbage), each against
+ * the reference, byte for byte, gaps included; NAME_run and
+ * NAME_run_parallel must return NAME_ERROR_WORKSPACE exactly when the
+ * header's workspace exceeds 1 MiB, and then NAME_run_workspace runs. It
+ * covers the sweep's first AOT_CHUNKS chunks (AOT_CASES cases, asserted, as
+ * is their coverage: every data-type pair, ranks 1-8, strided, padded,
+ * permuted and broadcast inputs, strided and padded outputs), the known
+ * answers, every .dmlir file in examples/, the thread-count graphs and
+ * graphs whose workspace does not fit on the stack. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +49,7 @@
 #define SENTINEL 0xab
 
 /* DMLC_TEST_AOT=1: ahead-of-time code instead of a device (below). */
-enum { AOT_CHUNKS = 4 };
+enum { AOT_CHUNKS = 4, AOT_CASES = 400 };
 
 static bool aot_mode(void) {
   const char *s = getenv("DMLC_TEST_AOT");
@@ -48,6 +60,8 @@ static bool aot_mode(void) {
 #define CASES_PER_CHUNK 90
 #define GRAPHS_PER_CHUNK 10
 #define MAX_REPORTS 3
+_Static_assert(AOT_CASES == AOT_CHUNKS * (CASES_PER_CHUNK + GRAPHS_PER_CHUNK),
+               "AOT_CASES is the AOT sweep's case count");
 
 /* ---- the device under test ---- */
 
@@ -353,10 +367,10 @@ static void report(const case_params *p, dmlc_graph *g, const dmlc_executable *r
           aot_mode() ? "aot" : dmlc_device_name(dmlc_test_device()), p->chunk, p->index,
           base_seed(), why);
   fprintf(stderr,
-          "  rerun alone: DMLC_TEST_DEVICE=%s DMLC_TEST_SEED=0x%" PRIx64
+          "  rerun alone: DMLC_TEST_DEVICE=%s%s DMLC_TEST_SEED=0x%" PRIx64
           " DMLC_TEST_ONLY=%u.%u test_conformance\n",
-          getenv("DMLC_TEST_DEVICE") ? getenv("DMLC_TEST_DEVICE") : "reference", base_seed(),
-          p->chunk, p->index);
+          getenv("DMLC_TEST_DEVICE") ? getenv("DMLC_TEST_DEVICE") : "reference",
+          aot_mode() ? " DMLC_TEST_AOT=1" : "", base_seed(), p->chunk, p->index);
   fprintf(stderr, "  case: %s, values %s (constant %u)\n", p->what, dist_names[p->dist],
           p->constant);
   dmlc_tensor_info info;
@@ -372,11 +386,12 @@ static void report(const case_params *p, dmlc_graph *g, const dmlc_executable *r
   funlockfile(stderr);
 }
 
-/* Compiles g for the device under test (through dmlc_operator_compile when
- * op is given) and for the reference, runs both on the same generated
- * inputs and compares all output bytes. Returns false (after printing the
- * case) on any difference. */
 /* ---- ahead-of-time code (DMLC_TEST_AOT=1) ---- */
+
+/* docs/aot.md: NAME_run and NAME_run_parallel keep a workspace of at most
+ * this many bytes on their stack, and return NAME_ERROR_WORKSPACE (2)
+ * without running beyond it. */
+enum { AOT_STACK_WORKSPACE = 1 << 20, AOT_ERROR_WORKSPACE = 2 };
 
 typedef int (*aot_run_fn)(const void *const *, void *const *);
 typedef void (*aot_task_fn)(void *, uint32_t);
@@ -387,12 +402,34 @@ typedef int (*aot_run_workspace_fn)(const void *const *, void *const *, void *, 
 
 typedef struct aot_lib {
   char dir[64];
+  char name[32]; /* the symbol prefix */
+  int opt_level;
   void *handle;
   aot_run_fn run;
   aot_run_parallel_fn run_parallel;
   aot_run_workspace_fn run_workspace;
-  uint64_t workspace_bytes;
+  uint64_t workspace_bytes; /* NAME_WORKSPACE_BYTES */
 } aot_lib;
+
+/* The entry points, in the order check_case runs them. */
+enum { AOT_RUN, AOT_RUN_PARALLEL, AOT_RUN_WORKSPACE, AOT_MODES };
+static const char *const aot_mode_names[AOT_MODES] = {"run", "run_parallel", "run_workspace"};
+
+/* What the AOT runs of one test saw (a test runs in its own process): the
+ * sweep asserts its coverage from the graphs' own layouts. */
+typedef struct aot_tally {
+  pthread_mutex_t lock;
+  unsigned cases;
+  unsigned parallel_cases;  /* NAME_run_parallel called parallel_for */
+  unsigned workspace_cases; /* NAME_run returned NAME_ERROR_WORKSPACE */
+  uint32_t max_tasks;       /* the largest count parallel_for was given */
+  unsigned opt_levels[4];
+  bool pair[16][16]; /* [input 0's data type][an output's data type] */
+  bool rank[DMLC_MAX_RANK + 1];
+  unsigned in_strided, in_padded, in_permuted, in_broadcast, out_strided, out_padded;
+} aot_tally;
+
+static aot_tally tally = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static bool write_bytes(const char *path, const void *data, size_t size) {
   FILE *f = fopen(path, "wb");
@@ -413,33 +450,56 @@ static void aot_close(aot_lib *lib) {
     remove(path);
     rmdir(lib->dir);
   }
+  lib->handle = NULL;
+  lib->dir[0] = '\0';
 }
 
-static void *aot_symbol(void *handle, const char *name) { return dlsym(handle, name); }
+/* The entry point NAME_suffix of lib, as a function pointer (NULL when
+ * absent). */
+static void *aot_symbol(const aot_lib *lib, const char *suffix) {
+  char symbol[64];
+  snprintf(symbol, sizeof symbol, "%s_%s", lib->name, suffix);
+  return dlsym(lib->handle, symbol);
+}
 
-/* g as a loaded shared library; false with why filled when any step fails. */
-static bool aot_open(dmlc_context *ctx, dmlc_graph *g, aot_lib *lib, char *why, size_t cap) {
+/* g compiled ahead of time at opt_level with symbol prefix name, linked
+ * into a shared library by $CC (default cc) and loaded; false with why
+ * filled when any step fails (a missing C compiler included). */
+static bool aot_open(dmlc_context *ctx, dmlc_graph *g, const char *name, int opt_level,
+                     aot_lib *lib, char *why, size_t cap) {
   memset(lib, 0, sizeof *lib);
+  snprintf(lib->name, sizeof lib->name, "%s", name);
+  lib->opt_level = opt_level;
   snprintf(lib->dir, sizeof lib->dir, "/tmp/dmlc-aot-XXXXXX");
   if (!mkdtemp(lib->dir)) {
     lib->dir[0] = '\0';
     snprintf(why, cap, "mkdtemp failed");
     return false;
   }
-  const dmlc_aot_options o = {"g", NULL, NULL, NULL, 2};
+  const dmlc_aot_options o = {lib->name, NULL, NULL, NULL, opt_level};
   void *obj = NULL, *header = NULL;
   size_t obj_size = 0, header_size = 0;
   dmlc_status st = dmlc_graph_emit(g, "obj", &o, &obj, &obj_size);
   if (st == DMLC_OK)
     st = dmlc_graph_emit(g, "header", &o, &header, &header_size);
   if (st != DMLC_OK) {
-    snprintf(why, cap, "emit: %s: %s", dmlc_status_string(st), dmlc_context_error(ctx));
+    snprintf(why, cap, "emit (-O%d): %s: %s", opt_level, dmlc_status_string(st),
+             dmlc_context_error(ctx));
     dmlc_free(obj);
     return false;
   }
-  const char *ws = strstr(header, "#define g_WORKSPACE_BYTES ");
-  lib->workspace_bytes = ws ? strtoull(ws + strlen("#define g_WORKSPACE_BYTES "), NULL, 10) : 0;
+  char macro[64];
+  snprintf(macro, sizeof macro, "#define %s_WORKSPACE_BYTES ", lib->name);
+  const char *ws = strstr(header, macro);
+  const bool has_ws = ws != NULL;
+  if (has_ws)
+    lib->workspace_bytes = strtoull(ws + strlen(macro), NULL, 10);
   dmlc_free(header);
+  if (!has_ws) {
+    snprintf(why, cap, "the header lacks %s_WORKSPACE_BYTES", lib->name);
+    dmlc_free(obj);
+    return false;
+  }
   char obj_path[128], so_path[128];
   snprintf(obj_path, sizeof obj_path, "%s/g.o", lib->dir);
   snprintf(so_path, sizeof so_path, "%s/g.so", lib->dir);
@@ -449,6 +509,7 @@ static bool aot_open(dmlc_context *ctx, dmlc_graph *g, aot_lib *lib, char *why, 
     snprintf(why, cap, "cannot write %s", obj_path);
     return false;
   }
+  /* $CC as dmlc compile takes it: one program. */
   const char *cc = getenv("CC");
   cc = cc && *cc ? cc : "cc";
   const pid_t pid = fork();
@@ -459,7 +520,10 @@ static bool aot_open(dmlc_context *ctx, dmlc_graph *g, aot_lib *lib, char *why, 
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
       WEXITSTATUS(status) != 0) {
-    snprintf(why, cap, "linking the object with %s failed (status %d)", cc, status);
+    const bool exited = pid > 0 && WIFEXITED(status);
+    snprintf(why, cap, "linking the object with '%s' (-shared) failed: %s %d%s (set CC)", cc,
+             exited ? "exit status" : "wait status", exited ? WEXITSTATUS(status) : status,
+             exited && WEXITSTATUS(status) == 127 ? ", no such program" : "");
     return false;
   }
   lib->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
@@ -467,10 +531,11 @@ static bool aot_open(dmlc_context *ctx, dmlc_graph *g, aot_lib *lib, char *why, 
     snprintf(why, cap, "dlopen: %s", dlerror());
     return false;
   }
-  void *run = aot_symbol(lib->handle, "g_run"), *par = aot_symbol(lib->handle, "g_run_parallel"),
-       *wsp = aot_symbol(lib->handle, "g_run_workspace");
+  void *run = aot_symbol(lib, "run"), *par = aot_symbol(lib, "run_parallel"),
+       *wsp = aot_symbol(lib, "run_workspace");
   if (!run || !par || !wsp) {
-    snprintf(why, cap, "the library lacks an entry point");
+    snprintf(why, cap, "the library lacks %s_run, %s_run_parallel or %s_run_workspace", lib->name,
+             lib->name, lib->name);
     return false;
   }
   memcpy(&lib->run, &run, sizeof run);
@@ -479,32 +544,160 @@ static bool aot_open(dmlc_context *ctx, dmlc_graph *g, aot_lib *lib, char *why, 
   return true;
 }
 
-/* parallel_for: every task, in reverse order, on this thread. */
-static void reverse_for(void *user, uint32_t count, aot_task_fn task, void *arg) {
-  (void)user;
-  for (uint32_t i = count; i-- > 0;)
-    task(arg, i);
+/* The caller's side of parallel_for: each call runs its count tasks in a
+ * scrambled order on two threads (this one and a helper), so a task that
+ * depends on another's order or shares its bytes shows. */
+typedef struct aot_pfor {
+  uint64_t seed;
+  uint32_t calls, max_count;
+} aot_pfor;
+
+typedef struct aot_batch {
+  const uint32_t *order;
+  uint32_t count;
+  atomic_uint next;
+  aot_task_fn task;
+  void *arg;
+} aot_batch;
+
+static void aot_batch_drain(aot_batch *b) {
+  for (unsigned k; (k = atomic_fetch_add(&b->next, 1u)) < b->count;)
+    b->task(b->arg, b->order[k]);
 }
 
-/* Runs the library (mode 0: NAME_run, 1: NAME_run_parallel); a workspace
- * too large for the stack goes through NAME_run_workspace. */
-static int aot_execute(const aot_lib *lib, int mode, const dmlc_buffer *in, size_t nin,
-                       const dmlc_buffer *out, size_t nout) {
-  const void *ins[MAX_IO];
-  void *outs[MAX_IO];
-  for (size_t i = 0; i < nin; i++)
-    ins[i] = in[i].data;
-  for (size_t i = 0; i < nout; i++)
-    outs[i] = out[i].data;
-  int rc = mode == 0 ? lib->run(ins, outs) : lib->run_parallel(ins, outs, reverse_for, NULL);
-  if (rc == 2) {
-    void *ws = aligned_alloc(64, (lib->workspace_bytes + 63) / 64 * 64 + 64);
-    rc = ws ? lib->run_workspace(ins, outs, ws, mode ? reverse_for : NULL, NULL) : -1;
+static void *aot_helper(void *arg) {
+  aot_batch_drain(arg);
+  return NULL;
+}
+
+static void scrambled_for(void *user, uint32_t count, aot_task_fn task, void *arg) {
+  aot_pfor *s = user;
+  s->calls++;
+  if (count > s->max_count)
+    s->max_count = count;
+  uint32_t *order = malloc((count ? count : 1) * sizeof *order);
+  ck_assert_ptr_nonnull(order);
+  for (uint32_t i = 0; i < count; i++)
+    order[i] = i;
+  rng r = rng_seeded(s->seed + s->calls);
+  for (uint32_t i = count; i-- > 1;) {
+    const uint32_t j = rng_below(&r, i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  aot_batch b = {.order = order, .count = count, .task = task, .arg = arg};
+  atomic_init(&b.next, 0u);
+  pthread_t helper;
+  const bool threaded = count > 1 && pthread_create(&helper, NULL, aot_helper, &b) == 0;
+  aot_batch_drain(&b);
+  if (threaded)
+    pthread_join(helper, NULL);
+  free(order);
+}
+
+/* Runs lib through entry point mode. NAME_run and NAME_run_parallel go on
+ * to NAME_run_workspace (sequential, or with the same parallel_for) when
+ * they return NAME_ERROR_WORKSPACE; *first_rc is what the entry point
+ * itself returned. The workspace starts as garbage. */
+static int aot_execute(const aot_lib *lib, int mode, const void *const *ins, void *const *outs,
+                       aot_pfor *pf, int *first_rc) {
+  int rc = mode == AOT_RUN            ? lib->run(ins, outs)
+           : mode == AOT_RUN_PARALLEL ? lib->run_parallel(ins, outs, scrambled_for, pf)
+                                      : AOT_ERROR_WORKSPACE;
+  *first_rc = mode == AOT_RUN_WORKSPACE ? 0 : rc;
+  if (rc == AOT_ERROR_WORKSPACE) {
+    const size_t bytes = (lib->workspace_bytes + 63) / 64 * 64 + 64;
+    void *ws = aligned_alloc(64, bytes);
+    ck_assert_ptr_nonnull(ws);
+    memset(ws, 0xcd, bytes);
+    rc = lib->run_workspace(ins, outs, ws, mode == AOT_RUN ? NULL : scrambled_for, pf);
     free(ws);
   }
   return rc;
 }
 
+/* t's strides are row-major over its sizes (dims of one element aside). */
+static bool info_packed(const dmlc_tensor_info *t) {
+  uint64_t expect = 1;
+  for (uint32_t d = t->dimension_count; d-- > 0;) {
+    if (t->sizes[d] > 1 && t->strides[d] != expect)
+      return false;
+    expect *= t->sizes[d];
+  }
+  return true;
+}
+
+static bool info_broadcast(const dmlc_tensor_info *t) {
+  for (uint32_t d = 0; d < t->dimension_count; d++)
+    if (t->sizes[d] > 1 && t->strides[d] == 0)
+      return true;
+  return false;
+}
+
+/* Elements the layout spans beyond the tensor's: gaps (no broadcast). */
+static bool info_padded(const dmlc_tensor_info *t) {
+  uint64_t span = 1;
+  for (uint32_t d = 0; d < t->dimension_count; d++)
+    span += (uint64_t)(t->sizes[d] - 1) * t->strides[d];
+  return !info_broadcast(t) && span > info_count(t);
+}
+
+/* The dims of more than one element are not outermost-first in memory. */
+static bool info_permuted(const dmlc_tensor_info *t) {
+  uint64_t prev = UINT64_MAX;
+  for (uint32_t d = 0; d < t->dimension_count; d++) {
+    if (t->sizes[d] <= 1 || t->strides[d] == 0)
+      continue;
+    if (t->strides[d] > prev)
+      return true;
+    prev = t->strides[d];
+  }
+  return false;
+}
+
+/* One passing AOT case into tally: input 0's and the outputs' data types,
+ * input 0's rank, every buffer's layout, and how the entry points ran. */
+static void tally_case(const dmlc_tensor_info *in, size_t nin, const dmlc_tensor_info *out,
+                       size_t nout, int opt_level, bool parallel, bool workspace,
+                       uint32_t max_tasks) {
+  pthread_mutex_lock(&tally.lock);
+  tally.cases++;
+  tally.parallel_cases += parallel;
+  tally.workspace_cases += workspace;
+  if (max_tasks > tally.max_tasks)
+    tally.max_tasks = max_tasks;
+  tally.opt_levels[opt_level]++;
+  if (nin > 0) {
+    tally.rank[in[0].dimension_count] = true;
+    for (size_t i = 0; i < nout; i++)
+      tally.pair[in[0].data_type & 15][out[i].data_type & 15] = true;
+  }
+  for (size_t i = 0; i < nin; i++) {
+    tally.in_strided += !info_packed(&in[i]);
+    tally.in_padded += info_padded(&in[i]);
+    tally.in_permuted += info_permuted(&in[i]);
+    tally.in_broadcast += info_broadcast(&in[i]);
+  }
+  for (size_t i = 0; i < nout; i++) {
+    tally.out_strided += !info_packed(&out[i]);
+    tally.out_padded += info_padded(&out[i]);
+  }
+  pthread_mutex_unlock(&tally.lock);
+}
+
+/* The optimization level of a sweep case's object: mostly dmlc compile's
+ * default (-O2), a spread of the others. */
+static int case_opt_level(const case_params *p) {
+  static const int levels[8] = {2, 2, 2, 2, 0, 1, 3, 3};
+  return levels[((p->chunk * 1000u + p->index) * 2654435761u >> 13) % 8];
+}
+
+/* Compiles g for the device under test (through dmlc_operator_compile when
+ * op is given) and for the reference, runs both on the same generated
+ * inputs and compares all output bytes. Returns false (after printing the
+ * case) on any difference. In AOT mode "the device" is g's object, run
+ * through NAME_run, NAME_run_parallel and NAME_run_workspace in turn, each
+ * on fresh sentinel bytes. */
 static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC *op,
                        case_params *p) {
   const dmlc_device dev = dmlc_test_device();
@@ -519,8 +712,9 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
   const bool aot = aot_mode();
   aot_lib lib = {0};
   if (aot) {
-    char why[512];
-    if (!aot_open(ctx, g, &lib, why, sizeof why)) {
+    char why[512], name[32];
+    snprintf(name, sizeof name, "g%u_%u", p->chunk, p->index);
+    if (!aot_open(ctx, g, name, case_opt_level(p), &lib, why, sizeof why)) {
       report(p, g, ref, why, NULL, NULL, NULL);
       aot_close(&lib);
       dmlc_executable_destroy(ref);
@@ -573,15 +767,38 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
   }
   st = dmlc_execute(ref, in_bufs, nin, want_bufs, nout);
   ck_assert_msg(st == DMLC_OK, "reference execute: %s", dmlc_context_error(ctx));
-  /* AOT: NAME_run, then NAME_run_parallel, each on fresh sentinel bytes. */
-  for (int mode = 0; mode < (aot ? 2 : 1) && ok; mode++) {
+  const void *aot_ins[MAX_IO];
+  void *aot_outs[MAX_IO];
+  for (size_t i = 0; i < nin; i++)
+    aot_ins[i] = in[i].data;
+  for (size_t i = 0; i < nout; i++)
+    aot_outs[i] = got[i].data;
+  aot_pfor pf = {.seed = base_seed() ^ ((uint64_t)p->chunk << 32 | p->index)};
+  bool needed_workspace = false;
+  char entry[64] = ""; /* AOT: the entry point, for messages */
+  for (int mode = 0; mode < (aot ? AOT_MODES : 1) && ok; mode++) {
     for (size_t i = 0; i < nout; i++)
       memset(got[i].data, SENTINEL, got[i].size);
     if (aot) {
-      const int rc = aot_execute(&lib, mode, in_bufs, nin, got_bufs, nout);
-      if (rc != 0) {
+      snprintf(entry, sizeof entry, " (%s_%s, -O%d)", lib.name, aot_mode_names[mode],
+               lib.opt_level);
+      int first_rc = 0;
+      const int rc = aot_execute(&lib, mode, aot_ins, aot_outs, &pf, &first_rc);
+      /* NAME_run and NAME_run_parallel return NAME_ERROR_WORKSPACE exactly
+       * when the header's workspace exceeds the stack's share. */
+      const int expect = mode != AOT_RUN_WORKSPACE && lib.workspace_bytes > AOT_STACK_WORKSPACE
+                             ? AOT_ERROR_WORKSPACE
+                             : 0;
+      if (mode == AOT_RUN)
+        needed_workspace = first_rc == AOT_ERROR_WORKSPACE;
+      if (first_rc != expect) {
         ok = false;
-        snprintf(why, sizeof why, "%s returned %d", mode ? "g_run_parallel" : "g_run", rc);
+        snprintf(why, sizeof why, "%s returned %d with a workspace of %" PRIu64 " bytes%s",
+                 aot_mode_names[mode], first_rc, lib.workspace_bytes, entry);
+      } else if (rc != 0) {
+        ok = false;
+        snprintf(why, sizeof why, "run_workspace returned %d after %s returned %d%s", rc,
+                 aot_mode_names[mode], first_rc, entry);
       }
     } else {
       st = dmlc_execute(exe, in_bufs, nin, got_bufs, nout);
@@ -594,13 +811,12 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
     for (size_t i = 0; ok && i < nin; i++)
       if (memcmp(saved[i].data, in[i].data, in[i].size) != 0) {
         ok = false;
-        snprintf(why, sizeof why, "input %zu was written", i);
+        snprintf(why, sizeof why, "input %zu was written%s", i, entry);
       }
     for (size_t i = 0; ok && i < nout; i++) {
       if (memcmp(got[i].data, want[i].data, got[i].size) != 0) {
         ok = false;
-        snprintf(why, sizeof why, "output %zu differs from the reference%s", i,
-                 aot ? (mode ? " (g_run_parallel)" : " (g_run)") : "");
+        snprintf(why, sizeof why, "output %zu differs from the reference%s", i, entry);
         report(p, g, ref, why, &out_info[i], got[i].data, want[i].data);
         why[0] = '\0';
         break;
@@ -608,12 +824,16 @@ static bool check_case(dmlc_context *ctx, dmlc_graph *g, const DML_OPERATOR_DESC
       const uint64_t gap = find_written_gap(&out_info[i], got[i].data);
       if (gap != UINT64_MAX) {
         ok = false;
-        snprintf(why, sizeof why, "output %zu: byte %" PRIu64 ", in a gap, was written", i, gap);
+        snprintf(why, sizeof why, "output %zu: byte %" PRIu64 ", in a gap, was written%s", i, gap,
+                 entry);
       }
     }
   }
   if (!ok && why[0])
     report(p, g, ref, why, NULL, NULL, NULL);
+  if (aot && ok)
+    tally_case(in_info, nin, out_info, nout, lib.opt_level, pf.calls > 0, needed_workspace,
+               pf.max_count);
   for (size_t i = 0; i < nin; i++) {
     io_free(&in[i]);
     io_free(&saved[i]);
@@ -1041,37 +1261,127 @@ static void *sweep_run(void *arg) {
   return NULL;
 }
 
-START_TEST(test_sweep) {
+/* Runs chunk's cases on sweep_jobs() workers, adding to *cases and
+ * *failures. */
+static void sweep_chunk(unsigned chunk, unsigned *cases, unsigned *failures) {
   const unsigned jobs = sweep_jobs();
   sweep_worker workers[16];
   for (unsigned k = 0; k < jobs; k++) {
-    workers[k] = (sweep_worker){.chunk = (unsigned)_i, .first = k, .stride = jobs};
+    workers[k] = (sweep_worker){.chunk = chunk, .first = k, .stride = jobs};
     if (k > 0)
       ck_assert_int_eq(pthread_create(&workers[k].thread, NULL, sweep_run, &workers[k]), 0);
   }
   sweep_run(&workers[0]);
-  unsigned cases = workers[0].cases, failures = workers[0].failures;
+  *cases += workers[0].cases;
+  *failures += workers[0].failures;
   for (unsigned k = 1; k < jobs; k++) {
     pthread_join(workers[k].thread, NULL);
-    cases += workers[k].cases;
-    failures += workers[k].failures;
+    *cases += workers[k].cases;
+    *failures += workers[k].failures;
   }
-  ck_assert_msg(failures == 0, "%u of %u cases of chunk %d differ on %s (details above)", failures,
-                cases, _i, aot_mode() ? "aot" : dmlc_device_name(dmlc_test_device()));
+}
+
+static bool running_one_case(void) {
   const char *only = getenv("DMLC_TEST_ONLY");
-  if (!only || !*only)
+  return only && *only;
+}
+
+START_TEST(test_sweep) {
+  unsigned cases = 0, failures = 0;
+  sweep_chunk((unsigned)_i, &cases, &failures);
+  ck_assert_msg(failures == 0, "%u of %u cases of chunk %d differ on %s (details above)", failures,
+                cases, _i, dmlc_device_name(dmlc_test_device()));
+  if (!running_one_case())
     ck_assert_uint_eq(cases, CASES_PER_CHUNK + GRAPHS_PER_CHUNK);
+}
+END_TEST
+
+/* The AOT sweep: the first AOT_CHUNKS chunks in one test, so the tally
+ * covers them all: the case count and the coverage the issue asks for. */
+START_TEST(test_aot_sweep) {
+  unsigned cases = 0, failures = 0;
+  for (unsigned chunk = 0; chunk < AOT_CHUNKS; chunk++)
+    sweep_chunk(chunk, &cases, &failures);
+  ck_assert_msg(failures == 0, "%u of %u generated cases differ as AOT code (details above)",
+                failures, cases);
+  printf("conformance.aot: %u generated cases, each through NAME_run, NAME_run_parallel and "
+         "NAME_run_workspace; -O0/-O1/-O2/-O3: %u/%u/%u/%u; parallel_for called in %u (at most "
+         "%u tasks); inputs: %u strided, %u padded, %u permuted, %u broadcast; outputs: %u "
+         "strided, %u padded\n",
+         cases, tally.opt_levels[0], tally.opt_levels[1], tally.opt_levels[2], tally.opt_levels[3],
+         tally.parallel_cases, tally.max_tasks, tally.in_strided, tally.in_padded,
+         tally.in_permuted, tally.in_broadcast, tally.out_strided, tally.out_padded);
+  if (running_one_case())
+    return;
+  ck_assert_uint_eq(cases, AOT_CASES);
+  ck_assert_uint_eq(tally.cases, AOT_CASES);
+  for (size_t a = 0; a < NUM_INPUT_TYPES; a++)
+    for (size_t b = 0; b < NUM_INDEX_TYPES; b++)
+      ck_assert_msg(tally.pair[input_types[a]][index_types[b]], "no %s -> %s case",
+                    dmlc_data_type_name(input_types[a]), dmlc_data_type_name(index_types[b]));
+  ck_assert(tally.pair[DML_TENSOR_DATA_TYPE_FLOAT32][DML_TENSOR_DATA_TYPE_FLOAT32]);
+  ck_assert(tally.pair[DML_TENSOR_DATA_TYPE_FLOAT16][DML_TENSOR_DATA_TYPE_FLOAT16]);
+  for (uint32_t rank = 1; rank <= DMLC_MAX_RANK; rank++)
+    ck_assert_msg(tally.rank[rank], "no case of rank %u", rank);
+  ck_assert(tally.in_strided > 0 && tally.in_padded > 0 && tally.in_permuted > 0 &&
+            tally.in_broadcast > 0);
+  ck_assert(tally.out_strided > 0 && tally.out_padded > 0);
+  for (int level = 0; level < 4; level++)
+    ck_assert_msg(tally.opt_levels[level] > 0, "no case at -O%d", level);
+  ck_assert_msg(tally.parallel_cases > 0, "no case called parallel_for");
 }
 END_TEST
 
 /* ---- known answers on the device ---- */
 
-/* Runs op on the device under test with input bytes `in`; the packed
- * output lands in out. */
-static void run_known(const DML_OPERATOR_DESC *op, const void *in, uint64_t in_bytes, void *out,
-                      uint64_t out_bytes) {
+/* op (whose input is described by input) as AOT code: every entry point
+ * must give the same bytes; those land in out. */
+static void run_known_aot(dmlc_context *ctx, const DML_OPERATOR_DESC *op,
+                          const DML_TENSOR_DESC *input, const void *in, void *out,
+                          uint64_t out_bytes) {
+  dmlc_graph *g = graph_of_operator(ctx, op, input);
+  aot_lib lib;
+  char why[512] = "";
+  bool ok = aot_open(ctx, g, "known", 2, &lib, why, sizeof why);
+  unsigned char *bytes[AOT_MODES] = {NULL};
+  aot_pfor pf = {.seed = base_seed()};
+  for (int mode = 0; ok && mode < AOT_MODES; mode++) {
+    bytes[mode] = malloc(out_bytes);
+    ck_assert_ptr_nonnull(bytes[mode]);
+    memset(bytes[mode], SENTINEL, out_bytes);
+    const void *ins[1] = {in};
+    void *outs[1] = {bytes[mode]};
+    int first_rc = 0;
+    const int rc = aot_execute(&lib, mode, ins, outs, &pf, &first_rc);
+    if (rc != 0 || first_rc != 0) {
+      ok = false;
+      snprintf(why, sizeof why, "known_%s returned %d", aot_mode_names[mode],
+               first_rc ? first_rc : rc);
+    } else if (memcmp(bytes[mode], bytes[0], out_bytes) != 0) {
+      ok = false;
+      snprintf(why, sizeof why, "known_%s differs from known_run", aot_mode_names[mode]);
+    }
+  }
+  if (ok)
+    memcpy(out, bytes[0], out_bytes);
+  for (int mode = 0; mode < AOT_MODES; mode++)
+    free(bytes[mode]);
+  aot_close(&lib);
+  dmlc_graph_destroy(g);
+  ck_assert_msg(ok, "%s", why);
+}
+
+/* Runs op on the device under test (AOT: as AOT code) with input bytes
+ * `in`, described by input; the packed output lands in out. */
+static void run_known(const DML_OPERATOR_DESC *op, const DML_TENSOR_DESC *input, const void *in,
+                      uint64_t in_bytes, void *out, uint64_t out_bytes) {
   dmlc_context *ctx;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  if (aot_mode()) {
+    run_known_aot(ctx, op, input, in, out, out_bytes);
+    dmlc_context_destroy(ctx);
+    return;
+  }
   dmlc_executable *exe = NULL;
   const dmlc_status st = dmlc_operator_compile(ctx, op, dmlc_test_device(), &exe);
   ck_assert_msg(st == DMLC_OK, "compile on %s: %s: %s", dmlc_device_name(dmlc_test_device()),
@@ -1116,7 +1426,7 @@ static void run_known_arg(const known_arg *k, uint32_t rank, const UINT *sizes, 
   DML_REDUCE_OPERATOR_DESC reduce = {k->function, &id, &od, k->num_axes, k->axes};
   const DML_OPERATOR_DESC op = {k->type, k->type == DML_OPERATOR_REDUCE ? (const void *)&reduce
                                                                         : (const void *)&arg};
-  run_known(&op, in, ib.TotalTensorSizeInBytes, out, ob.TotalTensorSizeInBytes);
+  run_known(&op, &id, in, ib.TotalTensorSizeInBytes, out, ob.TotalTensorSizeInBytes);
 }
 
 static const known_arg seed_examples[] = {
@@ -1196,7 +1506,7 @@ START_TEST(test_hardmax_examples) {
                                      ? (DML_OPERATOR_DESC){DML_OPERATOR_ACTIVATION_HARDMAX1, &h1}
                                      : (DML_OPERATOR_DESC){DML_OPERATOR_ACTIVATION_HARDMAX, &h};
     float got[8];
-    run_known(&op, x, sizeof x, got, sizeof got);
+    run_known(&op, &d, x, sizeof x, got, sizeof got);
     for (int e = 0; e < 8; e++)
       ck_assert_msg(got[e] == cases[i].want[e], "hardmax case %zu, element %d: got %g, want %g", i,
                     e, (double)got[e], (double)cases[i].want[e]);
@@ -1208,18 +1518,20 @@ END_TEST
 
 /* Big cases whose outer loops split across threads: 1, 2 and 3 threads
  * give the same bytes as each other and as the reference. */
+static const char *const thread_graphs[] = {
+    "graph @t(%x: f32[1536,2053]) -> (u32[1536,1]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[1536,1]\n  return %0\n}\n",
+    "graph @t(%x: f16[1031,2048]) -> (i64[1,2048]) {\n"
+    "  %0 = argmin %x {axes = [0], direction = decreasing} : i64[1,2048]\n  return %0\n}\n",
+    "graph @t(%x: f32[999,1001]) -> (f32[999,1001]) {\n"
+    "  %0 = hardmax %x {axes = [0]} : f32[999,1001]\n  return %0\n}\n",
+    "graph @t(%x: u8[1003,997]) -> (u64[1,1]) {\n"
+    "  %0 = argmax %x {axes = [0, 1], direction = decreasing} : u64[1,1]\n  return %0\n}\n",
+};
+#define NUM_THREAD_GRAPHS (int)(sizeof thread_graphs / sizeof thread_graphs[0])
+
 START_TEST(test_thread_counts) {
-  static const char *const graphs[] = {
-      "graph @t(%x: f32[1536,2053]) -> (u32[1536,1]) {\n"
-      "  %0 = argmax %x {axes = [1]} : u32[1536,1]\n  return %0\n}\n",
-      "graph @t(%x: f16[1031,2048]) -> (i64[1,2048]) {\n"
-      "  %0 = argmin %x {axes = [0], direction = decreasing} : i64[1,2048]\n  return %0\n}\n",
-      "graph @t(%x: f32[999,1001]) -> (f32[999,1001]) {\n"
-      "  %0 = hardmax %x {axes = [0]} : f32[999,1001]\n  return %0\n}\n",
-      "graph @t(%x: u8[1003,997]) -> (u64[1,1]) {\n"
-      "  %0 = argmax %x {axes = [0, 1], direction = decreasing} : u64[1,1]\n  return %0\n}\n",
-  };
-  const char *text = graphs[_i];
+  const char *text = thread_graphs[_i];
   rng r = rng_seeded(base_seed() + 77 + (uint64_t)_i);
   io_buffer first[1] = {{NULL, NULL, 0}};
   dmlc_tensor_info out_info;
@@ -1269,16 +1581,117 @@ START_TEST(test_thread_counts) {
 }
 END_TEST
 
+/* ---- AOT: the examples, big graphs, workspaces ---- */
+
+static int compare_names(const void *a, const void *b) { return strcmp(a, b); }
+
+/* Every .dmlir file in examples/ (layouts.dmlir's strided and broadcast
+ * bindings included) as AOT code against the reference, on two kinds of
+ * values. */
+START_TEST(test_aot_examples) {
+  static char names[64][64];
+  unsigned n = 0;
+  DIR *dir = opendir(DMLC_SOURCE_DIR "/examples");
+  ck_assert_ptr_nonnull(dir);
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    const size_t len = strlen(e->d_name);
+    if (len > 6 && len < sizeof names[0] && strcmp(e->d_name + len - 6, ".dmlir") == 0) {
+      ck_assert_uint_lt(n, 64);
+      memcpy(names[n++], e->d_name, len + 1);
+    }
+  }
+  closedir(dir);
+  qsort(names, n, sizeof names[0], compare_names);
+  ck_assert_uint_ge(n, 12);
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  static const value_dist dists[2] = {DIST_SMALL_INTS, DIST_SPECIAL};
+  for (unsigned k = 0; k < n; k++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/examples/%s", DMLC_SOURCE_DIR, names[k]);
+    size_t len = 0;
+    char *text = dmlc_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    dmlc_graph *g = NULL;
+    ck_assert_msg(dmlc_graph_parse(ctx, text, len, names[k], &g) == DMLC_OK, "%s: %s", path,
+                  dmlc_context_error(ctx));
+    free(text);
+    for (unsigned j = 0; j < 2; j++) {
+      rng r = rng_seeded(base_seed() + 31 * k + j);
+      case_params p = {.r = &r, .dist = dists[j], .what = names[k], .index = 2 * k + j};
+      ck_assert_msg(check_case(ctx, g, NULL, &p), "%s differs as AOT code (details above)",
+                    names[k]);
+    }
+    dmlc_graph_destroy(g);
+  }
+  dmlc_context_destroy(ctx);
+  printf("conformance.aot: %u examples, twice each\n", n);
+}
+END_TEST
+
+/* Graphs whose kernels split into many tasks (the thread-count graphs),
+ * and chains whose temporaries make a workspace of up to, just over and
+ * well over the 1 MiB NAME_run keeps on its stack. */
+static const struct {
+  const char *text;
+  bool parallel;  /* NAME_run_parallel must call parallel_for */
+  bool workspace; /* NAME_run must return NAME_ERROR_WORKSPACE */
+} aot_big_graphs[] = {
+    {"graph @w(%x: f32[256,1024]) -> (u32[256,1]) {\n"
+     "  %0 = hardmax %x {axes = [0]} : f32[256,1024]\n"
+     "  %1 = argmax %0 {axes = [1]} : u32[256,1]\n  return %1\n}\n",
+     true, false},
+    {"graph @w(%x: f32[257,1024]) -> (u32[257,1]) {\n"
+     "  %0 = hardmax %x {axes = [0]} : f32[257,1024]\n"
+     "  %1 = argmax %0 {axes = [1]} : u32[257,1]\n  return %1\n}\n",
+     true, true},
+    {"graph @w(%x: f32[512,1024]) -> (u32[512,1], f32[512,1024]{strides = [1025, 1]}) {\n"
+     "  %0 = hardmax %x {axes = [0]} : f32[512,1024]\n"
+     "  %1 = argmax %0 {axes = [1], direction = decreasing} : u32[512,1]\n"
+     "  %2 = hardmax %0 {axes = [1]} : f32[512,1024]\n  return %1, %2\n}\n",
+     true, true},
+    {"graph @w(%x: f16[3,5,7,300]) -> (i64[1,5,7,1], f16[3,5,7,300]) {\n"
+     "  %0 = hardmax %x {axes = [3]} : f16[3,5,7,300]\n"
+     "  %1 = hardmax %0 {axes = [0, 2]} : f16[3,5,7,300]\n"
+     "  %2 = argmin %1 {axes = [0, 3], direction = decreasing} : i64[1,5,7,1]\n"
+     "  return %2, %0\n}\n",
+     true, false},
+};
+#define NUM_AOT_BIG_GRAPHS (int)(sizeof aot_big_graphs / sizeof aot_big_graphs[0])
+
+START_TEST(test_aot_big) {
+  const bool thread_graph = _i < NUM_THREAD_GRAPHS;
+  const char *text = thread_graph ? thread_graphs[_i] : aot_big_graphs[_i - NUM_THREAD_GRAPHS].text;
+  const bool parallel = thread_graph || aot_big_graphs[_i - NUM_THREAD_GRAPHS].parallel;
+  const bool workspace = !thread_graph && aot_big_graphs[_i - NUM_THREAD_GRAPHS].workspace;
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  dmlc_graph *g = NULL;
+  ck_assert_msg(dmlc_graph_parse(ctx, text, strlen(text), "big.dmlir", &g) == DMLC_OK, "%s",
+                dmlc_context_error(ctx));
+  for (unsigned j = 0; j < 2; j++) {
+    rng r = rng_seeded(base_seed() + 77 + (uint64_t)_i + 1000 * j);
+    case_params p = {.r = &r,
+                     .dist = j ? DIST_RARE_NAN : DIST_SMALL_INTS,
+                     .what = "big AOT graph",
+                     .index = (unsigned)_i};
+    const unsigned parallel_before = tally.parallel_cases, workspace_before = tally.workspace_cases;
+    ck_assert_msg(check_case(ctx, g, NULL, &p), "differs as AOT code (details above):\n%s", text);
+    ck_assert_msg((tally.parallel_cases > parallel_before) == parallel,
+                  "parallel_for %s called on\n%s", parallel ? "was not" : "was", text);
+    ck_assert_msg((tally.workspace_cases > workspace_before) == workspace,
+                  "NAME_run %s NAME_ERROR_WORKSPACE on\n%s",
+                  workspace ? "did not return" : "returned", text);
+  }
+  printf("conformance.aot: big graph %d: parallel_for of up to %u tasks, %s\n", _i, tally.max_tasks,
+         workspace ? "NAME_run_workspace" : "the workspace on the stack");
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
 static Suite *conformance_suite(void) {
   Suite *s = suite_create("conformance");
-  if (aot_mode()) {
-    /* The known answers and thread counts test a device: AOT runs the
-     * sweep's first AOT_CHUNKS chunks. */
-    TCase *sweep = tcase_create("sweep");
-    tcase_add_loop_test(sweep, test_sweep, 0, AOT_CHUNKS);
-    suite_add_tcase(s, sweep);
-    return s;
-  }
   TCase *tc = tcase_create("known");
   tcase_add_loop_test(tc, test_seed_examples, 0,
                       (int)(sizeof seed_examples / sizeof seed_examples[0]));
@@ -1286,12 +1699,25 @@ static Suite *conformance_suite(void) {
   tcase_add_test(tc, test_hardmax_examples);
   suite_add_tcase(s, tc);
 
+  if (aot_mode()) {
+    /* AOT: the sweep's first AOT_CHUNKS chunks, the examples, and big
+     * graphs (thread counts are the caller's: parallel_for). */
+    tc = tcase_create("sweep");
+    tcase_add_test(tc, test_aot_sweep);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("examples");
+    tcase_add_test(tc, test_aot_examples);
+    tcase_add_loop_test(tc, test_aot_big, 0, NUM_THREAD_GRAPHS + NUM_AOT_BIG_GRAPHS);
+    suite_add_tcase(s, tc);
+    return s;
+  }
+
   tc = tcase_create("sweep");
   tcase_add_loop_test(tc, test_sweep, 0, CHUNKS);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("threads");
-  tcase_add_loop_test(tc, test_thread_counts, 0, 4);
+  tcase_add_loop_test(tc, test_thread_counts, 0, NUM_THREAD_GRAPHS);
   suite_add_tcase(s, tc);
   return s;
 }
@@ -1304,9 +1730,9 @@ int main(void) {
     return EXIT_FAILURE;
   }
   if (aot_mode())
-    printf("conformance: ahead-of-time objects (%d chunks of %d cases) against the reference, "
-           "seed 0x%" PRIx64 "\n",
-           AOT_CHUNKS, CASES_PER_CHUNK + GRAPHS_PER_CHUNK, base_seed());
+    printf("conformance: ahead-of-time objects (%d generated cases, the known answers, the "
+           "examples, big graphs) against the reference, seed 0x%" PRIx64 "\n",
+           AOT_CASES, base_seed());
   else
     printf("conformance: %s against the reference, seed 0x%" PRIx64 "\n", dmlc_device_name(dev),
            base_seed());
