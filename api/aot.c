@@ -84,12 +84,49 @@ static char *header_text(const char *name, const dmlc_ir_graph *g, const dmlc_ll
   dmlc_strbuf_printf(&sb, "#define %s_WORKSPACE_BYTES %" PRIu64 "u\n", name,
                      dmlc_llvm_aot_workspace_bytes(aot));
   dmlc_strbuf_printf(&sb, "#define %s_ERROR_WORKSPACE %d\n", name, DMLC_AOT_ERROR_WORKSPACE);
-  dmlc_strbuf_printf(&sb,
-                     "/* Returned when the running CPU lacks one of: %s. */\n"
-                     "#define %s_ERROR_CPU %d\n",
-                     *dmlc_llvm_aot_checked_features(aot) ? dmlc_llvm_aot_checked_features(aot)
-                                                          : "(nothing is checked)",
-                     name, DMLC_AOT_ERROR_CPU);
+  if (dmlc_llvm_aot_num_variants(aot) > 1)
+    dmlc_strbuf_printf(&sb,
+                       "/* Returned when the running CPU can run none of the variants. */\n"
+                       "#define %s_ERROR_CPU %d\n",
+                       name, DMLC_AOT_ERROR_CPU);
+  else
+    dmlc_strbuf_printf(&sb,
+                       "/* Returned when the running CPU lacks one of: %s. */\n"
+                       "#define %s_ERROR_CPU %d\n",
+                       *dmlc_llvm_aot_checked_features(aot) ? dmlc_llvm_aot_checked_features(aot)
+                                                            : "(nothing is checked)",
+                       name, DMLC_AOT_ERROR_CPU);
+  const uint32_t variants = dmlc_llvm_aot_num_variants(aot);
+  if (variants > 1) {
+    dmlc_strbuf_printf(
+        &sb,
+        "\n/* One variant per CPU named at compile time, each run on a CPU that\n"
+        " * has what it was built for; the first call picks the best one (see\n"
+        " * %s_VARIANT_CPUS, in the order tried: %s_VARIANT_ORDER). v in\n"
+        " * 0..%s_NUM_VARIANTS-1 forces variant v: 0, %s_ERROR_CPU when this CPU\n"
+        " * cannot run it, %s_ERROR_VARIANT when there is none; -1 picks again. */\n"
+        "int %s_select_variant(int v);\n"
+        "/* The variant in use (picking one if none is yet); -1 when none can run. */\n"
+        "int %s_variant(void);\n",
+        name, name, name, name, name, name, name);
+    dmlc_strbuf_printf(&sb, "#define %s_NUM_VARIANTS %" PRIu32 "\n", name, variants);
+    dmlc_strbuf_printf(&sb, "#define %s_ERROR_VARIANT %d\n", name, DMLC_AOT_ERROR_VARIANT);
+    dmlc_strbuf_printf(&sb, "#define %s_VARIANT_CPUS {", name);
+    for (uint32_t v = 0; v < variants; v++)
+      dmlc_strbuf_printf(&sb, "%s\"%s\"", v ? ", " : "", dmlc_llvm_aot_variant_cpu(aot, v));
+    dmlc_strbuf_printf(&sb, "}\n#define %s_VARIANT_ORDER {", name);
+    for (uint32_t r = 0; r < variants; r++)
+      for (uint32_t v = 0; v < variants; v++)
+        if (dmlc_llvm_aot_variant_rank(aot, v) == r)
+          dmlc_strbuf_printf(&sb, "%s%" PRIu32, r ? ", " : "", v);
+    dmlc_strbuf_printf(&sb, "}\n");
+    for (uint32_t v = 0; v < variants; v++)
+      dmlc_strbuf_printf(
+          &sb, "/* variant %" PRIu32 " (%s) needs: %s */\n", v, dmlc_llvm_aot_variant_cpu(aot, v),
+          *dmlc_llvm_aot_variant_checked(aot, v) ? dmlc_llvm_aot_variant_checked(aot, v)
+                                                 : "(nothing is checked)");
+    dmlc_strbuf_printf(&sb, "\n");
+  }
   dmlc_strbuf_printf(&sb, "#define %s_NUM_INPUTS %" PRIu32 "\n#define %s_NUM_OUTPUTS %" PRIu32 "\n",
                      name, g->num_inputs, name, g->num_outputs);
   dmlc_strbuf_printf(&sb, "#define %s_INPUT_BYTES {", name);
@@ -129,10 +166,11 @@ static char *ar_header(char *p, const char *name, uint64_t size) {
 
 /* A System V / GNU archive holding one object and the index of its global
  * symbols (what ranlib writes), which linkers need. */
-static dmlc_status archive(const char *name, const void *obj, size_t obj_size, void **out_data,
-                           size_t *out_size, dmlc_diag *diag) {
-  static const char *const suffixes[] = {"_run", "_run_parallel", "_run_workspace"};
-  enum { NSYMS = 3 };
+static dmlc_status archive(const char *name, bool variants, const void *obj, size_t obj_size,
+                           void **out_data, size_t *out_size, dmlc_diag *diag) {
+  static const char *const suffixes[] = {"_run", "_run_parallel", "_run_workspace",
+                                         "_select_variant", "_variant"};
+  const uint32_t NSYMS = variants ? 5 : 3;
   size_t names_bytes = 0;
   for (uint32_t i = 0; i < NSYMS; i++)
     names_bytes += strlen(name) + strlen(suffixes[i]) + 1;
@@ -244,7 +282,8 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
       size_t obj_size = 0;
       status = dmlc_llvm_aot_emit(aot, "obj", &obj, &obj_size, &ctx->diag);
       if (status == DMLC_OK)
-        status = archive(name, obj, obj_size, out_data, out_size, &ctx->diag);
+        status = archive(name, dmlc_llvm_aot_num_variants(aot) > 1, obj, obj_size, out_data,
+                         out_size, &ctx->diag);
       free(obj);
     } else if (status == DMLC_OK) {
       status = dmlc_llvm_aot_emit(aot, kind, out_data, out_size, &ctx->diag);

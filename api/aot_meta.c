@@ -82,7 +82,17 @@ dmlc_status dmlc_aot_metadata(const dmlc_aot_graph *in, char **out, dmlc_diag *d
   quoted(&sb, dmlc_llvm_aot_features(in->aot));
   dmlc_strbuf_append(&sb, ", \"checked_features\": ");
   quoted(&sb, dmlc_llvm_aot_checked_features(in->aot));
-  dmlc_strbuf_append(&sb, "},\n  \"entry_points\": [\n");
+  /* Variants (one unless --mcpu named several): CPU, what its check
+   * confirms, and where the dispatcher tries it. */
+  dmlc_strbuf_append(&sb, ", \"variants\": [");
+  for (uint32_t v = 0; v < dmlc_llvm_aot_num_variants(in->aot); v++) {
+    dmlc_strbuf_append(&sb, v ? ", {\"cpu\": " : "{\"cpu\": ");
+    quoted(&sb, dmlc_llvm_aot_variant_cpu(in->aot, v));
+    dmlc_strbuf_append(&sb, ", \"checked_features\": ");
+    quoted(&sb, dmlc_llvm_aot_variant_checked(in->aot, v));
+    dmlc_strbuf_printf(&sb, ", \"rank\": %" PRIu32 "}", dmlc_llvm_aot_variant_rank(in->aot, v));
+  }
+  dmlc_strbuf_append(&sb, "]},\n  \"entry_points\": [\n");
   dmlc_strbuf_printf(&sb,
                      "    {\"symbol\": \"%s_run\", \"returns\": \"int\", \"parameters\": "
                      "[\"const void *const *inputs\", \"void *const *outputs\"]},\n",
@@ -95,12 +105,20 @@ dmlc_status dmlc_aot_metadata(const dmlc_aot_graph *in, char **out, dmlc_diag *d
   dmlc_strbuf_printf(&sb,
                      "    {\"symbol\": \"%s_run_workspace\", \"returns\": \"int\", \"parameters\": "
                      "[\"const void *const *inputs\", \"void *const *outputs\", \"void "
-                     "*workspace\", \"%s parallel_for\", \"void *user\"]}\n  ],\n",
-                     in->name, pfor_type);
+                     "*workspace\", \"%s parallel_for\", \"void *user\"]}%s\n",
+                     in->name, pfor_type, dmlc_llvm_aot_num_variants(in->aot) > 1 ? "," : "\n  ],");
+  if (dmlc_llvm_aot_num_variants(in->aot) > 1)
+    dmlc_strbuf_printf(&sb,
+                       "    {\"symbol\": \"%s_select_variant\", \"returns\": \"int\", "
+                       "\"parameters\": [\"int variant\"]},\n"
+                       "    {\"symbol\": \"%s_variant\", \"returns\": \"int\", \"parameters\": "
+                       "[]}\n  ],\n",
+                       in->name, in->name);
   dmlc_strbuf_printf(&sb,
-                     "  \"return_codes\": {\"ok\": 0, \"workspace\": %d, \"cpu\": %d},\n"
+                     "  \"return_codes\": {\"ok\": 0, \"workspace\": %d, \"cpu\": %d, "
+                     "\"variant\": %d},\n"
                      "  \"workspace_bytes\": %" PRIu64 ",\n  \"stack_workspace_max\": %d,\n",
-                     DMLC_AOT_ERROR_WORKSPACE, DMLC_AOT_ERROR_CPU,
+                     DMLC_AOT_ERROR_WORKSPACE, DMLC_AOT_ERROR_CPU, DMLC_AOT_ERROR_VARIANT,
                      dmlc_llvm_aot_workspace_bytes(in->aot), DMLC_AOT_STACK_WORKSPACE);
   dmlc_strbuf_append(&sb, "  \"inputs\": [\n");
   for (uint32_t i = 0; i < g->num_inputs; i++) {

@@ -27,17 +27,33 @@
  * kernel's task space goes to parallel_for in at most MAX_CHUNKS chunks of
  * at least MIN_CHUNK_BYTES of memory traffic each (the JIT's threshold):
  * a smaller kernel runs on the calling thread. */
-enum { WORKSPACE_ALIGNMENT = 64, MAX_NAME = 200, MIN_CHUNK_BYTES = 32 * 1024, MAX_CHUNKS = 64 };
+enum {
+  WORKSPACE_ALIGNMENT = 64,
+  MAX_NAME = 200,
+  MIN_CHUNK_BYTES = 32 * 1024,
+  MAX_CHUNKS = 64,
+  MAX_VARIANTS = 16
+};
+
+/* One CPU the code is built for: a module holds one, or (--mcpu=a,b,c)
+ * several, each with its own kernels and a dispatcher picking one. */
+typedef struct variant {
+  char *cpu;                   /* malloc'ed */
+  char *enabled;               /* every feature it enables, as +a,+b; malloc'ed */
+  char *checked;               /* what the CPU check confirms, a,b; malloc'ed */
+  dmlc_cpu_kernel_info *infos; /* per kernel */
+} variant;
 
 struct dmlc_llvm_aot {
   LLVMContextRef ctx;
   LLVMModuleRef module;
   LLVMTargetMachineRef tm;
-  char *triple, *cpu, *features; /* LLVM-allocated */
+  char *triple, *cpu, *features; /* LLVM-allocated; cpu as given ("a,b,c") */
   uint64_t workspace_bytes, scratch_offset;
-  char *checked;               /* dmlc_llvm_aot_checked_features; malloc'ed */
-  dmlc_cpu_kernel_info *infos; /* per kernel */
-  uint64_t *temp_offsets;      /* per temporary */
+  uint32_t num_variants;
+  variant *variants;      /* in the order given */
+  uint32_t *order;        /* variant indices, best first (the dispatcher's order) */
+  uint64_t *temp_offsets; /* per temporary */
 };
 
 static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
@@ -62,15 +78,21 @@ void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot) {
   LLVMDisposeMessage(aot->triple);
   LLVMDisposeMessage(aot->cpu);
   LLVMDisposeMessage(aot->features);
-  free(aot->infos);
+  for (uint32_t v = 0; aot->variants && v < aot->num_variants; v++) {
+    free(aot->variants[v].cpu);
+    free(aot->variants[v].enabled);
+    free(aot->variants[v].checked);
+    free(aot->variants[v].infos);
+  }
+  free(aot->variants);
+  free(aot->order);
   free(aot->temp_offsets);
-  free(aot->checked);
   free(aot);
 }
 
 uint64_t dmlc_llvm_aot_workspace_bytes(const dmlc_llvm_aot *aot) { return aot->workspace_bytes; }
 const dmlc_cpu_kernel_info *dmlc_llvm_aot_kernel_info(const dmlc_llvm_aot *aot, uint32_t i) {
-  return &aot->infos[i];
+  return &aot->variants[0].infos[i];
 }
 uint64_t dmlc_llvm_aot_temp_offset(const dmlc_llvm_aot *aot, uint32_t temp) {
   return aot->temp_offsets[temp];
@@ -80,7 +102,20 @@ const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot) { return aot->triple;
 const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot) { return aot->cpu; }
 const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot) { return aot->features; }
 const char *dmlc_llvm_aot_checked_features(const dmlc_llvm_aot *aot) {
-  return aot->checked ? aot->checked : "";
+  return aot->num_variants == 1 ? aot->variants[0].checked : "";
+}
+uint32_t dmlc_llvm_aot_num_variants(const dmlc_llvm_aot *aot) { return aot->num_variants; }
+const char *dmlc_llvm_aot_variant_cpu(const dmlc_llvm_aot *aot, uint32_t v) {
+  return aot->variants[v].cpu;
+}
+const char *dmlc_llvm_aot_variant_checked(const dmlc_llvm_aot *aot, uint32_t v) {
+  return aot->variants[v].checked;
+}
+uint32_t dmlc_llvm_aot_variant_rank(const dmlc_llvm_aot *aot, uint32_t v) {
+  for (uint32_t r = 0; r < aot->num_variants; r++)
+    if (aot->order[r] == v)
+      return r;
+  return 0;
 }
 
 static char *llvm_string(const char *s) { return LLVMCreateMessage(s); }
@@ -176,7 +211,66 @@ static char *cpuid_features(const char *triple, const char *enabled) {
   return dmlc_strbuf_finish(&sb);
 }
 
-/* The triple, CPU and features as aot.h's defaults say; the target machine. */
+/* "+a,+b" for the list "a,b"; malloc'ed. */
+static char *plus_list(const char *list) {
+  dmlc_strbuf sb = {0};
+  dmlc_strbuf_append(&sb, "");
+  for (const char *p = list; p && *p;) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    dmlc_strbuf_printf(&sb, "%s+%.*s", sb.len ? "," : "", (int)len, p);
+    p = comma ? comma + 1 : NULL;
+  }
+  return dmlc_strbuf_finish(&sb);
+}
+
+static uint32_t count_checked(const char *checked) {
+  uint32_t n = *checked ? 1 : 0;
+  for (const char *p = checked; *p; p++)
+    n += *p == ',';
+  return n;
+}
+
+static uint64_t variant_score(const dmlc_llvm_aot *aot, uint32_t v) {
+  dmlc_llvm_target target;
+  dmlc_llvm_target_for(aot->triple, aot->variants[v].enabled, &target);
+  return (uint64_t)target.vector_bytes << 32 | count_checked(aot->variants[v].checked);
+}
+
+/* Variant v: its CPU (len bytes at cpu) with features, checked on LLVM's
+ * tables. */
+static dmlc_status make_variant(dmlc_llvm_aot *aot, uint32_t v, const char *cpu, size_t len,
+                                const char *features, dmlc_diag *diag) {
+  variant *var = &aot->variants[v];
+  var->cpu = malloc(len + 1);
+  if (!var->cpu)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  memcpy(var->cpu, cpu, len);
+  var->cpu[len] = '\0';
+  if (aot->num_variants > 1 && (!*var->cpu || strcmp(var->cpu, "native") == 0))
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "--mcpu=%s: every CPU of a multi-variant object is named (no empty "
+                         "name, no 'native')",
+                         aot->cpu);
+  char *enabled = NULL, message[512];
+  if (dmlc_llvm_target_features(aot->triple, var->cpu, features, &enabled, message,
+                                sizeof message) != 0)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "%s", message);
+  var->checked = cpuid_features(aot->triple, enabled);
+  var->enabled = plus_list(enabled);
+  free(enabled);
+  if (!var->checked || !var->enabled)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  for (uint32_t w = 0; w < v; w++)
+    if (strcmp(aot->variants[w].cpu, var->cpu) == 0)
+      return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "--mcpu=%s names CPU '%s' twice",
+                           aot->cpu, var->cpu);
+  return DMLC_OK;
+}
+
+/* The triple, CPU(s) and features as aot.h's defaults say; the variants,
+ * best first; the target machine (for several variants the triple's
+ * baseline: the variants' code carries its CPU in function attributes). */
 static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *o,
                                dmlc_diag *diag) {
   char *host = LLVMGetDefaultTargetTriple();
@@ -201,19 +295,47 @@ static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *
     LLVMDisposeMessage(message);
     return DMLC_ERROR_INVALID_ARGUMENT;
   }
-  char *enabled = NULL, message_buf[512];
-  if (dmlc_llvm_target_features(aot->triple, aot->cpu, aot->features, &enabled, message_buf,
-                                sizeof message_buf) != 0)
-    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "%s", message_buf);
-  aot->checked = cpuid_features(aot->triple, enabled);
-  free(enabled);
-  if (!aot->checked)
+  uint32_t n = 1;
+  for (const char *p = aot->cpu; *p; p++)
+    n += *p == ',';
+  if (n > MAX_VARIANTS)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "--mcpu names %u CPUs; a multi-variant object has at most %d", n,
+                         MAX_VARIANTS);
+  if (n > 1 && !is_x86_64(aot->triple))
+    return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                         "a multi-variant object (--mcpu=%s) needs a run-time CPU check, which "
+                         "dmlc builds for x86-64 only, not %s",
+                         aot->cpu, aot->triple);
+  aot->variants = calloc(n, sizeof *aot->variants);
+  aot->order = calloc(n, sizeof *aot->order);
+  if (!aot->variants || !aot->order)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  aot->num_variants = n;
+  const char *p = aot->cpu;
+  for (uint32_t v = 0; v < n; v++) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    DMLC_RETURN_IF_ERROR(make_variant(aot, v, p, len, aot->features, diag));
+    p = comma ? comma + 1 : p + len;
+  }
+  /* Best first: the widest vectors (what the kernels' speed follows), then
+   * the most checked features; on a tie, the one named first. */
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t r = v;
+    const uint64_t score = variant_score(aot, v);
+    while (r > 0 && variant_score(aot, aot->order[r - 1]) < score) {
+      aot->order[r] = aot->order[r - 1];
+      r--;
+    }
+    aot->order[r] = v;
+  }
   static const LLVMCodeGenOptLevel levels[4] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                 LLVMCodeGenLevelDefault,
                                                 LLVMCodeGenLevelAggressive};
-  aot->tm = LLVMCreateTargetMachine(target, aot->triple, aot->cpu, aot->features,
-                                    levels[o->opt_level], LLVMRelocPIC, LLVMCodeModelDefault);
+  aot->tm = LLVMCreateTargetMachine(target, aot->triple, n > 1 ? "generic" : aot->cpu,
+                                    n > 1 ? "" : aot->features, levels[o->opt_level], LLVMRelocPIC,
+                                    LLVMCodeModelDefault);
   if (!aot->tm)
     return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
                          "cannot create a target machine for '%s' (CPU '%s', features '%s')",
@@ -297,11 +419,11 @@ static LLVMValueRef cpuid(const builder *b, LLVMBuilderRef ib, uint32_t leaf, ui
   return LLVMBuildCall2(ib, fty, fn, args, 2, "cpuid");
 }
 
-/* i32 NAME_cpu_check(): 1 when the running CPU has every feature in
+/* i32 PREFIX_cpu_check(): 1 when the running CPU has every feature in
  * checked (and the OS saves the vector state they need), 2 otherwise. */
-static LLVMValueRef cpu_check_function(const builder *b, const char *name, const char *checked) {
+static LLVMValueRef cpu_check_function(const builder *b, const char *prefix, const char *checked) {
   char sym[MAX_NAME + 32];
-  snprintf(sym, sizeof sym, "%s_cpu_check", name);
+  snprintf(sym, sizeof sym, "%s_cpu_check", prefix);
   LLVMValueRef fn = LLVMAddFunction(b->m, sym, LLVMFunctionType(b->i32, NULL, 0, false));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   add_attribute(b, fn, "nounwind");
@@ -414,13 +536,14 @@ static void cpu_gate(builder *b, LLVMValueRef fn, const char *name, const char *
   LLVMPositionBuilderAtEnd(b->b, go);
 }
 
-/* int NAME_run_workspace(inputs, outputs, workspace, parallel_for, user). */
-static void run_workspace(builder *b, const char *name, const char *checked,
-                          const dmlc_kernel_plan *plan, LLVMValueRef *kernels,
-                          LLVMValueRef *finishes, const dmlc_cpu_kernel_info *infos,
-                          const uint64_t *temp_offsets, uint64_t scratch_offset) {
+/* int PREFIX_run_workspace(inputs, outputs, workspace, parallel_for, user),
+ * behind the CPU check of checked unless that is NULL. */
+static LLVMValueRef run_workspace(builder *b, const char *prefix, const char *checked,
+                                  const dmlc_kernel_plan *plan, LLVMValueRef *kernels,
+                                  LLVMValueRef *finishes, const dmlc_cpu_kernel_info *infos,
+                                  const uint64_t *temp_offsets, uint64_t scratch_offset) {
   char sym[MAX_NAME + 32];
-  snprintf(sym, sizeof sym, "%s_run_workspace", name);
+  snprintf(sym, sizeof sym, "%s_run_workspace", prefix);
   LLVMTypeRef params[5] = {b->ptr, b->ptr, b->ptr, b->ptr, b->ptr};
   LLVMValueRef fn = LLVMAddFunction(b->m, sym, LLVMFunctionType(b->i32, params, 5, false));
   add_attribute(b, fn, "nounwind");
@@ -430,8 +553,8 @@ static void run_workspace(builder *b, const char *name, const char *checked,
   LLVMBuilderRef allocas = LLVMCreateBuilderInContext(b->c);
   LLVMPositionBuilderAtEnd(allocas, entry);
   LLVMPositionBuilderAtEnd(b->b, body);
-  if (*checked)
-    cpu_gate(b, fn, name, checked);
+  if (checked && *checked)
+    cpu_gate(b, fn, prefix, checked);
   LLVMValueRef pfor = LLVMGetParam(fn, 3), user = LLVMGetParam(fn, 4);
   LLVMValueRef sequential = LLVMBuildIsNull(b->b, pfor, "sequential");
   for (uint32_t i = 0; i < plan->num_kernels; i++) {
@@ -464,7 +587,7 @@ static void run_workspace(builder *b, const char *name, const char *checked,
     LLVMBuildBr(b->b, done);
     LLVMPositionBuilderAtEnd(b->b, par);
     char task_name[MAX_NAME + 32];
-    snprintf(task_name, sizeof task_name, "%s_task%u", name, i);
+    snprintf(task_name, sizeof task_name, "%s_task%u", prefix, i);
     LLVMValueRef task = task_function(b, task_name, kernels[i], tasks, chunks);
     LLVMPositionBuilderAtEnd(b->b, par);
     LLVMValueRef pargs[4] = {user, LLVMConstInt(b->i32, chunks, false), task, table};
@@ -477,6 +600,7 @@ static void run_workspace(builder *b, const char *name, const char *checked,
   LLVMBuildRet(b->b, LLVMConstInt(b->i32, 0, false));
   LLVMBuildBr(allocas, body);
   LLVMDisposeBuilder(allocas);
+  return fn;
 }
 
 /* NAME_run and NAME_run_parallel: the workspace on the stack. */
@@ -517,6 +641,223 @@ static uint64_t align_up(uint64_t v) {
   return (v + WORKSPACE_ALIGNMENT - 1) / WORKSPACE_ALIGNMENT * WORKSPACE_ALIGNMENT;
 }
 
+/* Every function defined after `after` (NULL: all) compiles for cpu with
+ * features, as clang's target attribute would have it. */
+static void tag_functions(const builder *b, LLVMValueRef after, const char *cpu,
+                          const char *features) {
+  for (LLVMValueRef fn = after ? LLVMGetNextFunction(after) : LLVMGetFirstFunction(b->m); fn;
+       fn = LLVMGetNextFunction(fn)) {
+    if (LLVMIsDeclaration(fn))
+      continue;
+    LLVMAddAttributeAtIndex(
+        fn, LLVMAttributeFunctionIndex,
+        LLVMCreateStringAttribute(b->c, "target-cpu", 10, cpu, (unsigned)strlen(cpu)));
+    if (*features)
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(b->c, "target-features", 15, features,
+                                                        (unsigned)strlen(features)));
+  }
+}
+
+/* Variant v's kernels and its PREFIX_run_workspace (returned in *out);
+ * *scratch grows to its largest scratch. */
+static dmlc_status build_variant(dmlc_llvm_aot *aot, builder *b, const dmlc_kernel_plan *plan,
+                                 const char *name, uint32_t v, uint64_t *scratch, LLVMValueRef *out,
+                                 dmlc_diag *diag) {
+  variant *var = &aot->variants[v];
+  const bool multi = aot->num_variants > 1;
+  char prefix[MAX_NAME + 16];
+  if (multi)
+    snprintf(prefix, sizeof prefix, "%s_v%u", name, v);
+  else
+    snprintf(prefix, sizeof prefix, "%s", name);
+  dmlc_llvm_target target;
+  dmlc_llvm_target_for(aot->triple, var->enabled, &target);
+  const uint32_t n = plan->num_kernels;
+  LLVMValueRef *kernels = calloc(n ? n : 1, sizeof *kernels);
+  LLVMValueRef *finishes = calloc(n ? n : 1, sizeof *finishes);
+  dmlc_cpu_kernel_info *infos = var->infos = calloc(n ? n : 1, sizeof *infos);
+  dmlc_status status = DMLC_OK;
+  if (!kernels || !finishes || !infos)
+    status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  LLVMValueRef last = LLVMGetLastFunction(b->m);
+  for (uint32_t i = 0; status == DMLC_OK && i < n; i++) {
+    char kname[MAX_NAME + 48], fname[MAX_NAME + 64];
+    snprintf(kname, sizeof kname, "%s_kernel%u", prefix, i);
+    snprintf(fname, sizeof fname, "%s_finish", kname);
+    status = dmlc_llvm_emit_kernel(b->m, &plan->kernels[i], kname, &target, &infos[i], diag);
+    if (status != DMLC_OK)
+      break;
+    kernels[i] = LLVMGetNamedFunction(b->m, kname);
+    LLVMSetLinkage(kernels[i], LLVMInternalLinkage);
+    if (infos[i].has_finish) {
+      finishes[i] = LLVMGetNamedFunction(b->m, fname);
+      LLVMSetLinkage(finishes[i], LLVMInternalLinkage);
+    }
+    if (infos[i].scratch_bytes > *scratch)
+      *scratch = infos[i].scratch_bytes;
+  }
+  if (status == DMLC_OK) {
+    *out = run_workspace(b, prefix, multi ? NULL : var->checked, plan, kernels, finishes, infos,
+                         aot->temp_offsets, aot->scratch_offset);
+    if (multi) {
+      LLVMSetLinkage(*out, LLVMInternalLinkage);
+      tag_functions(b, last, var->cpu, aot->features);
+    }
+  }
+  free(kernels);
+  free(finishes);
+  return status;
+}
+
+/* In fn: the dispatcher's state, chosen on first use (relaxed atomics:
+ * every thread that chooses stores the same answer). */
+static LLVMValueRef current_state(const builder *b, LLVMValueRef fn, LLVMValueRef state,
+                                  LLVMValueRef choose) {
+  LLVMTypeRef check_ty = LLVMFunctionType(b->i32, NULL, 0, false);
+  LLVMValueRef zero = LLVMConstInt(b->i32, 0, false);
+  LLVMValueRef known = LLVMBuildLoad2(b->b, b->i32, state, "state");
+  LLVMSetOrdering(known, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(known, 4);
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(b->b);
+  LLVMBasicBlockRef pick = LLVMAppendBasicBlockInContext(b->c, fn, "choose");
+  LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(b->c, fn, "have");
+  LLVMBuildCondBr(b->b, LLVMBuildICmp(b->b, LLVMIntEQ, known, zero, ""), pick, have);
+  LLVMPositionBuilderAtEnd(b->b, pick);
+  LLVMValueRef fresh = LLVMBuildCall2(b->b, check_ty, choose, NULL, 0, "");
+  LLVMValueRef store = LLVMBuildStore(b->b, fresh, state);
+  LLVMSetOrdering(store, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(store, 4);
+  LLVMBuildBr(b->b, have);
+  LLVMPositionBuilderAtEnd(b->b, have);
+  LLVMValueRef phi = LLVMBuildPhi(b->b, b->i32, "chosen");
+  LLVMValueRef values[2] = {known, fresh};
+  LLVMBasicBlockRef blocks[2] = {from, pick};
+  LLVMAddIncoming(phi, values, blocks, 2);
+  return phi;
+}
+
+/* The dispatcher of a multi-variant module. NAME_cpu_state holds 0 (not
+ * chosen yet), v + 1 (variant v) or n + 1 (none runs here).
+ *   i32 NAME_choose(): the best variant whose CPU check passes, as a state;
+ *   i32 NAME_run_workspace(...): the chosen variant's, or ERROR_CPU;
+ *   i32 NAME_select_variant(i32 v): -1 chooses again, else forces v when the
+ *       CPU has what it needs (0; ERROR_CPU; ERROR_VARIANT out of range);
+ *   i32 NAME_variant(): the variant in use, -1 when none can run. */
+static void build_dispatcher(dmlc_llvm_aot *aot, builder *b, const char *name,
+                             const LLVMValueRef *variant_runs) {
+  const uint32_t n = aot->num_variants;
+  char sym[MAX_NAME + 48];
+  LLVMTypeRef check_ty = LLVMFunctionType(b->i32, NULL, 0, false);
+  LLVMValueRef *checks = calloc(n, sizeof *checks);
+  if (!checks)
+    return; /* the module then fails verification: reported as out of memory below */
+  for (uint32_t v = 0; v < n; v++) {
+    snprintf(sym, sizeof sym, "%s_v%u", name, v);
+    checks[v] = cpu_check_function(b, sym, aot->variants[v].checked);
+  }
+  LLVMValueRef zero = LLVMConstInt(b->i32, 0, false);
+  LLVMValueRef none = LLVMConstInt(b->i32, n + 1, false);
+  snprintf(sym, sizeof sym, "%s_cpu_state", name);
+  LLVMValueRef state = LLVMAddGlobal(b->m, b->i32, sym);
+  LLVMSetLinkage(state, LLVMInternalLinkage);
+  LLVMSetInitializer(state, zero);
+
+  /* NAME_choose */
+  snprintf(sym, sizeof sym, "%s_choose", name);
+  LLVMValueRef choose = LLVMAddFunction(b->m, sym, check_ty);
+  LLVMSetLinkage(choose, LLVMInternalLinkage);
+  add_attribute(b, choose, "nounwind");
+  add_attribute(b, choose, "noinline");
+  LLVMPositionBuilderAtEnd(b->b, LLVMAppendBasicBlockInContext(b->c, choose, "entry"));
+  for (uint32_t r = 0; r < n; r++) {
+    const uint32_t v = aot->order[r];
+    LLVMValueRef ok =
+        LLVMBuildICmp(b->b, LLVMIntEQ, LLVMBuildCall2(b->b, check_ty, checks[v], NULL, 0, ""),
+                      LLVMConstInt(b->i32, 1, false), "");
+    LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(b->c, choose, "yes");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(b->c, choose, "next");
+    LLVMBuildCondBr(b->b, ok, yes, next);
+    LLVMPositionBuilderAtEnd(b->b, yes);
+    LLVMBuildRet(b->b, LLVMConstInt(b->i32, v + 1, false));
+    LLVMPositionBuilderAtEnd(b->b, next);
+  }
+  LLVMBuildRet(b->b, none);
+
+  /* NAME_run_workspace */
+  snprintf(sym, sizeof sym, "%s_run_workspace", name);
+  LLVMTypeRef params[5] = {b->ptr, b->ptr, b->ptr, b->ptr, b->ptr};
+  LLVMTypeRef run_ty = LLVMFunctionType(b->i32, params, 5, false);
+  LLVMValueRef run = LLVMAddFunction(b->m, sym, run_ty);
+  add_attribute(b, run, "nounwind");
+  LLVMPositionBuilderAtEnd(b->b, LLVMAppendBasicBlockInContext(b->c, run, "entry"));
+  LLVMValueRef chosen = current_state(b, run, state, choose);
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(b->c, run, "no_variant");
+  LLVMValueRef sw = LLVMBuildSwitch(b->b, chosen, fail, n);
+  LLVMValueRef args[5];
+  for (uint32_t i = 0; i < 5; i++)
+    args[i] = LLVMGetParam(run, i);
+  for (uint32_t v = 0; v < n; v++) {
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(b->c, run, "variant");
+    LLVMAddCase(sw, LLVMConstInt(b->i32, v + 1, false), bb);
+    LLVMPositionBuilderAtEnd(b->b, bb);
+    LLVMBuildRet(b->b, LLVMBuildCall2(b->b, run_ty, variant_runs[v], args, 5, ""));
+  }
+  LLVMPositionBuilderAtEnd(b->b, fail);
+  LLVMBuildRet(b->b, LLVMConstInt(b->i32, DMLC_AOT_ERROR_CPU, false));
+
+  /* NAME_select_variant */
+  snprintf(sym, sizeof sym, "%s_select_variant", name);
+  LLVMTypeRef sel_ty = LLVMFunctionType(b->i32, &b->i32, 1, false);
+  LLVMValueRef sel = LLVMAddFunction(b->m, sym, sel_ty);
+  add_attribute(b, sel, "nounwind");
+  LLVMPositionBuilderAtEnd(b->b, LLVMAppendBasicBlockInContext(b->c, sel, "entry"));
+  LLVMBasicBlockRef automatic = LLVMAppendBasicBlockInContext(b->c, sel, "automatic");
+  LLVMBasicBlockRef out_of_range = LLVMAppendBasicBlockInContext(b->c, sel, "out_of_range");
+  LLVMBasicBlockRef missing = LLVMAppendBasicBlockInContext(b->c, sel, "missing");
+  LLVMValueRef which = LLVMGetParam(sel, 0);
+  sw = LLVMBuildSwitch(b->b, which, out_of_range, n + 1);
+  LLVMAddCase(sw, LLVMConstInt(b->i32, (unsigned long long)-1, true), automatic);
+  for (uint32_t v = 0; v < n; v++) {
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(b->c, sel, "force");
+    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(b->c, sel, "forced");
+    LLVMAddCase(sw, LLVMConstInt(b->i32, v, false), bb);
+    LLVMPositionBuilderAtEnd(b->b, bb);
+    LLVMValueRef passed =
+        LLVMBuildICmp(b->b, LLVMIntEQ, LLVMBuildCall2(b->b, check_ty, checks[v], NULL, 0, ""),
+                      LLVMConstInt(b->i32, 1, false), "");
+    LLVMBuildCondBr(b->b, passed, ok, missing);
+    LLVMPositionBuilderAtEnd(b->b, ok);
+    LLVMValueRef st = LLVMBuildStore(b->b, LLVMConstInt(b->i32, v + 1, false), state);
+    LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+    LLVMSetAlignment(st, 4);
+    LLVMBuildRet(b->b, zero);
+  }
+  LLVMPositionBuilderAtEnd(b->b, automatic);
+  LLVMValueRef fresh = LLVMBuildCall2(b->b, check_ty, choose, NULL, 0, "");
+  LLVMValueRef st = LLVMBuildStore(b->b, fresh, state);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(st, 4);
+  LLVMBuildRet(b->b, LLVMBuildSelect(b->b, LLVMBuildICmp(b->b, LLVMIntEQ, fresh, none, ""),
+                                     LLVMConstInt(b->i32, DMLC_AOT_ERROR_CPU, false), zero, ""));
+  LLVMPositionBuilderAtEnd(b->b, out_of_range);
+  LLVMBuildRet(b->b, LLVMConstInt(b->i32, DMLC_AOT_ERROR_VARIANT, false));
+  LLVMPositionBuilderAtEnd(b->b, missing);
+  LLVMBuildRet(b->b, LLVMConstInt(b->i32, DMLC_AOT_ERROR_CPU, false));
+
+  /* NAME_variant */
+  snprintf(sym, sizeof sym, "%s_variant", name);
+  LLVMValueRef cur = LLVMAddFunction(b->m, sym, check_ty);
+  add_attribute(b, cur, "nounwind");
+  LLVMPositionBuilderAtEnd(b->b, LLVMAppendBasicBlockInContext(b->c, cur, "entry"));
+  chosen = current_state(b, cur, state, choose);
+  LLVMBuildRet(b->b,
+               LLVMBuildSelect(b->b, LLVMBuildICmp(b->b, LLVMIntEQ, chosen, none, ""),
+                               LLVMConstInt(b->i32, (unsigned long long)-1, true),
+                               LLVMBuildSub(b->b, chosen, LLVMConstInt(b->i32, 1, false), ""), ""));
+  free(checks);
+}
+
 static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan,
                                 const dmlc_llvm_aot_options *o, dmlc_diag *diag) {
   builder b = {.c = aot->ctx};
@@ -539,16 +880,11 @@ static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan
   b.task_ty = LLVMFunctionType(b.void_t, tparams, 2, false);
   b.pfor_ty = LLVMFunctionType(b.void_t, pparams, 4, false);
 
-  dmlc_llvm_target target;
-  dmlc_llvm_target_for(aot->triple, aot->features, &target);
-  const uint32_t n = plan->num_kernels;
-  LLVMValueRef *kernels = calloc(n ? n : 1, sizeof *kernels);
-  LLVMValueRef *finishes = calloc(n ? n : 1, sizeof *finishes);
-  dmlc_cpu_kernel_info *infos = aot->infos = calloc(n ? n : 1, sizeof *infos);
   uint64_t *temp_offsets = aot->temp_offsets =
       calloc(plan->num_temps ? plan->num_temps : 1, sizeof *temp_offsets);
+  LLVMValueRef *runs = calloc(aot->num_variants, sizeof *runs);
   dmlc_status status = DMLC_OK;
-  if (!kernels || !finishes || !infos || !temp_offsets)
+  if (!temp_offsets || !runs)
     status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   /* Workspace: each temporary, then the largest scratch (kernels run in turn). */
   uint64_t offset = 0, scratch = 0;
@@ -556,36 +892,21 @@ static dmlc_status build_module(dmlc_llvm_aot *aot, const dmlc_kernel_plan *plan
     temp_offsets[t] = offset;
     offset = align_up(offset + plan->temp_bytes[t]);
   }
-  for (uint32_t i = 0; status == DMLC_OK && i < n; i++) {
-    char kname[MAX_NAME + 32], fname[MAX_NAME + 48];
-    snprintf(kname, sizeof kname, "%s_kernel%u", o->name, i);
-    snprintf(fname, sizeof fname, "%s_finish", kname);
-    status = dmlc_llvm_emit_kernel(b.m, &plan->kernels[i], kname, &target, &infos[i], diag);
-    if (status != DMLC_OK)
-      break;
-    kernels[i] = LLVMGetNamedFunction(b.m, kname);
-    LLVMSetLinkage(kernels[i], LLVMInternalLinkage);
-    if (infos[i].has_finish) {
-      finishes[i] = LLVMGetNamedFunction(b.m, fname);
-      LLVMSetLinkage(finishes[i], LLVMInternalLinkage);
-    }
-    if (infos[i].scratch_bytes > scratch)
-      scratch = infos[i].scratch_bytes;
-  }
+  aot->scratch_offset = offset;
+  b.b = LLVMCreateBuilderInContext(b.c);
+  for (uint32_t v = 0; status == DMLC_OK && v < aot->num_variants; v++)
+    status = build_variant(aot, &b, plan, o->name, v, &scratch, &runs[v], diag);
   if (status == DMLC_OK) {
-    aot->scratch_offset = offset;
     aot->workspace_bytes = align_up(offset + scratch);
-    b.b = LLVMCreateBuilderInContext(b.c);
-    run_workspace(&b, o->name, dmlc_llvm_aot_checked_features(aot), plan, kernels, finishes, infos,
-                  temp_offsets, offset);
+    if (aot->num_variants > 1)
+      build_dispatcher(aot, &b, o->name, runs);
     const bool probe =
         strncmp(aot->triple, "x86_64", 6) == 0 || strncmp(aot->triple, "aarch64", 7) == 0;
     run_on_stack(&b, o->name, "_run", false, aot->workspace_bytes, probe);
     run_on_stack(&b, o->name, "_run_parallel", true, aot->workspace_bytes, probe);
-    LLVMDisposeBuilder(b.b);
   }
-  free(kernels);
-  free(finishes);
+  LLVMDisposeBuilder(b.b);
+  free(runs);
   return status;
 }
 

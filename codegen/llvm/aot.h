@@ -28,7 +28,12 @@
 /* NAME_run* return DMLC_AOT_ERROR_CPU when the running CPU lacks a
  * feature the code was built for (x86-64: checked with CPUID and XGETBV on
  * the first call, the answer kept in one internal word). */
-enum { DMLC_AOT_STACK_WORKSPACE = 1 << 20, DMLC_AOT_ERROR_WORKSPACE = 2, DMLC_AOT_ERROR_CPU = 3 };
+enum {
+  DMLC_AOT_STACK_WORKSPACE = 1 << 20,
+  DMLC_AOT_ERROR_WORKSPACE = 2,
+  DMLC_AOT_ERROR_CPU = 3,
+  DMLC_AOT_ERROR_VARIANT = 4 /* NAME_select_variant: no such variant */
+};
 
 typedef struct dmlc_llvm_aot_options {
   const char *name;     /* symbol prefix: a C identifier */
@@ -57,8 +62,27 @@ const char *dmlc_llvm_aot_triple(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_cpu(const dmlc_llvm_aot *aot);
 const char *dmlc_llvm_aot_features(const dmlc_llvm_aot *aot);
 /* The features NAME_run checks for on the running CPU, comma-separated
- * ("" when none: not x86-64, or the baseline only). */
+ * ("" when none: not x86-64, or the baseline only; "" for a multi-variant
+ * module, whose variants each have theirs). */
 const char *dmlc_llvm_aot_checked_features(const dmlc_llvm_aot *aot);
+
+/* A cpu option "a,b,c" (x86-64 only) builds a variant per CPU, each with
+ * its own kernels (function attributes target-cpu and target-features),
+ * and a dispatcher: NAME_run_workspace runs the best variant the running
+ * CPU has the features of (the most checked features; on a tie the one
+ * named first), chosen on the first call; it also exports
+ *   int NAME_select_variant(int v): v in 0..n-1 forces variant v (0, or
+ *       DMLC_AOT_ERROR_CPU when this CPU lacks its features, or
+ *       DMLC_AOT_ERROR_VARIANT when there is no variant v); -1 chooses
+ *       again (0, or DMLC_AOT_ERROR_CPU when none can run);
+ *   int NAME_variant(void): the variant in use; -1 when none can run.
+ * Variants are numbered in the order the option names them. A module of
+ * one CPU has one variant and neither function. */
+uint32_t dmlc_llvm_aot_num_variants(const dmlc_llvm_aot *aot);
+const char *dmlc_llvm_aot_variant_cpu(const dmlc_llvm_aot *aot, uint32_t v);
+const char *dmlc_llvm_aot_variant_checked(const dmlc_llvm_aot *aot, uint32_t v);
+/* Where variant v comes in the dispatcher's order (0: tried first). */
+uint32_t dmlc_llvm_aot_variant_rank(const dmlc_llvm_aot *aot, uint32_t v);
 
 /* The module as kind: "llvm" (text), "bc" (bitcode), "asm" or "obj";
  * *out_data is malloc'ed. */

@@ -9,7 +9,9 @@
  * seq), MODEL_run_parallel (par: tasks run in reverse order on this thread;
  * with AOT_EXPECT_PARALLEL=1 it fails unless parallel_for was called)
  * or MODEL_run_workspace (ws), and writes each output as a packed .npy (the
- * outputs must be packed). Exit 0 when everything worked. */
+ * outputs must be packed). With -DM_HAS_VARIANTS (a multi-variant object),
+ * AOT_VARIANT=v forces variant v and AOT_PRINT_VARIANT=1 prints the one in
+ * use. Exit 0 when everything worked. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #define CAT(a, b) CAT2(a, b)
 #define M(x) CAT(MODEL, x)
 
+/* -DM_HAS_VARIANTS for a multi-variant object (dmlc compile --mcpu=a,b). */
 static const uint64_t input_bytes[] = M(_INPUT_BYTES), output_bytes[] = M(_OUTPUT_BYTES);
 
 typedef struct io_desc {
@@ -173,6 +176,16 @@ int main(int argc, char **argv) {
     out[i] = calloc(1, output_bytes[i] + 64);
   int rc;
   uint32_t calls = 0;
+#ifdef M_HAS_VARIANTS
+  /* AOT_VARIANT=v forces variant v of a multi-variant object. */
+  const char *variant = getenv("AOT_VARIANT");
+  if (variant && (rc = M(_select_variant)(atoi(variant))) != 0) {
+    fprintf(stderr, "select_variant(%s) returned %d\n", variant, rc);
+    return 1;
+  }
+  if (getenv("AOT_PRINT_VARIANT"))
+    printf("variant %d\n", M(_variant)());
+#endif
   if (!strcmp(argv[1], "seq")) {
     rc = M(_run)(in, out);
   } else if (!strcmp(argv[1], "par")) {
