@@ -206,7 +206,7 @@ static dmlc_status archive(const char *name, bool variants, const void *obj, siz
 
 /* ---- the entry point ---- */
 
-static const char *const later_kinds[] = {"exe", "spirv", "spirv-asm"};
+static const char *const later_kinds[] = {"spirv", "spirv-asm"};
 
 dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_options *options,
                             void **out_data, size_t *out_size) {
@@ -218,7 +218,7 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
   *out_size = 0;
   CHECK_ARG(ctx, kind, "dmlc_graph_emit: kind is NULL");
   CHECK_ARG(ctx, options, "dmlc_graph_emit: options is NULL");
-  if (strcmp(kind, "sharedlib") == 0)
+  if (strcmp(kind, "sharedlib") == 0 || strcmp(kind, "exe") == 0)
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
                          "the library does not link: emit 'obj' and link it with the C compiler "
                          "(dmlc compile does)");

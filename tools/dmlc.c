@@ -11,6 +11,7 @@
 
 #include "dmlc/dmlc.h"
 #include "ir/strbuf.h"
+#include "tools/compile_exe.h"
 #include "tools/npy.h"
 
 #ifndef DMLC_VERSION_STRING
@@ -136,7 +137,9 @@ static const char compile_usage[] =
     "  sharedlib  .so     a shared library of the object, linked by the C compiler\n"
     "  metadata   .json   entry points, layouts, kernels and their task splits\n"
     "  dot        .dot    the graph for Graphviz, kernels as clusters\n"
-    "  exe, spirv, spirv-asm: not built yet\n"
+    "  exe        (none)  a program that runs the graph on .npy files (run it with\n"
+    "                     --help); it needs libc and pthreads, no libdmlc\n"
+    "  spirv, spirv-asm: not built yet\n"
     "With several kinds OUT is a stem: each file is OUT plus the kind's extension.\n"
     "\n"
     "options:\n"
@@ -152,9 +155,10 @@ static const char compile_usage[] =
     "                           default: the host's when the triple and CPU are\n"
     "  -O0, -O1, -O2, -O3       optimization level (default -O2)\n"
     "\n"
-    "sharedlib links with the C compiler: $CC (default cc) for the host; for\n"
-    "--target=TRIPLE, $CC if set, else TRIPLE-gcc if found, else\n"
-    "clang --target=TRIPLE.\n"
+    "sharedlib and exe link with the C compiler: $CC (default cc) for the host;\n"
+    "for --target=TRIPLE, $CC if set, else TRIPLE-gcc if found, else\n"
+    "clang --target=TRIPLE. exe compiles a generated C driver with the object:\n"
+    "$CC -O2 -pthread -o OUT main.c graph.o.\n"
     "  -h, --help               show this help\n";
 
 static int usage_error(const char *usage, const char *fmt, ...)
@@ -1320,6 +1324,26 @@ static int on_path(const char *program) {
   return 0;
 }
 
+/* The C compiler docs/aot.md names, as the first arguments of argv: $CC
+ * (default cc); for a target, $CC if set, else TARGET-gcc when on PATH, else
+ * clang --target=TARGET. buf holds one of them. Returns how many. */
+static int c_compiler(const char *target, char **argv, char buf[256]) {
+  const char *cc = getenv("CC");
+  int n = 0;
+  if (cc && *cc) {
+    argv[n++] = (char *)cc;
+  } else if (!target) {
+    argv[n++] = "cc";
+  } else if (snprintf(buf, 256, "%s-gcc", target) < 256 && on_path(buf)) {
+    argv[n++] = buf;
+  } else {
+    snprintf(buf, 256, "--target=%s", target);
+    argv[n++] = "clang";
+    argv[n++] = buf;
+  }
+  return n;
+}
+
 /* Links the object (size bytes at data) into a shared library at path with
  * the C compiler docs/aot.md names. */
 static int link_shared(const char *path, const void *data, size_t size, const char *target) {
@@ -1336,21 +1360,9 @@ static int link_shared(const char *path, const void *data, size_t size, const ch
     remove(obj);
     return EXIT_ERROR;
   }
-  const char *cc = getenv("CC");
   char gcc[256];
   char *argv[8];
-  int n = 0;
-  if (cc && *cc) {
-    argv[n++] = (char *)cc;
-  } else if (!target) {
-    argv[n++] = "cc";
-  } else if (snprintf(gcc, sizeof gcc, "%s-gcc", target) < (int)sizeof gcc && on_path(gcc)) {
-    argv[n++] = gcc;
-  } else {
-    snprintf(gcc, sizeof gcc, "--target=%s", target);
-    argv[n++] = "clang";
-    argv[n++] = gcc;
-  }
+  int n = c_compiler(target, argv, gcc);
   argv[n++] = "-shared";
   argv[n++] = "-o";
   argv[n++] = (char *)path;
@@ -1364,6 +1376,65 @@ static int link_shared(const char *path, const void *data, size_t size, const ch
     return EXIT_ERROR;
   }
   return EXIT_OK;
+}
+
+/* The exe kind: the object (obj_size bytes at obj), the graph's header and
+ * the program compile_exe_source writes around them, in a private
+ * temporary directory, compiled and linked into path by the C compiler
+ * docs/aot.md names. Only the files' base names reach the executable, so
+ * it does not depend on the directory's name. */
+static int link_exe(dmlc_context *ctx, dmlc_graph *graph, const dmlc_aot_options *options,
+                    const char *path, const void *obj, size_t obj_size, const char *input) {
+  void *header = NULL;
+  size_t header_size = 0;
+  const dmlc_status status = dmlc_graph_emit(graph, "header", options, &header, &header_size);
+  if (status != DMLC_OK)
+    return api_error(ctx, status, display_name(input));
+  char why[256];
+  char *source = compile_exe_source(header, "graph.h", why, sizeof why);
+  if (!source) {
+    error("%s: %s", path, why);
+    dmlc_free(header);
+    return EXIT_ERROR;
+  }
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096], c_file[4200], h_file[4200], o_file[4200];
+  snprintf(dir, sizeof dir, "%s/dmlc-exe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int rc = EXIT_ERROR;
+  if (!mkdtemp(dir)) {
+    error("%s: cannot create a temporary directory: %s", dir, strerror(errno));
+  } else {
+    snprintf(c_file, sizeof c_file, "%s/main.c", dir);
+    snprintf(h_file, sizeof h_file, "%s/graph.h", dir);
+    snprintf(o_file, sizeof o_file, "%s/graph.o", dir);
+    if (write_file(h_file, header, header_size) == EXIT_OK &&
+        write_file(c_file, source, strlen(source)) == EXIT_OK &&
+        write_file(o_file, obj, obj_size) == EXIT_OK) {
+      char buf[256];
+      char *argv[12];
+      int n = c_compiler(options->target, argv, buf);
+      argv[n++] = "-O2";
+      argv[n++] = "-pthread";
+      argv[n++] = "-o";
+      argv[n++] = (char *)path;
+      argv[n++] = c_file;
+      argv[n++] = o_file;
+      argv[n] = NULL;
+      if (run_program(argv) == 0)
+        rc = EXIT_OK;
+      else
+        error("%s: compiling and linking the program with %s failed (set CC to pick the C "
+              "compiler)",
+              path, argv[0]);
+    }
+    remove(c_file);
+    remove(h_file);
+    remove(o_file);
+    rmdir(dir);
+  }
+  free(source);
+  dmlc_free(header);
+  return rc;
 }
 
 static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
@@ -1434,8 +1505,9 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
     void *data = NULL;
     size_t size = 0;
     const bool shared = strcmp(kinds[j]->name, "sharedlib") == 0;
+    const bool exe = strcmp(kinds[j]->name, "exe") == 0;
     const dmlc_status status =
-        dmlc_graph_emit(graph, shared ? "obj" : kinds[j]->name, &options, &data, &size);
+        dmlc_graph_emit(graph, shared || exe ? "obj" : kinds[j]->name, &options, &data, &size);
     if (status != DMLC_OK) {
       rc = api_error(ctx, status, display_name(input));
       break;
@@ -1451,6 +1523,8 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
       rc = (error("out of memory"), EXIT_ERROR);
     else if (shared)
       rc = link_shared(path, data, size, options.target);
+    else if (exe)
+      rc = link_exe(ctx, graph, &options, path, data, size, input);
     else
       rc = write_file(path, data, size);
     free(path);
