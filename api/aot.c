@@ -204,9 +204,171 @@ static dmlc_status archive(const char *name, bool variants, const void *obj, siz
   return DMLC_OK;
 }
 
-/* ---- the entry point ---- */
+/* ---- SPIR-V ---- */
 
-static const char *const later_kinds[] = {"spirv", "spirv-asm"};
+/* The SPIR-V kinds' target: dmlc_spirv_caps_minimal() (what every Vulkan
+ * 1.2 compute device has: workgroups of up to 128 invocations, 65535
+ * workgroups per dispatch, 16 KiB of shared memory, no subgroup
+ * operations, no 8-, 16- or 64-bit shader types or storage access) with
+ * maxStorageBufferRange at its required minimum, 2^27 bytes, so that a
+ * larger buffer is bound as windows (switched: no feature needed) on any
+ * device. docs/aot.md lists what a module then needs. */
+#ifdef DMLC_HAVE_VULKAN
+static dmlc_spirv_caps spirv_caps(void) {
+  dmlc_spirv_caps c = dmlc_spirv_caps_minimal();
+  c.max_storage_range = UINT64_C(1) << 27;
+  return c;
+}
+#endif
+
+/* "spirv", "spirv-asm" (*index -1), "spirv:I" or "spirv-asm:I" (*index
+ * I): true, *text for the -asm ones. False for other kinds; *bad for a
+ * SPIR-V kind whose index is not a number (up to 9 digits). */
+static bool spirv_kind(const char *kind, bool *text, long *index, bool *bad) {
+  *bad = false;
+  *index = -1;
+  const char *rest = NULL;
+  if (strncmp(kind, "spirv-asm", 9) == 0)
+    rest = kind + 9;
+  else if (strncmp(kind, "spirv", 5) == 0)
+    rest = kind + 5;
+  else
+    return false;
+  *text = rest == kind + 9;
+  if (!*rest)
+    return true;
+  if (*rest != ':')
+    return false;
+  size_t digits = 0;
+  for (const char *p = rest + 1; *p; p++, digits++)
+    *bad |= !isdigit((unsigned char)*p);
+  *bad |= digits == 0 || digits > 9;
+  if (!*bad)
+    *index = strtol(rest + 1, NULL, 10);
+  return true;
+}
+
+#ifdef DMLC_HAVE_VULKAN
+/* Compiles kernel k of the plan with the portable caps; a failure's
+ * message names the kernel. */
+static dmlc_status spirv_module(const dmlc_kernel_plan *plan, uint32_t k,
+                                const dmlc_spirv_caps *caps, dmlc_spirv_module *m,
+                                dmlc_diag *diag) {
+  const dmlc_status status = dmlc_spirv_compile(&plan->kernels[k], caps, m, diag);
+  if (status != DMLC_OK && diag) {
+    char message[sizeof diag->message];
+    snprintf(message, sizeof message, "%s", diag->message);
+    dmlc_diag_set(diag, status, "kernel %" PRIu32 " of %" PRIu32 ": %s", k, plan->num_kernels,
+                  message);
+  }
+  return status;
+}
+#endif
+
+/* The SPIR-V module (or its disassembly) of one kernel: index, or the only
+ * one for -1. */
+static dmlc_status emit_spirv(const dmlc_kernel_plan *plan, const char *kind, bool text, long index,
+                              void **out_data, size_t *out_size, dmlc_diag *diag) {
+  const char *base = text ? "spirv-asm" : "spirv";
+  if (index < 0 && plan->num_kernels != 1)
+    return plan->num_kernels == 0
+               ? dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                               "the graph compiles to no kernel: there is no SPIR-V module")
+               : dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                               "the graph compiles to %" PRIu32
+                               " kernels, one SPIR-V module each: ask for '%s:0' to '%s:%" PRIu32
+                               "' (dmlc compile writes them all)",
+                               plan->num_kernels, base, base, plan->num_kernels - 1);
+  if (index >= 0 && (uint64_t)index >= plan->num_kernels)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "output kind '%s': the graph has no kernel %ld (it compiles to %" PRIu32
+                         " kernel%s)",
+                         kind, index, plan->num_kernels, plan->num_kernels == 1 ? "" : "s");
+#ifdef DMLC_HAVE_VULKAN
+  const dmlc_spirv_caps caps = spirv_caps();
+  dmlc_spirv_module m;
+  DMLC_RETURN_IF_ERROR(spirv_module(plan, index < 0 ? 0 : (uint32_t)index, &caps, &m, diag));
+  dmlc_status status = DMLC_OK;
+  if (text) {
+    char *asm_text = NULL;
+    status = dmlc_spirv_disassemble(m.words, m.num_words, &asm_text, diag);
+    if (status == DMLC_OK) {
+      *out_data = asm_text;
+      *out_size = strlen(asm_text);
+    }
+  } else {
+    /* Little-endian words, whatever the host. */
+    unsigned char *bytes = malloc(m.num_words * 4 + 1);
+    if (bytes) {
+      for (size_t w = 0; w < m.num_words; w++)
+        for (int b = 0; b < 4; b++)
+          bytes[4 * w + b] = (unsigned char)(m.words[w] >> (8 * b));
+      bytes[m.num_words * 4] = 0;
+      *out_data = bytes;
+      *out_size = m.num_words * 4;
+    } else {
+      status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory writing SPIR-V");
+    }
+  }
+  dmlc_spirv_module_free(&m);
+  return status;
+#else
+  (void)out_data;
+  (void)out_size;
+  return dmlc_diag_set(diag, DMLC_ERROR_UNSUPPORTED,
+                       "output kind '%s' needs the Vulkan backend, which this dmlc was built "
+                       "without (-DDMLC_VULKAN=OFF)",
+                       kind);
+#endif
+}
+
+/* Every kernel's module for the metadata's "spirv" section. A kernel
+ * SPIR-V cannot express (DMLC_ERROR_UNSUPPORTED) leaves the section with
+ * its message instead of failing the metadata; other failures fail it.
+ * Free with spirv_modules_free. */
+static dmlc_status spirv_modules(const dmlc_kernel_plan *plan, dmlc_spirv_caps *caps,
+                                 dmlc_aot_spirv *out, dmlc_diag *diag) {
+  memset(out, 0, sizeof *out);
+#ifdef DMLC_HAVE_VULKAN
+  *caps = spirv_caps();
+  out->caps = caps;
+  out->built = true;
+  dmlc_spirv_module *modules = calloc(plan->num_kernels ? plan->num_kernels : 1, sizeof *modules);
+  if (!modules)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling SPIR-V");
+  out->modules = modules;
+  for (uint32_t k = 0; k < plan->num_kernels; k++) {
+    dmlc_diag why = {0};
+    const dmlc_status status = spirv_module(plan, k, caps, &modules[k], &why);
+    if (status == DMLC_ERROR_UNSUPPORTED && !(out->error = strdup(why.message)))
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling SPIR-V");
+    if (status == DMLC_ERROR_UNSUPPORTED)
+      break;
+    if (status != DMLC_OK)
+      return dmlc_diag_set(diag, status, "%s", why.message);
+  }
+#else
+  (void)plan;
+  (void)caps;
+  (void)diag;
+#endif
+  return DMLC_OK;
+}
+
+static void spirv_modules_free(const dmlc_kernel_plan *plan, dmlc_aot_spirv *s) {
+  dmlc_spirv_module *modules = (dmlc_spirv_module *)s->modules;
+#ifdef DMLC_HAVE_VULKAN
+  for (uint32_t k = 0; modules && k < plan->num_kernels; k++)
+    dmlc_spirv_module_free(&modules[k]);
+#else
+  (void)plan;
+#endif
+  free(modules);
+  free((char *)s->error);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- the entry point ---- */
 
 dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_options *options,
                             void **out_data, size_t *out_size) {
@@ -222,18 +384,21 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
     return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
                          "the library does not link: emit 'obj' and link it with the C compiler "
                          "(dmlc compile does)");
-  for (size_t i = 0; i < sizeof later_kinds / sizeof *later_kinds; i++)
-    if (strcmp(kind, later_kinds[i]) == 0)
-      return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED, "output kind '%s' is not built yet",
-                           kind);
   static const char *const kinds[] = {"ir",     "llvm",      "bc",       "asm", "obj",
                                       "header", "staticlib", "metadata", "dot"};
-  bool known = false;
+  bool spirv_text = false, bad_index = false;
+  long spirv_index = -1;
+  const bool spirv = spirv_kind(kind, &spirv_text, &spirv_index, &bad_index);
+  CHECK_ARG(ctx, !bad_index,
+            "output kind '%.32s': the kernel index after ':' is not a number (spirv:I, "
+            "spirv-asm:I)",
+            kind);
+  bool known = spirv;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
     known |= strcmp(kind, kinds[i]) == 0;
   CHECK_ARG(ctx, known,
             "unknown output kind '%.32s' (ir, llvm, bc, asm, obj, staticlib, sharedlib, header, "
-            "exe, spirv, spirv-asm, metadata or dot)",
+            "exe, spirv[:I], spirv-asm[:I], metadata or dot)",
             kind);
   const char *name = options->name ? options->name : graph->ir->name;
   CHECK_ARG(ctx, is_identifier(name) && strlen(name) <= 200,
@@ -246,7 +411,9 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
   dmlc_ir_graph *fused = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(ctx, graph->ir, &plan, &fused));
   dmlc_status status = DMLC_OK;
-  if (strcmp(kind, "ir") == 0) {
+  if (spirv) {
+    status = emit_spirv(&plan, kind, spirv_text, spirv_index, out_data, out_size, &ctx->diag);
+  } else if (strcmp(kind, "ir") == 0) {
     char *text = dmlc_ir_print(fused);
     if (text) {
       *out_data = text;
@@ -269,10 +436,17 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
         status = dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
       }
     } else if (status == DMLC_OK && (strcmp(kind, "metadata") == 0 || strcmp(kind, "dot") == 0)) {
-      const dmlc_aot_graph g = {graph->ir, fused, &plan, name, aot};
+      const bool metadata = strcmp(kind, "metadata") == 0;
+      dmlc_spirv_caps caps;
+      dmlc_aot_spirv modules = {0};
+      if (metadata)
+        status = spirv_modules(&plan, &caps, &modules, &ctx->diag);
+      const dmlc_aot_graph g = {graph->ir, fused, &plan, name, aot, metadata ? &modules : NULL};
       char *text = NULL;
-      status = strcmp(kind, "dot") == 0 ? dmlc_aot_dot(&g, &text, &ctx->diag)
-                                        : dmlc_aot_metadata(&g, &text, &ctx->diag);
+      if (status == DMLC_OK)
+        status = metadata ? dmlc_aot_metadata(&g, &text, &ctx->diag)
+                          : dmlc_aot_dot(&g, &text, &ctx->diag);
+      spirv_modules_free(&plan, &modules);
       if (status == DMLC_OK) {
         *out_data = text;
         *out_size = strlen(text);

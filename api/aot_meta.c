@@ -61,6 +61,80 @@ static void io_json(dmlc_strbuf *sb, const dmlc_ir_graph *g, const dmlc_graph_io
                      io->layout.size_bytes, io->layout.alignment);
 }
 
+/* The Vulkan features a module needs beyond Vulkan 1.2's core. */
+static void spirv_features(dmlc_strbuf *sb, bool nonuniform) {
+  dmlc_strbuf_append(sb, nonuniform ? "[\"shaderStorageBufferArrayDynamicIndexing\", "
+                                      "\"shaderStorageBufferArrayNonUniformIndexing\"]"
+                                    : "[]");
+}
+
+/* The "spirv" section: null without the Vulkan backend, {"error"} when a
+ * kernel has no module, else what an application needs to bind and
+ * dispatch the modules itself (docs/aot.md, "SPIR-V"). */
+static void spirv_json(dmlc_strbuf *sb, const dmlc_aot_graph *in) {
+  const dmlc_aot_spirv *s = in->spirv;
+  const dmlc_kernel_plan *plan = in->plan;
+  if (!s || !s->built) {
+    dmlc_strbuf_append(sb, "null");
+    return;
+  }
+  if (s->error) {
+    dmlc_strbuf_append(sb, "{\"error\": ");
+    quoted(sb, s->error);
+    dmlc_strbuf_append(sb, "}");
+    return;
+  }
+  const dmlc_spirv_caps *caps = s->caps;
+  bool nonuniform = false;
+  for (uint32_t k = 0; k < plan->num_kernels; k++)
+    nonuniform |= s->modules[k].nonuniform_indexing;
+  dmlc_strbuf_printf(sb,
+                     "{\n    \"target_env\": \"vulkan1.2\", \"spirv_version\": \"1.5\",\n"
+                     "    \"limits\": {\"max_workgroup_size\": %" PRIu32
+                     ", \"max_workgroup_count\": %" PRIu32 ", \"max_shared_bytes\": %" PRIu32
+                     ", \"max_storage_buffer_range\": %" PRIu64 "},\n    \"device_features\": ",
+                     caps->max_workgroup_size, caps->max_workgroup_count, caps->max_shared_bytes,
+                     caps->max_storage_range);
+  spirv_features(sb, nonuniform);
+  dmlc_strbuf_append(sb, ",\n    \"descriptor_set\": 0, \"buffer_size_multiple\": 4,\n"
+                         "    \"push_constants\": [{\"offset\": 0, \"size\": 4, \"type\": "
+                         "\"uint32\", \"meaning\": \"the first workgroup of the dispatch\"}],\n"
+                         "    \"kernels\": [\n");
+  for (uint32_t k = 0; k < plan->num_kernels; k++) {
+    const dmlc_kdesc *d = &plan->kernels[k];
+    const dmlc_spirv_module *m = &s->modules[k];
+    const uint64_t per = caps->max_workgroup_count;
+    uint64_t descriptors = 0;
+    for (uint32_t b = 0; b < m->num_bindings; b++)
+      descriptors += m->bindings[b].count;
+    dmlc_strbuf_printf(sb,
+                       "      {\"kernel\": %" PRIu32 ", \"entry_point\": \"main\", "
+                       "\"module_bytes\": %zu, \"local_size\": [%" PRIu32 ", 1, 1], "
+                       "\"workgroups\": %" PRIu64 ", \"max_workgroups_per_dispatch\": %" PRIu64
+                       ", \"dispatches\": %" PRIu64 ", \"descriptors\": %" PRIu64
+                       ", \"nonuniform_indexing\": %s, \"device_features\": ",
+                       k, m->num_words * 4, m->local_size, m->num_groups, per,
+                       (m->num_groups + per - 1) / per, descriptors,
+                       m->nonuniform_indexing ? "true" : "false");
+    spirv_features(sb, m->nonuniform_indexing);
+    dmlc_strbuf_append(sb, ",\n       \"bindings\": [");
+    for (uint32_t b = 0; b < m->num_bindings; b++) {
+      dmlc_strbuf_printf(sb,
+                         "%s\n         {\"binding\": %" PRIu32
+                         ", \"descriptor_type\": \"storage_buffer\", \"count\": %" PRIu32
+                         ", \"window_bytes\": %" PRIu64 ", \"buffer\": ",
+                         b ? "," : "", b, m->bindings[b].count, m->bindings[b].window_bytes);
+      if (b == 0 && !d->has_read)
+        dmlc_strbuf_append(sb, "{\"kind\": \"none\", \"index\": 0}");
+      else
+        binding_json(sb, b == 0 ? d->read_binding : d->outputs[b - 1].binding);
+      dmlc_strbuf_printf(sb, ", \"readonly\": %s}", b == 0 ? "true" : "false");
+    }
+    dmlc_strbuf_printf(sb, "]}%s\n", k + 1 < plan->num_kernels ? "," : "");
+  }
+  dmlc_strbuf_append(sb, "    ]\n  }");
+}
+
 static const char *const pfor_type =
     "void (*)(void *user, uint32_t count, void (*task)(void *arg, uint32_t i), void *arg)";
 
@@ -165,7 +239,9 @@ dmlc_status dmlc_aot_metadata(const dmlc_aot_graph *in, char **out, dmlc_diag *d
                        info->num_tasks, info->bytes_per_task, info->scratch_bytes,
                        info->has_finish ? "true" : "false", k + 1 < plan->num_kernels ? "," : "");
   }
-  dmlc_strbuf_append(&sb, "  ],\n  \"spirv\": null\n}\n");
+  dmlc_strbuf_append(&sb, "  ],\n  \"spirv\": ");
+  spirv_json(&sb, in);
+  dmlc_strbuf_append(&sb, "\n}\n");
   *out = dmlc_strbuf_finish(&sb);
   return *out ? DMLC_OK : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
 }

@@ -135,12 +135,16 @@ static const char compile_usage[] =
     "  staticlib  .a      an archive of the object, with its symbol index\n"
     "  header     .h      the entry points and every input's and output's layout\n"
     "  sharedlib  .so     a shared library of the object, linked by the C compiler\n"
-    "  metadata   .json   entry points, layouts, kernels and their task splits\n"
+    "  metadata   .json   entry points, layouts, kernels, task splits, SPIR-V dispatch\n"
     "  dot        .dot    the graph for Graphviz, kernels as clusters\n"
+    "  spirv      .spv    a Vulkan 1.2 compute module per kernel, validated\n"
+    "  spirv-asm  .spvasm its disassembly (spirv-as reassembles it)\n"
     "  exe        (none)  a program that runs the graph on .npy files (run it with\n"
     "                     --help); it needs libc and pthreads, no libdmlc\n"
-    "  spirv, spirv-asm: not built yet\n"
     "With several kinds OUT is a stem: each file is OUT plus the kind's extension.\n"
+    "spirv and spirv-asm with several kernels write STEM.kernelI.spv (.spvasm)\n"
+    "per kernel I, STEM being OUT less its extension (the stem with several kinds);\n"
+    "the metadata's \"spirv\" section says how to bind and dispatch them.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT         the output file (or stem)\n"
@@ -1437,6 +1441,78 @@ static int link_exe(dmlc_context *ctx, dmlc_graph *graph, const dmlc_aot_options
   return rc;
 }
 
+/* The spirv and spirv-asm kinds: one module (or its disassembly) per
+ * kernel. One kernel: OUT itself when it is the only kind, else OUT plus
+ * the extension. Several: STEM.kernelI plus the extension for each kernel
+ * I, STEM being OUT (less the extension when it is the only kind). The
+ * library says how many kernels there are only by refusing: plain "spirv"
+ * on several kernels, and then "spirv:I" past the last one (both
+ * DMLC_ERROR_INVALID_ARGUMENT; nothing else differs between the calls, so
+ * after kernel 0 compiled that refusal can only mean the end). */
+static int emit_spirv_files(dmlc_context *ctx, dmlc_graph *graph, const emit_kind *kind,
+                            const dmlc_aot_options *options, const char *output, bool only_kind,
+                            const char *input) {
+  const size_t ext_len = strlen(kind->extension), out_len = strlen(output);
+  size_t stem_len = out_len;
+  if (only_kind && out_len > ext_len && strcmp(output + out_len - ext_len, kind->extension) == 0)
+    stem_len -= ext_len;
+  void *data = NULL;
+  size_t size = 0;
+  dmlc_status status = dmlc_graph_emit(graph, kind->name, options, &data, &size);
+  if (status == DMLC_OK) {
+    char *path = malloc(out_len + ext_len + 1);
+    if (!path) {
+      dmlc_free(data);
+      return (error("out of memory"), EXIT_ERROR);
+    }
+    snprintf(path, out_len + ext_len + 1, "%s%s", output, only_kind ? "" : kind->extension);
+    const int rc = write_file(path, data, size);
+    free(path);
+    dmlc_free(data);
+    return rc;
+  }
+  if (status != DMLC_ERROR_INVALID_ARGUMENT)
+    return api_error(ctx, status, display_name(input));
+  /* Every module first, so that a kernel that fails leaves no files. */
+  struct module {
+    void *data;
+    size_t size;
+  } *modules = NULL;
+  unsigned n = 0;
+  int rc = EXIT_OK;
+  for (;; n++) {
+    char which[32];
+    snprintf(which, sizeof which, "%s:%u", kind->name, n);
+    status = dmlc_graph_emit(graph, which, options, &data, &size);
+    if (status == DMLC_ERROR_INVALID_ARGUMENT && n > 0)
+      break; /* past the last kernel */
+    struct module *grown = status == DMLC_OK ? realloc(modules, (n + 1) * sizeof *modules) : NULL;
+    if (status != DMLC_OK)
+      rc = api_error(ctx, status, display_name(input));
+    else if (!grown)
+      rc = (error("out of memory"), EXIT_ERROR);
+    if (rc != EXIT_OK) {
+      dmlc_free(data);
+      break;
+    }
+    modules = grown;
+    modules[n] = (struct module){data, size};
+  }
+  const size_t path_size = stem_len + 32 + ext_len;
+  char *path = rc == EXIT_OK ? malloc(path_size) : NULL;
+  if (rc == EXIT_OK && !path)
+    rc = (error("out of memory"), EXIT_ERROR);
+  for (unsigned k = 0; k < n && rc == EXIT_OK; k++) {
+    snprintf(path, path_size, "%.*s.kernel%u%s", (int)stem_len, output, k, kind->extension);
+    rc = write_file(path, modules[k].data, modules[k].size);
+  }
+  free(path);
+  for (unsigned k = 0; k < n; k++)
+    dmlc_free(modules[k].data);
+  free(modules);
+  return rc;
+}
+
 static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
   const char *input = NULL, *output = NULL, *emit = NULL;
   dmlc_aot_options options = {NULL, NULL, NULL, NULL, 2};
@@ -1504,6 +1580,10 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
   for (size_t j = 0; j < nkinds && rc == EXIT_OK; j++) {
     void *data = NULL;
     size_t size = 0;
+    if (strcmp(kinds[j]->name, "spirv") == 0 || strcmp(kinds[j]->name, "spirv-asm") == 0) {
+      rc = emit_spirv_files(ctx, graph, kinds[j], &options, output, nkinds == 1, input);
+      continue;
+    }
     const bool shared = strcmp(kinds[j]->name, "sharedlib") == 0;
     const bool exe = strcmp(kinds[j]->name, "exe") == 0;
     const dmlc_status status =

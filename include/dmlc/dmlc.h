@@ -180,10 +180,17 @@ typedef struct dmlc_aot_options {
  * NAME_run_parallel and NAME_run_workspace, needing no libdmlc), "header"
  * (their prototypes and the inputs' and outputs' layouts as constants) or
  * "staticlib" (an ar archive of the object, with its symbol index),
- * "metadata" (JSON) or "dot" (Graphviz). "sharedlib" is
+ * "metadata" (JSON) or "dot" (Graphviz). "spirv" is the SPIR-V module of
+ * a graph of one kernel (little-endian words; a Vulkan 1.2 compute shader,
+ * validated, needing no optional device feature: docs/aot.md), "spirv:I"
+ * that of kernel I of any graph; "spirv-asm" and "spirv-asm:I" their
+ * disassembly. Plain "spirv" on a graph of several kernels, and "spirv:I"
+ * past the last kernel, are DMLC_ERROR_INVALID_ARGUMENT (the message says
+ * how many there are); the metadata's "spirv" section says how to bind and
+ * dispatch each module. Without the Vulkan backend (-DDMLC_VULKAN=OFF) the
+ * SPIR-V kinds are DMLC_ERROR_UNSUPPORTED. "sharedlib" and "exe" are
  * DMLC_ERROR_UNSUPPORTED (the library runs no linker: `dmlc compile` links
- * the object with the C compiler), and so are "exe", "spirv" and
- * "spirv-asm" for now.
+ * the object with the C compiler).
  * *out_data (free with dmlc_free) holds *out_size bytes, plus a NUL. The
  * same graph and options give the same bytes. */
 DMLC_API dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind,
