@@ -276,6 +276,99 @@ DMLC_API dmlc_status dmlc_executable_input_info(const dmlc_executable *exe, size
 DMLC_API dmlc_status dmlc_executable_output_info(const dmlc_executable *exe, size_t index,
                                                  dmlc_tensor_info *out);
 
+/* ---- ONNX models and tensors (docs/onnx.md) ----
+ * A model's graph (ArgMax, ArgMin, Hardmax and the views around them:
+ * Identity, Reshape, Squeeze, Unsqueeze, Flatten, Constant) becomes a
+ * dmlc_graph; TensorProto files (.pb) are read and written as host tensors.
+ * Malformed files are errors naming the file and the problem, never reads
+ * outside the bytes given. */
+
+/* Gives a shape to what a model leaves symbolic. name is either a graph
+ * input's ONNX name (dims: that input's whole shape, dim_count its rank) or
+ * a symbolic dimension's name, an ONNX dim_param (dim_count 1: its value).
+ * Where a name is both, the input wins. Every dim is 1 to 2^32-1. */
+typedef struct dmlc_onnx_shape {
+  const char *name;
+  const uint64_t *dims;
+  uint32_t dim_count;
+} dmlc_onnx_shape;
+
+typedef struct dmlc_onnx_options {
+  const dmlc_onnx_shape *shapes; /* each must name an input or a dim_param of the model */
+  size_t shape_count;
+} dmlc_onnx_options;
+
+/* One input or output of an imported model, as ONNX declares it. */
+typedef struct dmlc_onnx_io {
+  const char *onnx_name; /* the model's name */
+  const char *name;      /* the graph's: onnx_name, made a valid dmlc name where it is not */
+  DML_TENSOR_DATA_TYPE data_type;
+  uint32_t rank; /* ONNX's: 0 for a scalar (shape ()), which the graph holds as [1] */
+  uint64_t dims[DMLC_MAX_RANK];
+} dmlc_onnx_io;
+
+/* What dmlc_graph_import_onnx_with_options saw of a model: one malloc'ed
+ * block (free it with dmlc_free). inputs and outputs are in the graph's
+ * order, so inputs[i] describes the executable's input i. */
+typedef struct dmlc_onnx_signature {
+  int64_t ir_version;
+  int64_t opset; /* of the default domain ("" or "ai.onnx") */
+  size_t input_count, output_count;
+  const dmlc_onnx_io *inputs, *outputs;
+} dmlc_onnx_signature;
+
+/* Imports an ONNX model (a ModelProto: the bytes of a .onnx file) as a new
+ * graph, the way dmlc_graph_parse reads IR text. filename is used in
+ * messages ("model.onnx: node 'am' (ArgMax, opset 13): ..."). An op, opset,
+ * data type or domain dmlc does not map is DMLC_ERROR_UNSUPPORTED; a
+ * malformed file or graph, and a symbolic dim left unbound, are
+ * DMLC_ERROR_INVALID_ARGUMENT. */
+DMLC_API dmlc_status dmlc_graph_import_onnx(dmlc_context *ctx, const void *bytes, size_t size,
+                                            const char *filename, dmlc_graph **out);
+/* dmlc_graph_import_onnx with symbolic dims bound by options (may be NULL).
+ * out and out_signature may each be NULL (not both); *out_signature
+ * receives the model's inputs and outputs with their ONNX names and
+ * shapes. */
+DMLC_API dmlc_status dmlc_graph_import_onnx_with_options(dmlc_context *ctx, const void *bytes,
+                                                         size_t size, const char *filename,
+                                                         const dmlc_onnx_options *options,
+                                                         dmlc_graph **out,
+                                                         dmlc_onnx_signature **out_signature);
+
+/* A tensor in host memory, as a TensorProto holds it. */
+typedef struct dmlc_onnx_tensor {
+  const char *name; /* "" when the file names none */
+  DML_TENSOR_DATA_TYPE data_type;
+  uint32_t rank; /* 0: a scalar, ONNX's shape () (one element) */
+  uint64_t dims[DMLC_MAX_RANK];
+  uint64_t element_count; /* the product of dims (1 for a scalar) */
+  uint64_t size_bytes;    /* element_count * dmlc_data_type_size(data_type) */
+  void *data;             /* row-major, packed, in the host's byte order */
+} dmlc_onnx_tensor;
+
+/* Decodes a TensorProto (the bytes of a .pb file, as ONNX's test data
+ * holds inputs and outputs) from raw_data or the typed field of its data
+ * type. *out is one malloc'ed block, data 64-byte aligned: free it with
+ * dmlc_free. Data types dmlc lacks (bool, strings, bfloat16, complex, ...),
+ * external data, empty tensors and ranks over 8 are errors. */
+DMLC_API dmlc_status dmlc_onnx_tensor_parse(dmlc_context *ctx, const void *bytes, size_t size,
+                                             const char *filename, dmlc_onnx_tensor **out);
+/* dmlc_onnx_tensor_parse of a whole file; DMLC_ERROR_IO when it cannot be
+ * read. */
+DMLC_API dmlc_status dmlc_onnx_tensor_read_file(dmlc_context *ctx, const char *path,
+                                                dmlc_onnx_tensor **out);
+/* Encodes tensor as a TensorProto: name (NULL or "": none), data_type,
+ * dims (rank 0: shape ()) and raw_data, little-endian. Reads name,
+ * data_type, rank, dims and data (the product of dims times the element
+ * size, in bytes); element_count and size_bytes are not read. *out_bytes
+ * (free with dmlc_free) holds *out_size bytes. */
+DMLC_API dmlc_status dmlc_onnx_tensor_encode(dmlc_context *ctx, const dmlc_onnx_tensor *tensor,
+                                             void **out_bytes, size_t *out_size);
+/* dmlc_onnx_tensor_encode into a file (replaced); DMLC_ERROR_IO when it
+ * cannot be written. */
+DMLC_API dmlc_status dmlc_onnx_tensor_write_file(dmlc_context *ctx, const char *path,
+                                                 const dmlc_onnx_tensor *tensor);
+
 /* ---- data types ---- */
 /* Bytes per element of a DML data type; 0 for one dmlc does not know. */
 DMLC_API uint32_t dmlc_data_type_size(DML_TENSOR_DATA_TYPE type);
