@@ -21,10 +21,9 @@ static dmlc_status wrap_graph(dmlc_context *ctx, dmlc_ir_graph *ir, dmlc_graph *
   return DMLC_OK;
 }
 
-dmlc_status dmlc_graph_import_onnx_with_options(dmlc_context *ctx, const void *bytes,
-                                                size_t size, const char *filename,
-                                                const dmlc_onnx_options *options,
-                                                dmlc_graph **out,
+dmlc_status dmlc_graph_import_onnx_with_options(dmlc_context *ctx, const void *bytes, size_t size,
+                                                const char *filename,
+                                                const dmlc_onnx_options *options, dmlc_graph **out,
                                                 dmlc_onnx_signature **out_signature) {
   if (!ctx)
     return DMLC_ERROR_INVALID_ARGUMENT;
@@ -35,9 +34,8 @@ dmlc_status dmlc_graph_import_onnx_with_options(dmlc_context *ctx, const void *b
     *out_signature = NULL;
   CHECK_ARG(ctx, bytes || size == 0, "dmlc_graph_import_onnx: bytes is NULL");
   dmlc_ir_graph *ir = NULL;
-  DMLC_RETURN_IF_ERROR(dmlc_onnx_import(bytes ? bytes : "", size,
-                                        filename ? filename : "<model>", options,
-                                        out ? &ir : NULL, out_signature, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_onnx_import(bytes ? bytes : "", size, filename ? filename : "<model>",
+                                        options, out ? &ir : NULL, out_signature, &ctx->diag));
   if (!out)
     return DMLC_OK;
   const dmlc_status st = wrap_graph(ctx, ir, out);
@@ -144,8 +142,7 @@ dmlc_status dmlc_onnx_tensor_write_file(dmlc_context *ctx, const char *path,
   FILE *f = fopen(path, "wb");
   if (!f) {
     free(bytes);
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_IO, "%s: cannot create: %s", path,
-                         strerror(errno));
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
   }
   const bool written = fwrite(bytes, 1, size, f) == size;
   const bool closed = fclose(f) == 0;

@@ -358,8 +358,8 @@ dmlc_status onnx_attr_flag(onnx_import *im, const char *name, int64_t fallback, 
   return DMLC_OK;
 }
 
-dmlc_status onnx_axis(onnx_import *im, int64_t axis, uint32_t rank, uint32_t span,
-                      bool from_end_ok, const char *what, uint32_t *out) {
+dmlc_status onnx_axis(onnx_import *im, int64_t axis, uint32_t rank, uint32_t span, bool from_end_ok,
+                      const char *what, uint32_t *out) {
   const int64_t hi = (int64_t)rank - 1 + span, lo = from_end_ok ? -(int64_t)rank : 0;
   if (axis < 0 && !from_end_ok && axis >= -(int64_t)rank)
     return onnx_node_fail(im, INVALID,
@@ -384,8 +384,7 @@ static dmlc_status find_opset(onnx_import *im) {
     if (!is_default_domain(o->domain))
       continue;
     if (!o->has_version)
-      return fail(im, INVALID, "opset_import[%zu] (domain '%s') has no version", i,
-                  str(o->domain));
+      return fail(im, INVALID, "opset_import[%zu] (domain '%s') has no version", i, str(o->domain));
     if (found && o->version != im->opset)
       return fail(im, INVALID,
                   "opset_import names ONNX's default domain twice, with opsets %" PRId64
@@ -399,8 +398,10 @@ static dmlc_status find_opset(onnx_import *im) {
                 "the model imports no opset of ONNX's default domain ('' or 'ai.onnx') in "
                 "opset_import");
   if (im->opset < 1)
-    return fail(im, INVALID, "the model imports opset %" PRId64 " of the default domain; opsets "
-                "start at 1", im->opset);
+    return fail(im, INVALID,
+                "the model imports opset %" PRId64 " of the default domain; opsets "
+                "start at 1",
+                im->opset);
   if (im->opset > DMLC_ONNX_MAX_OPSET)
     return fail(im, UNSUPPORTED,
                 "the model imports opset %" PRId64 " of the default domain; dmlc knows opsets 1 "
@@ -567,20 +568,23 @@ static dmlc_status value_info_dtype(onnx_import *im, const Onnx__ValueInfoProto 
 
 /* One dim of a graph input: the model's value, a symbolic dim's value, or
  * the options' shape for the input (bound, may be NULL). */
-static dmlc_status input_dim(onnx_import *im, const char *name,
-                             const Onnx__TensorShapeProto *shape, const dmlc_onnx_shape *bound,
-                             uint32_t d, uint32_t *out) {
+static dmlc_status input_dim(onnx_import *im, const char *name, const Onnx__TensorShapeProto *shape,
+                             const dmlc_onnx_shape *bound, uint32_t d, uint32_t *out) {
   const Onnx__TensorShapeProto__Dimension *dim = shape ? shape->dim[d] : NULL;
   if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
     const int64_t v = dim->dim_value;
     if (v < 0)
       return fail(im, INVALID, "input '%.*s': dim %u is %" PRId64, Q, name, d, v);
     if (v == 0)
-      return fail(im, UNSUPPORTED, "input '%.*s': dim %u is 0: an empty tensor, which dmlc does "
-                  "not have", Q, name, d);
+      return fail(im, UNSUPPORTED,
+                  "input '%.*s': dim %u is 0: an empty tensor, which dmlc does "
+                  "not have",
+                  Q, name, d);
     if ((uint64_t)v > UINT32_MAX)
-      return fail(im, UNSUPPORTED, "input '%.*s': dim %u is %" PRId64 "; dmlc's dims are at most "
-                  "4294967295", Q, name, d, v);
+      return fail(im, UNSUPPORTED,
+                  "input '%.*s': dim %u is %" PRId64 "; dmlc's dims are at most "
+                  "4294967295",
+                  Q, name, d, v);
     if (bound && bound->dims[d] != (uint64_t)v)
       return fail(im, INVALID,
                   "input '%.*s': dim %u is %" PRId64 " in the model, but the shape given for it "
@@ -640,8 +644,8 @@ static dmlc_status add_input(onnx_import *im, size_t index, const dmlc_onnx_shap
                 "input '%.*s' has no shape; give it one (dmlc_onnx_options, '%.*s' = DIMS)", Q,
                 name, Q, name);
   if (shape && bound && shape->n_dim != bound->dim_count)
-    return fail(im, INVALID, "input '%.*s' has rank %zu, but the shape given for it has %u dims",
-                Q, name, shape->n_dim, bound->dim_count);
+    return fail(im, INVALID, "input '%.*s' has rank %zu, but the shape given for it has %u dims", Q,
+                name, shape->n_dim, bound->dim_count);
   const size_t rank = shape ? shape->n_dim : bound->dim_count;
   if (rank > DMLC_MAX_RANK)
     return fail(im, UNSUPPORTED, "input '%.*s' has rank %zu; dmlc's tensors have at most %d dims",
@@ -652,9 +656,8 @@ static dmlc_status add_input(onnx_import *im, size_t index, const dmlc_onnx_shap
     DMLC_RETURN_IF_ERROR(input_dim(im, name, shape, bound, d, &v.dims[d]));
     elements *= v.dims[d];
     if (elements > MAX_ELEMENTS)
-      return fail(im, UNSUPPORTED,
-                  "input '%.*s' has more than %" PRIu64 " elements, dmlc's most", Q, name,
-                  MAX_ELEMENTS);
+      return fail(im, UNSUPPORTED, "input '%.*s' has more than %" PRIu64 " elements, dmlc's most",
+                  Q, name, MAX_ELEMENTS);
   }
   const uint32_t k = im->ir->num_inputs;
   DMLC_RETURN_IF_ERROR(
@@ -723,8 +726,8 @@ static dmlc_status map_node(onnx_import *im, uint32_t index) {
   if (!op) {
     char ops[256];
     onnx_op_list(ops, sizeof ops);
-    return onnx_node_fail(im, UNSUPPORTED, "dmlc does not map %.*s (it maps %s)", Q,
-                          node->op_type, ops);
+    return onnx_node_fail(im, UNSUPPORTED, "dmlc does not map %.*s (it maps %s)", Q, node->op_type,
+                          ops);
   }
   for (size_t i = 0; op->versions[i] && op->versions[i] <= im->opset; i++)
     im->op_version = op->versions[i];
@@ -759,15 +762,18 @@ static dmlc_status check_declared_output(onnx_import *im, const Onnx__ValueInfoP
   dmlc_dtype dtype;
   DMLC_RETURN_IF_ERROR(value_info_dtype(im, vi, "output", &dtype));
   if (dtype != v->dtype)
-    return fail(im, INVALID, "output '%.*s' is declared %s, but the graph computes %s", Q, name,
-                dmlc_onnx_data_type_name(vi->type->tensor_type->elem_type),
-                dmlc_onnx_data_type_name(dmlc_onnx_data_type_from_dml(dmlc_dtype_get(v->dtype)->dml)));
+    return fail(
+        im, INVALID, "output '%.*s' is declared %s, but the graph computes %s", Q, name,
+        dmlc_onnx_data_type_name(vi->type->tensor_type->elem_type),
+        dmlc_onnx_data_type_name(dmlc_onnx_data_type_from_dml(dmlc_dtype_get(v->dtype)->dml)));
   const Onnx__TensorShapeProto *shape = declared_shape(vi);
   if (!shape)
     return DMLC_OK;
   if (shape->n_dim != v->rank)
-    return fail(im, INVALID, "output '%.*s' is declared with rank %zu, but the graph computes rank "
-                "%u", Q, name, shape->n_dim, v->rank);
+    return fail(im, INVALID,
+                "output '%.*s' is declared with rank %zu, but the graph computes rank "
+                "%u",
+                Q, name, shape->n_dim, v->rank);
   for (uint32_t d = 0; d < v->rank; d++) {
     const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
     uint64_t want = 0;
@@ -778,8 +784,10 @@ static dmlc_status check_declared_output(onnx_import *im, const Onnx__ValueInfoP
     else
       continue;
     if (want != v->dims[d])
-      return fail(im, INVALID, "output '%.*s': dim %u is declared %" PRId64 ", but the graph "
-                  "computes %u", Q, name, d, (int64_t)want, v->dims[d]);
+      return fail(im, INVALID,
+                  "output '%.*s': dim %u is declared %" PRId64 ", but the graph "
+                  "computes %u",
+                  Q, name, d, (int64_t)want, v->dims[d]);
   }
   return DMLC_OK;
 }
@@ -799,12 +807,16 @@ static dmlc_status add_outputs(onnx_import *im) {
       return fail(im, INVALID, "output %zu has no name", i);
     const uint32_t index = onnx_names_find(&im->names, name);
     if (index == UINT32_MAX)
-      return fail(im, INVALID, "output '%.*s' is defined nowhere: no graph input or node output "
-                  "has that name", Q, name);
+      return fail(im, INVALID,
+                  "output '%.*s' is defined nowhere: no graph input or node output "
+                  "has that name",
+                  Q, name);
     const onnx_value *v = &im->values[index];
     if (v->constant != ONNX_NOT_CONSTANT)
-      return fail(im, UNSUPPORTED, "output '%.*s' is a constant (an initializer or a Constant's "
-                  "output); dmlc's graphs compute their outputs", Q, name);
+      return fail(im, UNSUPPORTED,
+                  "output '%.*s' is a constant (an initializer or a Constant's "
+                  "output); dmlc's graphs compute their outputs",
+                  Q, name);
     DMLC_RETURN_IF_ERROR(check_declared_output(im, vi, v));
     const size_t k = g->n_input + i;
     DMLC_RETURN_IF_ERROR(

@@ -40,7 +40,7 @@ typedef struct onnx_import {
   uint32_t num_values, cap_values;
   onnx_constant *constants;
   uint32_t num_constants, cap_constants;
-  onnx_name_table names;    /* value name -> index in values, as defined so far */
+  onnx_name_table names;     /* value name -> index in values, as defined so far */
   onnx_name_table producers; /* node output name -> node index, for messages */
   /* symbolic dims (dim_param) with a value: name -> index in dim_values */
   onnx_name_table dim_params;
@@ -108,8 +108,8 @@ dmlc_status onnx_attr_flag(onnx_import *im, const char *name, int64_t fallback, 
  * versions of opset 11 on) normalized into [0, rank-1+span], or a failure
  * naming what ("axis", "axes[1]"). span is 1 for Flatten, whose axis may
  * be rank, 0 elsewhere. */
-dmlc_status onnx_axis(onnx_import *im, int64_t axis, uint32_t rank, uint32_t span,
-                      bool from_end_ok, const char *what, uint32_t *out);
+dmlc_status onnx_axis(onnx_import *im, int64_t axis, uint32_t rank, uint32_t span, bool from_end_ok,
+                      const char *what, uint32_t *out);
 
 /* ---- the op table (ops.c) ---- */
 typedef dmlc_status (*onnx_map_fn)(onnx_import *im);

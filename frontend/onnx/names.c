@@ -54,7 +54,9 @@ void onnx_names_free(onnx_name_table *t) {
   *t = (onnx_name_table){0};
 }
 
-static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 void onnx_valid_name(const char *name, const char *fallback, bool c_name,

@@ -22,7 +22,7 @@ dmlc_status dmlc_onnx_import(const void *bytes, size_t size, const char *filenam
 
 /* Decodes a TensorProto file into one malloc'ed block. */
 dmlc_status dmlc_onnx_decode_tensor(const void *bytes, size_t size, const char *filename,
-                                   dmlc_onnx_tensor **out, dmlc_diag *diag);
+                                    dmlc_onnx_tensor **out, dmlc_diag *diag);
 /* Encodes t as a TensorProto (raw_data, little-endian) into a malloc'ed
  * buffer of *out_size bytes (plus a NUL). */
 dmlc_status dmlc_onnx_encode_tensor(const dmlc_onnx_tensor *t, void **out_bytes, size_t *out_size,

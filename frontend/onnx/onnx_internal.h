@@ -50,9 +50,8 @@ dmlc_status dmlc_onnx_wire_check(const ProtobufCMessageDescriptor *desc, const v
                                  size_t size, const char *filename, dmlc_diag *diag);
 /* Checks the bytes (dmlc_onnx_wire_check), then decodes them with
  * protobuf-c; free the result with protobuf_c_message_free_unpacked. */
-dmlc_status dmlc_onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes,
-                             size_t size, const char *filename, ProtobufCMessage **out,
-                             dmlc_diag *diag);
+dmlc_status dmlc_onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes, size_t size,
+                             const char *filename, ProtobufCMessage **out, dmlc_diag *diag);
 
 /* ---- tensors (tensor.c) ---- */
 /* Decodes a TensorProto into one malloc'ed dmlc_onnx_tensor. Messages read
@@ -61,8 +60,7 @@ dmlc_status dmlc_onnx_unpack(const ProtobufCMessageDescriptor *desc, const void 
  * allow_empty admits dims of 0 (no elements): a model's constants may be
  * empty (the shape [] of a reshape to a scalar), dmlc's tensors not. */
 dmlc_status dmlc_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *what,
-                                        bool allow_empty, dmlc_onnx_tensor **out,
-                                        dmlc_diag *diag);
+                                        bool allow_empty, dmlc_onnx_tensor **out, dmlc_diag *diag);
 
 /* ---- a table of names (names.c) ----
  * An open-addressing hash table from NUL-terminated names (not copied: they
@@ -71,7 +69,7 @@ typedef struct onnx_name_table {
   struct onnx_name_slot {
     const char *name; /* NULL: an empty slot */
     uint32_t index;
-  } *slots;
+  } * slots;
   size_t cap, count; /* cap is 0 or a power of two */
 } onnx_name_table;
 

@@ -27,8 +27,8 @@ static dmlc_status check_outputs(onnx_import *im, uint32_t max) {
   if (im->node->n_output == 0)
     return onnx_node_fail(im, INVALID, "the node has no output");
   if (im->node->n_output > max)
-    return onnx_node_fail(im, INVALID, "the node has %zu outputs; %s has %u",
-                          im->node->n_output, im->node->op_type, max);
+    return onnx_node_fail(im, INVALID, "the node has %zu outputs; %s has %u", im->node->n_output,
+                          im->node->op_type, max);
   return DMLC_OK;
 }
 
@@ -80,12 +80,12 @@ static dmlc_status map_arg_reduce(onnx_import *im) {
                           ONNX_QUOTE_MAX, x->name, im->node->op_type);
   uint32_t axis;
   bool keepdims, last;
-  DMLC_RETURN_IF_ERROR(onnx_axis(im, onnx_attr_int(im, "axis", 0), x->rank, 0,
-                                 im->op_version >= 11, "axis", &axis));
+  DMLC_RETURN_IF_ERROR(
+      onnx_axis(im, onnx_attr_int(im, "axis", 0), x->rank, 0, im->op_version >= 11, "axis", &axis));
   DMLC_RETURN_IF_ERROR(onnx_attr_flag(im, "keepdims", 1, &keepdims));
   DMLC_RETURN_IF_ERROR(onnx_attr_flag(im, "select_last_index", 0, &last));
-  dmlc_node n = dmlc_node_make(strcmp(im->node->op_type, "ArgMax") == 0 ? DMLC_OP_ARGMAX
-                                                                         : DMLC_OP_ARGMIN);
+  dmlc_node n =
+      dmlc_node_make(strcmp(im->node->op_type, "ArgMax") == 0 ? DMLC_OP_ARGMAX : DMLC_OP_ARGMIN);
   n.num_operands = 1;
   n.operands[0] = x->ir;
   n.num_axes = 1;
@@ -205,8 +205,8 @@ static dmlc_status map_reshape(onnx_import *im) {
                             i, i, x->rank);
     if (s == -1) {
       if (infer >= 0)
-        return onnx_node_fail(im, INVALID, "shape[%d] and shape[%u] are both -1; at most one may be",
-                              infer, i);
+        return onnx_node_fail(im, INVALID,
+                              "shape[%d] and shape[%u] are both -1; at most one may be", infer, i);
       infer = (int)i;
       dims[i] = 1;
       continue;
@@ -233,9 +233,8 @@ static dmlc_status map_reshape(onnx_import *im) {
       snprintf(text + strlen(text), sizeof text - strlen(text), "%s%" PRId64, i ? ", " : "",
                (int64_t)shown[i]);
     snprintf(text + strlen(text), sizeof text - strlen(text), "]");
-    return onnx_node_fail(im, INVALID,
-                          "shape %s does not fit the input's %" PRIu64 " elements", text,
-                          in_count);
+    return onnx_node_fail(im, INVALID, "shape %s does not fit the input's %" PRIu64 " elements",
+                          text, in_count);
   }
   onnx_value r;
   DMLC_RETURN_IF_ERROR(onnx_view(im, x, count, dims, &r));
@@ -310,8 +309,8 @@ static dmlc_status map_squeeze(onnx_import *im) {
     if (!(mask & (1u << i))) {
       dims[rank++] = x->dims[i];
     } else if (x->dims[i] != 1) {
-      return onnx_node_fail(im, INVALID, "axis %u has size %u; only size-1 axes can be squeezed",
-                            i, x->dims[i]);
+      return onnx_node_fail(im, INVALID, "axis %u has size %u; only size-1 axes can be squeezed", i,
+                            x->dims[i]);
     }
   }
   onnx_value r;
@@ -330,14 +329,14 @@ static dmlc_status map_unsqueeze(onnx_import *im) {
   bool present;
   DMLC_RETURN_IF_ERROR(node_axes(im, &axes, &count, &present));
   if (!present)
-    return onnx_node_fail(im, INVALID, im->op_version >= 13 ? "input 1 (axes) is missing"
-                                                            : "attribute 'axes' is missing");
+    return onnx_node_fail(im, INVALID,
+                          im->op_version >= 13 ? "input 1 (axes) is missing"
+                                               : "attribute 'axes' is missing");
   if (count == 0)
     return onnx_node_fail(im, INVALID, "axes is empty");
   if (count > DMLC_MAX_RANK - x->rank)
-    return onnx_node_fail(im, UNSUPPORTED,
-                          "%u axes on rank %u make more than %d dims, dmlc's most", count, x->rank,
-                          DMLC_MAX_RANK);
+    return onnx_node_fail(im, UNSUPPORTED, "%u axes on rank %u make more than %d dims, dmlc's most",
+                          count, x->rank, DMLC_MAX_RANK);
   const uint32_t rank = x->rank + count;
   DMLC_RETURN_IF_ERROR(axes_mask(im, axes, count, rank, &mask));
   uint32_t dims[DMLC_MAX_RANK];
@@ -360,8 +359,8 @@ static dmlc_status map_flatten(onnx_import *im) {
   DMLC_RETURN_IF_ERROR(onnx_node_input(im, 0, true, false, &x));
   /* axis is in [0, rank] (from Flatten-11 also [-rank, -1]). */
   uint32_t axis;
-  DMLC_RETURN_IF_ERROR(onnx_axis(im, onnx_attr_int(im, "axis", 1), x->rank, 1,
-                                 im->op_version >= 11, "axis", &axis));
+  DMLC_RETURN_IF_ERROR(
+      onnx_axis(im, onnx_attr_int(im, "axis", 1), x->rank, 1, im->op_version >= 11, "axis", &axis));
   uint32_t dims[2] = {1, 1};
   for (uint32_t i = 0; i < x->rank; i++)
     dims[i >= axis] *= x->dims[i];

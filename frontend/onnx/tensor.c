@@ -32,9 +32,9 @@ static void copy_little_endian(void *dst, const void *src, uint64_t count, uint3
 /* ---- decoding ---- */
 
 static const char *const field_names[] = {
-    [ONNX_FIELD_NONE] = "raw_data",        [ONNX_FIELD_FLOAT] = "float_data",
-    [ONNX_FIELD_INT32] = "int32_data",     [ONNX_FIELD_INT64] = "int64_data",
-    [ONNX_FIELD_DOUBLE] = "double_data",   [ONNX_FIELD_UINT64] = "uint64_data",
+    [ONNX_FIELD_NONE] = "raw_data",      [ONNX_FIELD_FLOAT] = "float_data",
+    [ONNX_FIELD_INT32] = "int32_data",   [ONNX_FIELD_INT64] = "int64_data",
+    [ONNX_FIELD_DOUBLE] = "double_data", [ONNX_FIELD_UINT64] = "uint64_data",
 };
 
 /* How many values tp holds in the typed field f. */
@@ -65,7 +65,7 @@ static dmlc_status check_type(const Onnx__TensorProto *tp, const char *what,
     dmlc_onnx_describe_lacking_type(tp->data_type, type, sizeof type);
     return dmlc_diag_set(diag,
                          dmlc_onnx_data_type_name(tp->data_type) ? DMLC_ERROR_UNSUPPORTED
-                                                                  : DMLC_ERROR_INVALID_ARGUMENT,
+                                                                 : DMLC_ERROR_INVALID_ARGUMENT,
                          "%s: %s", what, type);
   }
   return DMLC_OK;
@@ -74,8 +74,7 @@ static dmlc_status check_type(const Onnx__TensorProto *tp, const char *what,
 static dmlc_status check_storage(const Onnx__TensorProto *tp, const char *what, dmlc_diag *diag) {
   const bool external =
       tp->n_external_data > 0 ||
-      (tp->has_data_location &&
-       tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+      (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
   if (external) {
     const char *location = "";
     for (size_t i = 0; i < tp->n_external_data; i++)
@@ -94,8 +93,8 @@ static dmlc_status check_storage(const Onnx__TensorProto *tp, const char *what, 
 static dmlc_status check_dims(const Onnx__TensorProto *tp, const char *what, bool allow_empty,
                               dmlc_onnx_tensor *t, dmlc_diag *diag) {
   if (tp->n_dims > DMLC_MAX_RANK)
-    return UNSUPPORTED(diag, "%s: rank %zu; dmlc's tensors have at most %d dims", what,
-                       tp->n_dims, DMLC_MAX_RANK);
+    return UNSUPPORTED(diag, "%s: rank %zu; dmlc's tensors have at most %d dims", what, tp->n_dims,
+                       DMLC_MAX_RANK);
   t->rank = (uint32_t)tp->n_dims;
   t->element_count = 1;
   for (uint32_t i = 0; i < t->rank; i++) {
@@ -103,8 +102,8 @@ static dmlc_status check_dims(const Onnx__TensorProto *tp, const char *what, boo
     if (d < 0)
       return INVALID(diag, "%s: dims[%u] is %" PRId64 "; dims are at least 0", what, i, d);
     if (d == 0 && !allow_empty)
-      return UNSUPPORTED(diag, "%s: dims[%u] is 0: an empty tensor, which dmlc does not have",
-                         what, i);
+      return UNSUPPORTED(diag, "%s: dims[%u] is 0: an empty tensor, which dmlc does not have", what,
+                         i);
     if (t->element_count > 0 && (uint64_t)d > MAX_ELEMENTS / t->element_count)
       return UNSUPPORTED(diag,
                          "%s: dims[%u] is %" PRId64 ", which makes more than %" PRIu64
@@ -130,8 +129,8 @@ static dmlc_status check_data(const Onnx__TensorProto *tp, const char *what,
       return INVALID(diag, "%s: holds data in both %s and %s", what, holder, field_names[f]);
     holder = field_names[f];
     if (f != want)
-      return INVALID(diag, "%s: holds %s elements in %s; they belong in %s or raw_data", what,
-                     type, field_names[f], field_names[want]);
+      return INVALID(diag, "%s: holds %s elements in %s; they belong in %s or raw_data", what, type,
+                     field_names[f], field_names[want]);
   }
   if (tp->n_string_data > 0)
     return INVALID(diag, "%s: holds string_data, but its data type is %s", what, type);
@@ -149,8 +148,8 @@ static dmlc_status check_data(const Onnx__TensorProto *tp, const char *what,
     return DMLC_OK;
   }
   if ((uint64_t)field_count(tp, want) != t->element_count)
-    return INVALID(diag, "%s: %s holds %zu values; dims %s need %" PRIu64, what,
-                   field_names[want], field_count(tp, want), dims, t->element_count);
+    return INVALID(diag, "%s: %s holds %zu values; dims %s need %" PRIu64, what, field_names[want],
+                   field_count(tp, want), dims, t->element_count);
   return DMLC_OK;
 }
 
@@ -175,8 +174,8 @@ static dmlc_status check_range(const Onnx__TensorProto *tp, const char *what, dm
   case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
     for (size_t i = 0; i < tp->n_uint64_data; i++)
       if (tp->uint64_data[i] > UINT32_MAX)
-        return INVALID(diag, "%s: uint64_data[%zu] is %" PRIu64 ", outside UINT32's range", what,
-                       i, tp->uint64_data[i]);
+        return INVALID(diag, "%s: uint64_data[%zu] is %" PRIu64 ", outside UINT32's range", what, i,
+                       tp->uint64_data[i]);
     return DMLC_OK;
   default:
     return DMLC_OK;
@@ -225,8 +224,7 @@ static void copy_typed(const Onnx__TensorProto *tp, void *data, uint64_t count, 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 dmlc_status dmlc_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *what,
-                                        bool allow_empty, dmlc_onnx_tensor **out,
-                                        dmlc_diag *diag) {
+                                        bool allow_empty, dmlc_onnx_tensor **out, dmlc_diag *diag) {
   *out = NULL;
   dmlc_onnx_tensor t = {0};
   DMLC_RETURN_IF_ERROR(check_type(tp, what, &t.data_type, diag));
@@ -259,7 +257,7 @@ dmlc_status dmlc_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char 
 }
 
 dmlc_status dmlc_onnx_decode_tensor(const void *bytes, size_t size, const char *filename,
-                                   dmlc_onnx_tensor **out, dmlc_diag *diag) {
+                                    dmlc_onnx_tensor **out, dmlc_diag *diag) {
   *out = NULL;
   ProtobufCMessage *msg;
   DMLC_RETURN_IF_ERROR(

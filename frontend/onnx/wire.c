@@ -25,8 +25,8 @@ enum {
 };
 
 static const char *const wire_names[8] = {
-    "0 (varint)",      "1 (64-bit)",    "2 (length-delimited)", "3 (group start)",
-    "4 (group end)",   "5 (32-bit)",    "6 (undefined)",        "7 (undefined)",
+    "0 (varint)",    "1 (64-bit)", "2 (length-delimited)", "3 (group start)",
+    "4 (group end)", "5 (32-bit)", "6 (undefined)",        "7 (undefined)",
 };
 
 typedef struct wire_walk {
@@ -164,11 +164,11 @@ static dmlc_status check_field(const wire_walk *w, const ProtobufCMessageDescrip
   if (!field)
     return DMLC_OK; /* unknown to the schema: protobuf-c keeps it aside */
   const int want = scalar_wire_type(field->type);
-  const bool packed = field->label == PROTOBUF_C_LABEL_REPEATED && want != WIRE_LENGTH &&
-                      wire_type == WIRE_LENGTH;
+  const bool packed =
+      field->label == PROTOBUF_C_LABEL_REPEATED && want != WIRE_LENGTH && wire_type == WIRE_LENGTH;
   if (wire_type != want && !packed) {
-    snprintf(problem, sizeof problem, "field %u has wire type %s; the schema wants %s",
-             field->id, wire_names[wire_type], wire_names[want]);
+    snprintf(problem, sizeof problem, "field %u has wire type %s; the schema wants %s", field->id,
+             wire_names[wire_type], wire_names[want]);
     return wire_fail(w, key, desc, field, problem);
   }
   if (packed)
@@ -196,8 +196,7 @@ static dmlc_status check_message(const wire_walk *w, const ProtobufCMessageDescr
     const uint64_t number = tag >> 3;
     if (number == 0 || number > 0x1fffffff) {
       char problem[96];
-      snprintf(problem, sizeof problem, "field number %" PRIu64 ", outside 1 to 536870911",
-               number);
+      snprintf(problem, sizeof problem, "field number %" PRIu64 ", outside 1 to 536870911", number);
       return wire_fail(w, key, desc, NULL, problem);
     }
     const ProtobufCFieldDescriptor *field =
@@ -213,13 +212,12 @@ dmlc_status dmlc_onnx_wire_check(const ProtobufCMessageDescriptor *desc, const v
   return check_message(&w, desc, bytes, (const uint8_t *)bytes + size, 0);
 }
 
-dmlc_status dmlc_onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes,
-                             size_t size, const char *filename, ProtobufCMessage **out,
-                             dmlc_diag *diag) {
+dmlc_status dmlc_onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes, size_t size,
+                             const char *filename, ProtobufCMessage **out, dmlc_diag *diag) {
   *out = NULL;
   if (size == 0)
-    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
-                         "%s: the file is empty, not an %s", filename, desc->name);
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "%s: the file is empty, not an %s",
+                         filename, desc->name);
   DMLC_RETURN_IF_ERROR(dmlc_onnx_wire_check(desc, bytes, size, filename, diag));
   *out = protobuf_c_message_unpack(desc, NULL, size, bytes);
   if (!*out)
