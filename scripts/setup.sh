@@ -10,7 +10,7 @@ packages=(
   spirv-tools spirv-headers
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   check libsubunit-dev
-  libprotobuf-c-dev protobuf-c-compiler libonnx-testdata
+  libprotobuf-c-dev protobuf-c-compiler libonnx-testdata libonnx-dev protobuf-compiler python3-onnx
   python3 python3-numpy
   graphviz qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )

@@ -352,7 +352,7 @@ typedef struct dmlc_onnx_tensor {
  * dmlc_free. Data types dmlc lacks (bool, strings, bfloat16, complex, ...),
  * external data, empty tensors and ranks over 8 are errors. */
 DMLC_API dmlc_status dmlc_onnx_tensor_parse(dmlc_context *ctx, const void *bytes, size_t size,
-                                             const char *filename, dmlc_onnx_tensor **out);
+                                            const char *filename, dmlc_onnx_tensor **out);
 /* dmlc_onnx_tensor_parse of a whole file; DMLC_ERROR_IO when it cannot be
  * read. */
 DMLC_API dmlc_status dmlc_onnx_tensor_read_file(dmlc_context *ctx, const char *path,
