@@ -696,16 +696,19 @@ static dmlc_status add_inputs(onnx_import *im, const dmlc_onnx_options *options)
   }
   dmlc_status st = bind_shapes(im, options, by_input);
   uint32_t next_suffix = 1;
+  onnx_name_table seen = {0};
   for (size_t i = 0; st == DMLC_OK && i < g->n_input; i++) {
     const char *name = str(g->input[i]->name);
-    if (!*name) {
+    if (!*name)
       st = fail(im, INVALID, "input %zu has no name", i);
-    } else if (onnx_names_find(&im->names, name) == UINT32_MAX) {
-      st = add_input(im, i, by_input[i], &next_suffix);
-    } else if (!is_initializer(im, name) || find_graph_input(im, name) != i) {
+    else if (onnx_names_find(&seen, name) != UINT32_MAX)
       st = fail(im, INVALID, "two graph inputs are named '%.*s'", Q, name);
-    }
+    else if (!onnx_names_put(&seen, name, (uint32_t)i))
+      st = fail(im, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
+    else if (!is_initializer(im, name))
+      st = add_input(im, i, by_input[i], &next_suffix);
   }
+  onnx_names_free(&seen);
   free(by_input);
   return st;
 }

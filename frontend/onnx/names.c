@@ -79,10 +79,8 @@ void onnx_valid_name(const char *name, const char *fallback, bool c_name,
     memcpy(buf, stem, n + 1);
     return;
   }
-  if (n > STEM_MAX)
-    stem[n = STEM_MAX] = '\0';
   for (;;) {
-    snprintf(buf, DMLC_NAME_MAX, "%s_%u", stem, (unsigned)++*next_suffix);
+    snprintf(buf, DMLC_NAME_MAX, "%.*s_%u", (int)STEM_MAX, stem, (unsigned)++*next_suffix);
     if (!taken(buf, user))
       return;
   }

@@ -10,6 +10,7 @@
  * problem. It is driven by protobuf-c's generated descriptors, so it knows
  * no more of the schema than protobuf-c does. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -45,11 +46,13 @@ static dmlc_status wire_fail(const wire_walk *w, const uint8_t *at,
                        field ? field->name : "", problem);
 }
 
-/* A varint of at most 10 bytes within [p, end); false when it runs past
- * end or over 10 bytes. */
-static bool read_varint(const uint8_t *p, const uint8_t *end, uint64_t *value, size_t *used) {
+/* A varint of at most max bytes within [p, end); false when it runs past
+ * end or over max bytes. protobuf-c reads values of up to 10 bytes, and
+ * keys and lengths of up to 5. */
+static bool read_varint(const uint8_t *p, const uint8_t *end, size_t max, uint64_t *value,
+                        size_t *used) {
   uint64_t v = 0;
-  for (size_t i = 0; i < 10 && p + i < end; i++) {
+  for (size_t i = 0; i < max && p + i < end; i++) {
     v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
     if (!(p[i] & 0x80)) {
       *value = v;
@@ -107,7 +110,7 @@ static dmlc_status check_packed(const wire_walk *w, const uint8_t *p, const uint
   while (p < end) {
     uint64_t v;
     size_t used;
-    if (!read_varint(p, end, &v, &used))
+    if (!read_varint(p, end, 10, &v, &used))
       return wire_fail(w, p, desc, field,
                        "a packed array ends inside a varint, or holds one over 10 bytes");
     p += used;
@@ -134,7 +137,7 @@ static dmlc_status check_field(const wire_walk *w, const ProtobufCMessageDescrip
   size_t length = 0;
   if (wire_type == WIRE_VARINT) {
     uint64_t v;
-    if (!read_varint(*p, end, &v, &length))
+    if (!read_varint(*p, end, 10, &v, &length))
       return wire_fail(w, *p, desc, field,
                        left < 10 ? "a varint cut off by the end of its message"
                                  : "a varint over 10 bytes");
@@ -148,8 +151,15 @@ static dmlc_status check_field(const wire_walk *w, const ProtobufCMessageDescrip
   } else {
     uint64_t n;
     size_t used;
-    if (!read_varint(*p, end, &n, &used))
-      return wire_fail(w, *p, desc, field, "a length cut off by the end of its message");
+    if (!read_varint(*p, end, 5, &n, &used))
+      return wire_fail(w, *p, desc, field,
+                       left < 5 ? "a length cut off by the end of its message"
+                                : "a length over 5 bytes");
+    if (n > INT_MAX) {
+      snprintf(problem, sizeof problem, "a length of %" PRIu64 " bytes; protobuf's limit is %d", n,
+               INT_MAX);
+      return wire_fail(w, *p, desc, field, problem);
+    }
     if (n > left - used) {
       snprintf(problem, sizeof problem,
                "a length of %" PRIu64 " bytes, but only %zu are left in %s", n, left - used,
@@ -189,8 +199,10 @@ static dmlc_status check_message(const wire_walk *w, const ProtobufCMessageDescr
     const uint8_t *key = p;
     uint64_t tag;
     size_t used;
-    if (!read_varint(p, end, &tag, &used))
-      return wire_fail(w, key, desc, NULL, "a field's key cut off by the end of its message");
+    if (!read_varint(p, end, 5, &tag, &used))
+      return wire_fail(w, key, desc, NULL,
+                       end - p < 5 ? "a field's key cut off by the end of its message"
+                                   : "a field's key over 5 bytes");
     p += used;
     /* protobuf-c takes field numbers 1 to 2^29-1, as protobuf defines them. */
     const uint64_t number = tag >> 3;
