@@ -61,7 +61,7 @@ static const char main_usage[] =
     "  opt FILE [-o OUT]        parse, verify and print an IR file\n"
     "  run FILE [options]       compile an IR file for a device and run it on .npy data\n"
     "  devices                  list the devices and whether each is available\n"
-    "  compile FILE -o OUT      ahead-of-time compilation: objects, libraries, headers\n"
+    "  compile FILE -o OUT      ahead-of-time compilation: objects, libraries, programs, SPIR-V\n"
     "\n"
     "options:\n"
     "  -h, --help               show this help (or a command's: dmlc run --help)\n"

@@ -81,7 +81,7 @@ static void describe_node(const onnx_import *im, uint32_t index, char *buf, size
 }
 
 dmlc_status onnx_node_fail(onnx_import *im, dmlc_status status, const char *fmt, ...) {
-  char prefix[2 * Q + 128];
+  char prefix[4 * Q + 128];
   describe_node(im, im->node_index, prefix, sizeof prefix - 2);
   strcat(prefix, ": ");
   va_list ap;
@@ -132,7 +132,7 @@ dmlc_status onnx_node_input(onnx_import *im, uint32_t k, bool required, bool con
                             "input '%.*s' is defined nowhere: no graph input, initializer or "
                             "node output has that name",
                             Q, name);
-    char producer[2 * Q + 128];
+    char producer[4 * Q + 128];
     describe_node(im, later, producer, sizeof producer);
     return onnx_node_fail(im, INVALID,
                           "input '%.*s' comes from %s, which is not before this node: the nodes "

@@ -35,7 +35,7 @@ expect_run "devices" 0 --out '^reference +available$' --out '^cpu +(available|no
   --out '^vulkan +(available|not built|not available)' --out '^default +(reference|cpu|vulkan)$' -- \
   "$DMLC" devices
 
-expect_run "compile: a kind not built yet" 1 --err "output kind 'spirv' is not built yet" -- \
-  "$DMLC" compile "$SRC/examples/hardmax.dmlir" -o "$TMP/x.spv"
+expect_run "compile: .spv picks spirv" 0 -- "$DMLC" compile "$SRC/examples/hardmax.dmlir" -o "$TMP/x.spv"
+check "compile: x.spv is SPIR-V" bash -c "od -An -tx4 -N4 '$TMP/x.spv' | grep -q 07230203"
 
 finish

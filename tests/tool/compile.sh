@@ -237,7 +237,6 @@ check ".o is an object" bash -c "file '$TMP/ext.o' 2>/dev/null | grep -q 'reloca
 # ---- bad input ----
 expect_run "unknown kind" 2 --err "unknown kind 'wat'" -- "$DMLC" compile "$ex" -o "$TMP/x" --emit=wat
 expect_run "no kind from the extension" 2 --err "cannot tell the kind" -- "$DMLC" compile "$ex" -o "$TMP/x.zzz"
-expect_run "kind not built yet" 1 --err "not built yet" -- "$DMLC" compile "$ex" -o "$TMP/x.spv"
 expect_run "unknown target" 1 --err "unknown target 'nonsense" -- \
   "$DMLC" compile "$ex" -o "$TMP/x.o" --target=nonsense-unknown-none
 expect_run "unknown CPU" 1 --err "unknown CPU 'nonsense'" -- \
