@@ -13,6 +13,7 @@
 #include "ir/strbuf.h"
 #include "tools/compile_exe.h"
 #include "tools/npy.h"
+#include "tools/tensor_file.h"
 
 #ifndef DMLC_VERSION_STRING
 #define DMLC_VERSION_STRING "0.1.0"
@@ -58,20 +59,24 @@ static const char main_usage[] =
     "usage: dmlc <command> [options]\n"
     "\n"
     "commands:\n"
-    "  opt FILE [-o OUT]        parse, verify and print an IR file\n"
-    "  run FILE [options]       compile an IR file for a device and run it on .npy data\n"
+    "  opt FILE [-o OUT]        parse (or import), verify and print a graph as IR text\n"
+    "  run FILE [options]       compile a graph for a device and run it on .npy/.pb data\n"
     "  devices                  list the devices and whether each is available\n"
     "  compile FILE -o OUT      ahead-of-time compilation: objects, libraries, programs, SPIR-V\n"
     "\n"
     "options:\n"
     "  -h, --help               show this help (or a command's: dmlc run --help)\n"
-    "  --version                show the version\n";
+    "  --version                show the version\n"
+    "\n"
+    "FILE is IR text (docs/ir.md) or an ONNX model (.onnx, docs/onnx.md); '-' reads\n"
+    "standard input, either kind.\n";
 
 static const char opt_usage[] =
     "usage: dmlc opt FILE [--passes=P1,P2,...] [options] [-o OUT]\n"
     "       dmlc opt --list-passes\n"
     "\n"
-    "Parses the IR text in FILE ('-' reads standard input), verifies the graph, runs\n"
+    "Parses the IR text in FILE ('-' reads standard input), or imports the ONNX model\n"
+    "in it (a .onnx file, or bytes that start as one), verifies the graph, runs\n"
     "the passes named by --passes in order (none by default), and prints the result\n"
     "in canonical form to standard output, or to OUT with -o. IR dumps and the\n"
     "timing table go to standard error.\n"
@@ -88,15 +93,21 @@ static const char opt_usage[] =
     "                           debug builds)\n"
     "  --pass-timing            print a per-pass time table\n"
     "  -o OUT, --output=OUT     write the printed IR to OUT\n"
+    "  --shape NAME=DIMS        ONNX: size a symbolic dim (N=8) or an input's whole\n"
+    "                           shape (x=8,1000); repeatable\n"
     "  -h, --help               show this help\n";
 
 static const char run_usage[] =
     "usage: dmlc run FILE [--device=DEVICE] [--input [NAME=]X.npy]... [--output [NAME=]Y.npy]...\n"
-    "                     [--repeat N] [--quiet] [--threads=N] [--dump=WHAT,...]\n"
+    "                     [--expect [NAME=]Z.npy]... [--shape NAME=DIMS]... [--repeat N]\n"
+    "                     [--quiet] [--threads=N] [--dump=WHAT,...]\n"
     "\n"
-    "Compiles the graph in FILE ('-' reads standard input) for DEVICE, binds inputs\n"
-    "from .npy files (generated data for inputs given none), runs it, prints the\n"
-    "inputs, the outputs and the execution time, and writes outputs to .npy files.\n"
+    "Compiles the graph in FILE (IR text or an ONNX model; '-' reads standard input)\n"
+    "for DEVICE, binds inputs from files (generated data for inputs given none), runs\n"
+    "it, prints the inputs, the outputs and the execution time, writes outputs to\n"
+    "files and compares them with --expect files. Every file is .npy, or an ONNX\n"
+    "TensorProto when its name ends in .pb. NAME is the graph's name for a tensor or\n"
+    "the ONNX model's; without NAME= files bind in the graph's order.\n"
     "\n"
     "options:\n"
     "  --device=DEVICE          default, reference, cpu or vulkan (default: default,\n"
@@ -108,6 +119,11 @@ static const char run_usage[] =
     "                           spirv (each kernel's SPIR-V disassembly, vulkan)\n"
     "  --input [NAME=]X.npy     bind input NAME (or the next unnamed input) to X.npy\n"
     "  --output [NAME=]Y.npy    write output NAME (or the next unnamed output) to Y.npy\n"
+    "  --expect [NAME=]Z.npy    compare output NAME (or the next) with Z bit for bit;\n"
+    "                           a difference prints the first differing index and\n"
+    "                           exits 1\n"
+    "  --shape NAME=DIMS        ONNX: size a symbolic dim (N=8) or an input's whole\n"
+    "                           shape (x=8,1000); repeatable\n"
     "  --repeat N               run N times and report the median time (default 1);\n"
     "                           vulkan also reports the kernels' time on the device\n"
     "  --quiet                  do not print the tensors\n"
@@ -122,7 +138,8 @@ static const char compile_usage[] =
     "usage: dmlc compile FILE -o OUT [--emit=KIND[,KIND...]] [--name=NAME]\n"
     "                    [--target=TRIPLE] [--mcpu=CPU] [--mattr=FEATURES] [-O0|-O1|-O2|-O3]\n"
     "\n"
-    "Compiles the graph in FILE ahead of time into code that needs no libdmlc\n"
+    "Compiles the graph in FILE (IR text or an ONNX model, with --shape NAME=DIMS\n"
+    "for its symbolic dims) ahead of time into code that needs no libdmlc\n"
     "(docs/aot.md). Every global symbol starts with NAME (default: the graph's\n"
     "name): NAME_run, NAME_run_parallel, NAME_run_workspace.\n"
     "\n"
@@ -158,12 +175,13 @@ static const char compile_usage[] =
     "  --mattr=FEATURES         target features, as llc spells them (+avx2,-fma);\n"
     "                           default: the host's when the triple and CPU are\n"
     "  -O0, -O1, -O2, -O3       optimization level (default -O2)\n"
+    "  --shape NAME=DIMS        ONNX: size a symbolic dim or an input's whole shape\n"
+    "  -h, --help               show this help\n"
     "\n"
     "sharedlib and exe link with the C compiler: $CC (default cc) for the host;\n"
     "for --target=TRIPLE, $CC if set, else TRIPLE-gcc if found, else\n"
     "clang --target=TRIPLE. exe compiles a generated C driver with the object:\n"
-    "$CC -O2 -pthread -o OUT main.c graph.o.\n"
-    "  -h, --help               show this help\n";
+    "$CC -O2 -pthread -o OUT main.c graph.o.\n";
 
 static int usage_error(const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -242,20 +260,119 @@ static const char *display_name(const char *path) {
   return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* Reads and parses an IR file; prints the error and returns NULL on failure. */
-static dmlc_graph *load_graph(dmlc_context *ctx, const char *path) {
-  size_t length;
-  char *text = read_text(path, &length);
-  if (!text)
-    return NULL;
-  dmlc_graph *graph = NULL;
-  const dmlc_status status = dmlc_graph_parse(ctx, text, length, display_name(path), &graph);
-  free(text);
-  if (status != DMLC_OK) {
-    api_error(ctx, status, display_name(path));
-    return NULL;
+/* ---- models: IR text or ONNX ---- */
+
+/* What a command read from FILE: the graph and, for an ONNX model, its
+ * signature (ONNX's names and shapes, rank 0 for scalars). */
+typedef struct model {
+  dmlc_graph *graph;
+  dmlc_onnx_signature *signature; /* NULL for IR text */
+} model;
+
+static void model_free(model *m) {
+  dmlc_graph_destroy(m->graph);
+  dmlc_free(m->signature);
+  m->graph = NULL;
+  m->signature = NULL;
+}
+
+/* --shape NAME=DIMS, collected by a command: NAME a graph input's ONNX name
+ * or a dim_param, DIMS sizes separated by ',' or 'x' ("8,1000", "8x1000";
+ * "" or "()" for a scalar input). */
+typedef struct shape_args {
+  dmlc_onnx_shape *shapes;
+  uint64_t (*dims)[DMLC_MAX_RANK];
+  size_t count;
+} shape_args;
+
+static int shape_args_init(shape_args *sa, int argc) {
+  sa->count = 0;
+  sa->shapes = calloc((size_t)argc + 1, sizeof *sa->shapes);
+  sa->dims = calloc((size_t)argc + 1, sizeof *sa->dims);
+  return sa->shapes && sa->dims ? 0 : -1;
+}
+
+static void shape_args_free(shape_args *sa) {
+  free(sa->shapes);
+  free(sa->dims);
+}
+
+/* Parses one --shape value into sa; returns 0, or -1 after a usage message. */
+static int shape_arg_add(shape_args *sa, char *arg, const char *usage) {
+  char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg)
+    return usage_error(usage, "--shape needs NAME=DIMS (e.g. N=8 or x=8,1000), not '%s'", arg), -1;
+  *eq = '\0';
+  const char *p = eq + 1;
+  uint64_t *dims = sa->dims[sa->count];
+  uint32_t rank = 0;
+  if (strcmp(p, "()") == 0)
+    p = "";
+  while (*p) {
+    if (rank == DMLC_MAX_RANK)
+      return usage_error(usage, "--shape %s: more than %d dims", arg, DMLC_MAX_RANK), -1;
+    char *end;
+    errno = 0;
+    const unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || *p == '-' || *p == '+' || errno || v == 0 || v > 0xffffffffull)
+      return usage_error(usage, "--shape %s: '%s' is not a size from 1 to 4294967295", arg, p), -1;
+    dims[rank++] = v;
+    if (*end && *end != ',' && *end != 'x')
+      return usage_error(usage, "--shape %s: sizes are separated by ',' or 'x', not '%c'", arg,
+                         *end),
+             -1;
+    p = *end ? end + 1 : end;
+    if (*end && !*p)
+      return usage_error(usage, "--shape %s: a size is missing after '%c'", arg, *end), -1;
   }
-  return graph;
+  for (size_t i = 0; i < sa->count; i++)
+    if (strcmp(sa->shapes[i].name, arg) == 0)
+      return usage_error(usage, "--shape %s is given twice", arg), -1;
+  sa->shapes[sa->count].name = arg;
+  sa->shapes[sa->count].dims = dims;
+  sa->shapes[sa->count].dim_count = rank;
+  sa->count++;
+  return 0;
+}
+
+/* An ONNX model: a path ending in .onnx, or bytes that start as a
+ * ModelProto does (field 1, ir_version, a varint: 0x08), which IR text
+ * never does (so '-' reads either). */
+static int is_onnx(const char *path, const char *bytes, size_t length) {
+  const size_t n = strlen(path);
+  return (n >= 5 && strcmp(path + n - 5, ".onnx") == 0) ||
+         (length > 0 && (unsigned char)bytes[0] == 0x08);
+}
+
+/* Reads FILE as IR text or an ONNX model (docs/onnx.md) into *m; returns
+ * EXIT_OK, or an exit code after printing the error. */
+static int load_model(dmlc_context *ctx, const char *path, const shape_args *sa, model *m) {
+  m->graph = NULL;
+  m->signature = NULL;
+  size_t length;
+  char *bytes = read_text(path, &length);
+  if (!bytes)
+    return EXIT_ERROR;
+  dmlc_status status;
+  if (is_onnx(path, bytes, length)) {
+    const dmlc_onnx_options options = {sa ? sa->shapes : NULL, sa ? sa->count : 0};
+    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, display_name(path), &options,
+                                                 &m->graph, &m->signature);
+  } else if (sa && sa->count) {
+    free(bytes);
+    error("%s: --shape gives sizes to an ONNX model's symbolic dims; this is IR text, whose "
+          "shapes are all fixed",
+          display_name(path));
+    return EXIT_USAGE;
+  } else {
+    status = dmlc_graph_parse(ctx, bytes, length, display_name(path), &m->graph);
+  }
+  free(bytes);
+  if (status != DMLC_OK) {
+    model_free(m);
+    return api_error(ctx, status, display_name(path));
+  }
+  return EXIT_OK;
 }
 
 /* ---- dmlc opt ---- */
@@ -273,7 +390,21 @@ static void print_to_stderr(void *user, const char *text) {
   fputs(text, stderr);
 }
 
+static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args *sa);
+
 static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
+  shape_args sa;
+  if (shape_args_init(&sa, argc) != 0) {
+    shape_args_free(&sa);
+    error("out of memory");
+    return EXIT_ERROR;
+  }
+  const int rc = opt_with_shapes(ctx, argc, argv, &sa);
+  shape_args_free(&sa);
+  return rc;
+}
+
+static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args *sa) {
   const char *input = NULL, *output = NULL, *passes = NULL;
   dmlc_pass_options options = {0};
   options.print = print_to_stderr;
@@ -309,6 +440,11 @@ static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
       if (m < 0)
         return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
       output = value;
+    } else if ((m = option_value(argc, argv, &i, "--shape", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(opt_usage, "option '%s' needs a value", argv[i]);
+      if (shape_arg_add(sa, (char *)value, opt_usage) != 0)
+        return EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       return usage_error(opt_usage, "unknown option '%s'", argv[i]);
     } else if (input) {
@@ -320,12 +456,14 @@ static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
   if (!input)
     return usage_error(opt_usage, "no input file");
 
-  dmlc_graph *graph = load_graph(ctx, input);
-  if (!graph)
-    return EXIT_ERROR;
+  model m;
+  int rc = load_model(ctx, input, sa, &m);
+  if (rc != EXIT_OK)
+    return rc;
+  dmlc_graph *graph = m.graph;
   char *text = NULL;
   dmlc_status status = dmlc_graph_verify(graph);
-  int rc = status == DMLC_OK ? EXIT_OK : verify_error(ctx, status, display_name(input));
+  rc = status == DMLC_OK ? EXIT_OK : verify_error(ctx, status, display_name(input));
   if (rc == EXIT_OK && passes &&
       (status = dmlc_graph_run_passes(graph, passes, &options)) != DMLC_OK)
     rc = api_error(ctx, status, display_name(input));
@@ -345,7 +483,7 @@ static int cmd_opt(dmlc_context *ctx, int argc, char **argv) {
     }
   }
   dmlc_free(text);
-  dmlc_graph_destroy(graph);
+  model_free(&m);
   return rc;
 }
 
@@ -771,41 +909,62 @@ typedef struct binding {
   const char *path;
 } binding;
 
-/* "NAME=path" binds by name when NAME is a valid name; otherwise the whole
- * argument is a path. */
-static binding parse_binding(char *arg) {
+/* The tensor a binding's NAME names: the graph's name, or the ONNX name
+ * (ios, NULL for IR text); tensor_count when none. */
+static size_t find_tensor(const char *name, size_t name_len, const dmlc_tensor_info *infos,
+                          const dmlc_onnx_io *ios, size_t tensor_count) {
+  for (size_t i = 0; i < tensor_count; i++)
+    if ((strlen(infos[i].name) == name_len && strncmp(infos[i].name, name, name_len) == 0) ||
+        (ios && strlen(ios[i].onnx_name) == name_len &&
+         strncmp(ios[i].onnx_name, name, name_len) == 0))
+      return i;
+  return tensor_count;
+}
+
+/* "NAME=path" binds by name when NAME names a tensor (its graph name or
+ * its ONNX name) or has the shape of a name; otherwise the whole argument
+ * is a path. */
+static binding parse_binding(char *arg, const dmlc_tensor_info *infos, const dmlc_onnx_io *ios,
+                             size_t tensor_count) {
   binding b = {NULL, arg};
   char *eq = strchr(arg, '=');
-  if (!eq || eq == arg ||
-      !((arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z') || arg[0] == '_'))
+  if (!eq || eq == arg)
     return b;
-  for (const char *p = arg; p < eq; p++)
-    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-          *p == '_' || *p == '.'))
-      return b;
+  int is_name = find_tensor(arg, (size_t)(eq - arg), infos, ios, tensor_count) < tensor_count;
+  if (!is_name) {
+    is_name = (arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z') || arg[0] == '_';
+    for (const char *p = arg; is_name && p < eq; p++)
+      is_name = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+                *p == '_' || *p == '.';
+  }
+  if (!is_name)
+    return b;
   *eq = '\0';
   b.name = arg;
   b.path = eq + 1;
   return b;
 }
 
-/* Resolves bindings to one path per tensor (paths[i], NULL if unbound). */
-static int resolve_bindings(const binding *bindings, int count, const dmlc_tensor_info *infos,
-                            size_t tensor_count, const char *kind, const char **paths) {
+/* Resolves bindings (unparsed: NAME=path or path) to one path per tensor
+ * (paths[i], NULL if unbound). option is the flag ("input", "output",
+ * "expect"), noun what it binds ("input", "output"). */
+static int resolve_bindings(binding *bindings, int count, const dmlc_tensor_info *infos,
+                            const dmlc_onnx_io *ios, size_t tensor_count, const char *option,
+                            const char *noun, const char **paths) {
   size_t next = 0;
   for (int b = 0; b < count; b++) {
     size_t index = tensor_count;
+    bindings[b] = parse_binding((char *)bindings[b].path, infos, ios, tensor_count);
     if (bindings[b].name) {
-      for (size_t i = 0; i < tensor_count; i++)
-        if (strcmp(infos[i].name, bindings[b].name) == 0)
-          index = i;
+      index = find_tensor(bindings[b].name, strlen(bindings[b].name), infos, ios, tensor_count);
       if (index == tensor_count) {
         char names[512] = "";
         for (size_t i = 0; i < tensor_count; i++) {
           const size_t used = strlen(names);
-          snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", infos[i].name);
+          snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
+                   ios ? ios[i].onnx_name : infos[i].name);
         }
-        error("the graph has no %s named '%s' (its %ss: %s)", kind, bindings[b].name, kind,
+        error("the graph has no %s named '%s' (its %ss: %s)", noun, bindings[b].name, noun,
               tensor_count ? names : "none");
         return -1;
       }
@@ -813,15 +972,15 @@ static int resolve_bindings(const binding *bindings, int count, const dmlc_tenso
       while (next < tensor_count && paths[next])
         next++;
       if (next == tensor_count) {
-        error("too many --%s files: the graph has %zu %s%s", kind, tensor_count, kind,
+        error("too many --%s files: the graph has %zu %s%s", option, tensor_count, noun,
               tensor_count == 1 ? "" : "s");
         return -1;
       }
       index = next;
     }
     if (paths[index]) {
-      error("%s '%s' is bound twice ('%s' and '%s')", kind, infos[index].name, paths[index],
-            bindings[b].path);
+      error("%s '%s' is bound twice (--%s '%s' and '%s')", noun,
+            ios ? ios[index].onnx_name : infos[index].name, option, paths[index], bindings[b].path);
       return -1;
     }
     paths[index] = bindings[b].path;
@@ -872,8 +1031,9 @@ typedef struct run_options {
   dmlc_device device;
   long threads; /* -1: not given */
   const char *dump;
-  binding *inputs, *outputs;
-  int input_count, output_count;
+  binding *inputs, *outputs, *expects; /* unparsed until the graph is known */
+  int input_count, output_count, expect_count;
+  shape_args shapes;
   long repeat;
   int quiet;
 } run_options;
@@ -946,11 +1106,20 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
     } else if ((m = option_value(argc, argv, &i, "--input", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
-      o->inputs[o->input_count++] = parse_binding((char *)value);
+      o->inputs[o->input_count++].path = value;
     } else if ((m = option_value(argc, argv, &i, "--output", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
-      o->outputs[o->output_count++] = parse_binding((char *)value);
+      o->outputs[o->output_count++].path = value;
+    } else if ((m = option_value(argc, argv, &i, "--expect", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      o->expects[o->expect_count++].path = value;
+    } else if ((m = option_value(argc, argv, &i, "--shape", NULL, &value)) != 0) {
+      if (m < 0)
+        return usage_error(run_usage, "option '%s' needs a value", argv[i]);
+      if (shape_arg_add(&o->shapes, (char *)value, run_usage) != 0)
+        return EXIT_USAGE;
     } else if ((m = option_value(argc, argv, &i, "--repeat", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
@@ -992,18 +1161,38 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
 
 typedef struct run_state {
   dmlc_executable *exe;
+  const dmlc_onnx_signature *signature; /* NULL for IR text */
   size_t n_in, n_out;
   dmlc_tensor_info *infos; /* inputs, then outputs */
   dmlc_buffer *buffers;    /* inputs, then outputs */
   const char **paths;      /* inputs, then outputs; NULL if unbound */
+  const char **expects;    /* per output: --expect's file, or NULL */
 } run_state;
 
-static int prepare_buffers(run_state *s, const run_options *o) {
+/* What the user calls tensor i (inputs, then outputs): the ONNX name for an
+ * ONNX model, else the graph's. */
+static const char *tensor_name(const run_state *s, size_t i) {
+  if (!s->signature)
+    return s->infos[i].name;
+  return i < s->n_in ? s->signature->inputs[i].onnx_name
+                     : s->signature->outputs[i - s->n_in].onnx_name;
+}
+
+/* ONNX's rank of tensor i: 0 for a scalar (which the graph holds as [1]);
+ * the graph's rank for IR text. */
+static uint32_t tensor_rank(const run_state *s, size_t i) {
+  if (!s->signature)
+    return s->infos[i].dimension_count;
+  return i < s->n_in ? s->signature->inputs[i].rank : s->signature->outputs[i - s->n_in].rank;
+}
+
+static int prepare_buffers(dmlc_context *ctx, run_state *s, const run_options *o) {
   const size_t n = s->n_in + s->n_out;
   s->infos = calloc(n ? n : 1, sizeof *s->infos);
   s->buffers = calloc(n ? n : 1, sizeof *s->buffers);
   s->paths = calloc(n ? n : 1, sizeof *s->paths);
-  if (!s->infos || !s->buffers || !s->paths) {
+  s->expects = calloc(s->n_out ? s->n_out : 1, sizeof *s->expects);
+  if (!s->infos || !s->buffers || !s->paths || !s->expects) {
     error("out of memory");
     return -1;
   }
@@ -1024,9 +1213,14 @@ static int prepare_buffers(run_state *s, const run_options *o) {
       return -1;
     }
   }
-  if (resolve_bindings(o->inputs, o->input_count, s->infos, s->n_in, "input", s->paths) != 0 ||
-      resolve_bindings(o->outputs, o->output_count, s->infos + s->n_in, s->n_out, "output",
-                       s->paths + s->n_in) != 0)
+  const dmlc_onnx_io *in_ios = s->signature ? s->signature->inputs : NULL;
+  const dmlc_onnx_io *out_ios = s->signature ? s->signature->outputs : NULL;
+  if (resolve_bindings(o->inputs, o->input_count, s->infos, in_ios, s->n_in, "input", "input",
+                       s->paths) != 0 ||
+      resolve_bindings(o->outputs, o->output_count, s->infos + s->n_in, out_ios, s->n_out, "output",
+                       "output", s->paths + s->n_in) != 0 ||
+      resolve_bindings(o->expects, o->expect_count, s->infos + s->n_in, out_ios, s->n_out, "expect",
+                       "output", s->expects) != 0)
     return -1;
   for (size_t i = 0; i < s->n_in; i++) {
     if (!s->paths[i]) {
@@ -1035,9 +1229,14 @@ static int prepare_buffers(run_state *s, const run_options *o) {
     }
     npy_array a;
     char err[NPY_ERROR_MAX];
-    if (npy_read_file(s->paths[i], &a, err, sizeof err) != DMLC_OK) {
+    if (tensor_file_read(ctx, s->paths[i], &a, err, sizeof err) != DMLC_OK) {
       error("%s", err);
       return -1;
+    }
+    /* An ONNX scalar (shape ()) is the graph's [1]. */
+    if (a.ndim == 0 && tensor_rank(s, i) == 0) {
+      a.ndim = 1;
+      a.shape[0] = 1;
     }
     const int rc = pack_input(&s->infos[i], &a, s->paths[i], s->buffers[i].data);
     npy_array_free(&a);
@@ -1068,6 +1267,85 @@ static double kernel_time_us(const dmlc_executable *exe) {
   return sum / 1e3;
 }
 
+/* Same shape: equal dims, or one element each with either of rank 0 (ONNX's
+ * scalar against a [1] from IR, or the other way). */
+static int same_shape(const npy_array *a, const npy_array *b) {
+  if (a->count == 1 && b->count == 1 && (a->ndim == 0 || b->ndim == 0))
+    return 1;
+  if (a->ndim != b->ndim)
+    return 0;
+  for (uint32_t k = 0; k < a->ndim; k++)
+    if (a->shape[k] != b->shape[k])
+      return 0;
+  return 1;
+}
+
+/* --expect: compares output got (packed, C order) with the file at path bit
+ * for bit. Returns 0 when equal, 1 when they differ, -1 when the file
+ * cannot be read; the verdict ("expect: ..." when equal, "dmlc: error: ..."
+ * when not) goes into verdict. */
+static int check_expect(dmlc_context *ctx, const char *name, const npy_array *got, const char *path,
+                        char *verdict) {
+  npy_array want;
+  char err[NPY_ERROR_MAX];
+  if (tensor_file_read(ctx, path, &want, err, sizeof err) != DMLC_OK) {
+    error("%s", err);
+    return -1;
+  }
+  char got_dims[NPY_MAX_DIMS * 22 + 8], want_dims[NPY_MAX_DIMS * 22 + 8];
+  format_list(got->shape, got->ndim, ",", got_dims, sizeof got_dims);
+  format_list(want.shape, want.ndim, ",", want_dims, sizeof want_dims);
+  int rc = 0;
+  if (got->dtype != want.dtype || !same_shape(got, &want)) {
+    snprintf(
+        verdict, NPY_ERROR_MAX,
+        "dmlc: error: output '%.200s' differs from %.300s: it is %s%.100s, the file holds %s%.100s",
+        name, path, npy_dtype_name(got->dtype), got_dims, npy_dtype_name(want.dtype), want_dims);
+    rc = 1;
+  } else {
+    const uint32_t es = npy_dtype_size(got->dtype);
+    uint64_t strides[NPY_MAX_DIMS], coord[NPY_MAX_DIMS] = {0}, first = 0, count = 0;
+    npy_array_strides(&want, strides);
+    uint64_t first_coord[NPY_MAX_DIMS] = {0};
+    const uint32_t rank = want.ndim;
+    for (uint64_t k = 0; k < got->count; k++) {
+      const unsigned char *g = (const unsigned char *)got->data + k * es;
+      const unsigned char *w = (const unsigned char *)want.data + dot(coord, strides, rank) * es;
+      if (memcmp(g, w, es) != 0 && count++ == 0) {
+        first = k;
+        memcpy(first_coord, coord, sizeof coord);
+      }
+      for (uint32_t d = rank; d-- > 0;) { /* next row-major coordinate */
+        if (++coord[d] < want.shape[d])
+          break;
+        coord[d] = 0;
+      }
+    }
+    if (count == 0) {
+      snprintf(verdict, NPY_ERROR_MAX,
+               "expect: output '%.200s' matches %.300s (%s%.100s, %llu element%s)", name, path,
+               npy_dtype_name(got->dtype), got_dims, (unsigned long long)got->count,
+               got->count == 1 ? "" : "s");
+    } else {
+      char at[NPY_MAX_DIMS * 22 + 8], g[64], w[64];
+      format_list(first_coord, rank, ",", at, sizeof at);
+      format_element(got->dtype, (const unsigned char *)got->data + first * es, g, sizeof g);
+      format_element(want.dtype,
+                     (const unsigned char *)want.data + dot(first_coord, strides, rank) * es, w,
+                     sizeof w);
+      snprintf(
+          verdict, NPY_ERROR_MAX,
+          "dmlc: error: output '%.200s' differs from %.300s at index %llu%s%.100s: %s, expected %s "
+          "(%llu of %llu elements differ)",
+          name, path, (unsigned long long)first, rank ? " " : "", rank ? at : "", g, w,
+          (unsigned long long)count, (unsigned long long)got->count);
+      rc = 1;
+    }
+  }
+  npy_array_free(&want);
+  return rc;
+}
+
 static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
   double *times = malloc(2 * (size_t)o->repeat * sizeof *times);
   if (!times) {
@@ -1091,26 +1369,51 @@ static int execute(dmlc_context *ctx, run_state *s, const run_options *o) {
   const double kernel_median = median_of(kernel_times, o->repeat);
   free(times);
   int rc = 0;
+  size_t differ = 0;
+  char(*verdicts)[NPY_ERROR_MAX] = calloc(s->n_out ? s->n_out : 1, sizeof *verdicts);
+  if (!verdicts) {
+    error("out of memory");
+    return -1;
+  }
   for (size_t i = 0; i < s->n_in + s->n_out && rc == 0; i++) {
     const int is_output = i >= s->n_in;
-    if (o->quiet && !(is_output && s->paths[i]))
+    const char *expect = is_output ? s->expects[i - s->n_in] : NULL;
+    if (o->quiet && !(is_output && (s->paths[i] || expect)))
       continue;
     npy_array a;
     if (unpack_tensor(&s->infos[i], s->buffers[i].data, &a) != 0) {
       rc = -1;
       break;
     }
+    if (tensor_rank(s, i) == 0) /* ONNX's shape () */
+      a.ndim = 0;
     if (!o->quiet)
-      print_tensor(s->infos[i].name, &a);
+      print_tensor(tensor_name(s, i), &a);
     char err[NPY_ERROR_MAX];
-    if (is_output && s->paths[i] && npy_write_file(s->paths[i], &a, err, sizeof err) != DMLC_OK) {
+    if (is_output && s->paths[i] &&
+        tensor_file_write(ctx, s->paths[i], &a, tensor_name(s, i), err, sizeof err) != DMLC_OK) {
       error("%s", err);
       rc = -1;
     }
+    if (rc == 0 && expect) {
+      const int c = check_expect(ctx, tensor_name(s, i), &a, expect, verdicts[i - s->n_in]);
+      if (c < 0)
+        rc = -1;
+      differ += c > 0;
+    }
     npy_array_free(&a);
   }
-  if (rc == 0)
+  if (rc == 0) {
     print_time(median, kernel_median, dmlc_executable_device(s->exe), o->repeat);
+    for (size_t j = 0; j < s->n_out; j++)
+      if (s->expects[j]) {
+        FILE *f = strncmp(verdicts[j], "expect: ", 8) == 0 ? stdout : stderr;
+        fprintf(f, "%s\n", verdicts[j]);
+      }
+    if (differ)
+      rc = -1;
+  }
+  free(verdicts);
   return rc;
 }
 
@@ -1118,15 +1421,26 @@ static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
   run_options o = {.device = DMLC_DEVICE_DEFAULT, .repeat = 1, .threads = -1};
   o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
   o.outputs = calloc((size_t)argc + 1, sizeof *o.outputs);
-  int rc = o.inputs && o.outputs ? parse_run_options(argc, argv, &o) : EXIT_ERROR;
-  if (rc >= 0) {
+  o.expects = calloc((size_t)argc + 1, sizeof *o.expects);
+  int rc = EXIT_ERROR;
+  if (shape_args_init(&o.shapes, argc) != 0 || !o.inputs || !o.outputs || !o.expects)
+    error("out of memory");
+  else
+    rc = parse_run_options(argc, argv, &o);
+  run_state s = {0};
+  model m = {0};
+  /* rc >= 0: help or a usage error, done; -1: go on. */
+  const int loaded = rc < 0 && (rc = load_model(ctx, o.file, &o.shapes, &m)) == EXIT_OK;
+  if (!loaded) {
     free(o.inputs);
     free(o.outputs);
+    free(o.expects);
+    shape_args_free(&o.shapes);
     return rc;
   }
   rc = EXIT_ERROR;
-  run_state s = {0};
-  dmlc_graph *graph = load_graph(ctx, o.file);
+  dmlc_graph *graph = m.graph;
+  s.signature = m.signature;
   dmlc_status status = DMLC_OK;
   if (graph && (status = dmlc_graph_verify(graph)) != DMLC_OK)
     verify_error(ctx, status, display_name(o.file));
@@ -1138,8 +1452,8 @@ static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
   else if (graph) {
     s.n_in = dmlc_executable_input_count(s.exe);
     s.n_out = dmlc_executable_output_count(s.exe);
-    if ((!o.dump || dump_executable(ctx, s.exe, o.dump) == 0) && prepare_buffers(&s, &o) == 0 &&
-        execute(ctx, &s, &o) == 0)
+    if ((!o.dump || dump_executable(ctx, s.exe, o.dump) == 0) &&
+        prepare_buffers(ctx, &s, &o) == 0 && execute(ctx, &s, &o) == 0)
       rc = EXIT_OK;
   }
   for (size_t i = 0; s.buffers && i < s.n_in + s.n_out; i++)
@@ -1147,10 +1461,13 @@ static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
   free(s.buffers);
   free(s.infos);
   free(s.paths);
+  free(s.expects);
   dmlc_executable_destroy(s.exe);
-  dmlc_graph_destroy(graph);
+  model_free(&m);
   free(o.inputs);
   free(o.outputs);
+  free(o.expects);
+  shape_args_free(&o.shapes);
   return rc;
 }
 
@@ -1513,7 +1830,21 @@ static int emit_spirv_files(dmlc_context *ctx, dmlc_graph *graph, const emit_kin
   return rc;
 }
 
+static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args *sa);
+
 static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
+  shape_args sa;
+  if (shape_args_init(&sa, argc) != 0) {
+    shape_args_free(&sa);
+    error("out of memory");
+    return EXIT_ERROR;
+  }
+  const int rc = compile_with_shapes(ctx, argc, argv, &sa);
+  shape_args_free(&sa);
+  return rc;
+}
+
+static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args *sa) {
   const char *input = NULL, *output = NULL, *emit = NULL;
   dmlc_aot_options options = {NULL, NULL, NULL, NULL, 2};
   for (int i = 0; i < argc; i++) {
@@ -1537,6 +1868,9 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
       options.cpu = value;
     } else if (!m && (m = option_value(argc, argv, &i, "--mattr", NULL, &value)) > 0) {
       options.features = value;
+    } else if (!m && (m = option_value(argc, argv, &i, "--shape", NULL, &value)) > 0) {
+      if (shape_arg_add(sa, (char *)value, compile_usage) != 0)
+        return EXIT_USAGE;
     } else if (m < 0) {
       return usage_error(compile_usage, "option '%s' needs a value", argv[i]);
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -1573,10 +1907,11 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
     return usage_error(compile_usage, "cannot tell the kind from '%s': name it with --emit=KIND",
                        output);
   }
-  dmlc_graph *graph = load_graph(ctx, input);
-  if (!graph)
-    return EXIT_ERROR;
-  int rc = EXIT_OK;
+  model mod;
+  int rc = load_model(ctx, input, sa, &mod);
+  if (rc != EXIT_OK)
+    return rc;
+  dmlc_graph *graph = mod.graph;
   for (size_t j = 0; j < nkinds && rc == EXIT_OK; j++) {
     void *data = NULL;
     size_t size = 0;
@@ -1610,7 +1945,7 @@ static int cmd_compile(dmlc_context *ctx, int argc, char **argv) {
     free(path);
     dmlc_free(data);
   }
-  dmlc_graph_destroy(graph);
+  model_free(&mod);
   return rc;
 }
 

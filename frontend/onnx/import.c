@@ -601,13 +601,13 @@ static dmlc_status input_dim(onnx_import *im, const char *name, const Onnx__Tens
   if (!param)
     return fail(im, INVALID,
                 "input '%.*s': dim %u has neither a value nor a name; give the input's whole "
-                "shape (dmlc_onnx_options, '%.*s' = DIMS)",
+                "shape: --shape %.*s=DIMS (dmlc_onnx_options in the C API)",
                 Q, name, d, Q, name);
   const uint32_t i = find_dim_param(im, param);
   if (i == UINT32_MAX)
     return fail(im, INVALID,
-                "input '%.*s': dim %u is the symbolic '%.*s'; give it a value (dmlc_onnx_options, "
-                "'%.*s' = N, or the input's whole shape)",
+                "input '%.*s': dim %u is the symbolic '%.*s'; give it a value: --shape %.*s=SIZE "
+                "(dmlc_onnx_options in the C API), or the input's whole shape",
                 Q, name, d, Q, param, Q, param);
   *out = (uint32_t)im->dim_values[i];
   return DMLC_OK;
@@ -641,8 +641,9 @@ static dmlc_status add_input(onnx_import *im, size_t index, const dmlc_onnx_shap
   const Onnx__TensorShapeProto *shape = declared_shape(vi);
   if (!shape && !bound)
     return fail(im, INVALID,
-                "input '%.*s' has no shape; give it one (dmlc_onnx_options, '%.*s' = DIMS)", Q,
-                name, Q, name);
+                "input '%.*s' has no shape; give it one: --shape %.*s=DIMS (dmlc_onnx_options in "
+                "the C API)",
+                Q, name, Q, name);
   if (shape && bound && shape->n_dim != bound->dim_count)
     return fail(im, INVALID, "input '%.*s' has rank %zu, but the shape given for it has %u dims", Q,
                 name, shape->n_dim, bound->dim_count);
