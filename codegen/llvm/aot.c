@@ -197,8 +197,7 @@ static const cpuid_bit *cpuid_bit_named(const char *name, size_t len) {
   return NULL;
 }
 
-/* The enabled features CPUID can confirm (x86-64 only); malloc'ed. */
-static char *cpuid_features(const char *triple, const char *enabled) {
+char *dmlc_llvm_cpuid_features(const char *triple, const char *enabled) {
   dmlc_strbuf sb = {0};
   dmlc_strbuf_append(&sb, "");
   for (const char *p = enabled; is_x86_64(triple) && p && *p;) {
@@ -211,8 +210,7 @@ static char *cpuid_features(const char *triple, const char *enabled) {
   return dmlc_strbuf_finish(&sb);
 }
 
-/* "+a,+b" for the list "a,b"; malloc'ed. */
-static char *plus_list(const char *list) {
+char *dmlc_llvm_plus_list(const char *list) {
   dmlc_strbuf sb = {0};
   dmlc_strbuf_append(&sb, "");
   for (const char *p = list; p && *p;) {
@@ -256,8 +254,8 @@ static dmlc_status make_variant(dmlc_llvm_aot *aot, uint32_t v, const char *cpu,
   if (dmlc_llvm_target_features(aot->triple, var->cpu, features, &enabled, message,
                                 sizeof message) != 0)
     return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT, "%s", message);
-  var->checked = cpuid_features(aot->triple, enabled);
-  var->enabled = plus_list(enabled);
+  var->checked = dmlc_llvm_cpuid_features(aot->triple, enabled);
+  var->enabled = dmlc_llvm_plus_list(enabled);
   free(enabled);
   if (!var->checked || !var->enabled)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");

@@ -47,6 +47,12 @@ typedef struct dmlc_llvm_aot dmlc_llvm_aot;
 
 /* Builds, verifies and optimizes the module of plan for a graph of
  * num_inputs inputs and num_outputs outputs. */
+/* Of enabled ("a,b,c", no signs), the features x86-64's CPUID can confirm
+ * ("" on other targets); malloc'ed, NULL when out of memory. */
+char *dmlc_llvm_cpuid_features(const char *triple, const char *enabled);
+/* "+a,+b" for the list "a,b"; malloc'ed, NULL when out of memory. */
+char *dmlc_llvm_plus_list(const char *list);
+
 dmlc_status dmlc_llvm_aot_create(const dmlc_kernel_plan *plan, uint32_t num_inputs,
                                  uint32_t num_outputs, const dmlc_llvm_aot_options *options,
                                  dmlc_llvm_aot **out, dmlc_diag *diag);

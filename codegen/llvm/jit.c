@@ -3,7 +3,10 @@
  * generates the loaded code. Modules live in one thread-safe context owned by
  * the JIT; each kernel gets symbol names no earlier kernel used. */
 #include "codegen/llvm/jit.h"
+#include "codegen/llvm/aot.h"
 #include "codegen/llvm/emit.h"
+#include "codegen/llvm/target_info.h"
+#include "ir/strbuf.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 
 struct dmlc_llvm_jit {
   char *triple, *cpu, *features; /* LLVM-allocated (LLVMDisposeMessage) */
+  char *override;                /* "DMLC_CPU=... DMLC_CPU_FEATURES=...", or NULL; malloc'ed */
   LLVMTargetMachineRef tm;
   char *data_layout; /* LLVM-allocated */
   LLVMOrcThreadSafeContextRef tsc;
@@ -113,6 +117,88 @@ static dmlc_status create_lljit(dmlc_llvm_jit *jit, LLVMTargetRef target, dmlc_d
   return DMLC_OK;
 }
 
+/* Whether the comma-separated list holds name (no signs). */
+static bool in_list(const char *list, const char *name, size_t n) {
+  for (const char *p = list; p && *p;) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == n && memcmp(p, name, n) == 0)
+      return true;
+    p = comma ? comma + 1 : NULL;
+  }
+  return false;
+}
+
+/* DMLC_CPU (a CPU as llc spells it, with that CPU's features instead of
+ * the host's) and DMLC_CPU_FEATURES (+name/-name on top) make the JIT
+ * target less than the host has: tests and benchmarks of narrower vector
+ * code on a wide machine. Every feature CPUID can confirm that they enable
+ * must be the host's too, since the code runs here. Sets jit->cpu,
+ * jit->features (LLVM strings) and jit->target; with neither variable set,
+ * the host's. */
+static dmlc_status choose_cpu(dmlc_llvm_jit *jit, dmlc_diag *diag) {
+  const char *env_cpu = getenv("DMLC_CPU"), *env_features = getenv("DMLC_CPU_FEATURES");
+  if (env_cpu && !*env_cpu)
+    env_cpu = NULL;
+  if (env_features && !*env_features)
+    env_features = NULL;
+  char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
+  if (!env_cpu && !env_features) {
+    jit->cpu = host_cpu;
+    jit->features = host_features;
+    dmlc_llvm_target_for(jit->triple, jit->features, &jit->target);
+    return DMLC_OK;
+  }
+  dmlc_strbuf what = {0}, features = {0};
+  if (env_cpu)
+    dmlc_strbuf_printf(&what, "DMLC_CPU=%s", env_cpu);
+  if (env_features)
+    dmlc_strbuf_printf(&what, "%sDMLC_CPU_FEATURES=%s", env_cpu ? " " : "", env_features);
+  dmlc_strbuf_printf(&features, "%s%s%s", env_cpu ? "" : host_features,
+                     !env_cpu && env_features ? "," : "", env_features ? env_features : "");
+  char *override = dmlc_strbuf_finish(&what), *feature_string = dmlc_strbuf_finish(&features);
+  char *host_enabled = NULL, *enabled = NULL, *checked = NULL, *plus = NULL, message[512];
+  dmlc_status status = DMLC_OK;
+  if (!override || !feature_string) {
+    status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating the JIT");
+  } else if (dmlc_llvm_target_features(jit->triple, host_cpu, host_features, &host_enabled, message,
+                                       sizeof message) != 0 ||
+             dmlc_llvm_target_features(jit->triple, env_cpu ? env_cpu : host_cpu, feature_string,
+                                       &enabled, message, sizeof message) != 0) {
+    status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "%s: %s", override, message);
+  } else if (!(checked = dmlc_llvm_cpuid_features(jit->triple, enabled)) ||
+             !(plus = dmlc_llvm_plus_list(enabled))) {
+    status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating the JIT");
+  } else {
+    for (const char *p = checked; *p && status == DMLC_OK;) {
+      const char *comma = strchr(p, ',');
+      const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+      if (!in_list(host_enabled, p, len))
+        status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
+                               "%s enables '%.*s', which this CPU (%s) lacks: the JIT can only "
+                               "target less than the host has",
+                               override, (int)len, p, host_cpu);
+      p = comma ? comma + 1 : p + len;
+    }
+  }
+  if (status == DMLC_OK) {
+    jit->cpu = LLVMCreateMessage(env_cpu ? env_cpu : host_cpu);
+    jit->features = LLVMCreateMessage(feature_string);
+    dmlc_llvm_target_for(jit->triple, plus, &jit->target);
+    jit->override = override;
+    override = NULL;
+  }
+  free(override);
+  free(feature_string);
+  free(host_enabled);
+  free(enabled);
+  free(checked);
+  free(plus);
+  LLVMDisposeMessage(host_cpu);
+  LLVMDisposeMessage(host_features);
+  return status;
+}
+
 dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   *out = NULL;
   pthread_once(&native_once, init_native);
@@ -122,20 +208,17 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   if (!jit)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating the JIT");
   jit->triple = LLVMGetDefaultTargetTriple();
-  jit->cpu = LLVMGetHostCPUName();
-  jit->features = LLVMGetHostCPUFeatures();
-  dmlc_llvm_target_for(jit->triple, jit->features, &jit->target);
   LLVMTargetRef target;
   char *message = NULL;
-  dmlc_status status = DMLC_OK;
-  if (LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
+  dmlc_status status = choose_cpu(jit, diag);
+  if (status == DMLC_OK && LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "no LLVM target for %s: %s", jit->triple,
                            message ? message : "");
     LLVMDisposeMessage(message);
-  } else if (!(jit->tm = create_target_machine(jit, target))) {
+  } else if (status == DMLC_OK && !(jit->tm = create_target_machine(jit, target))) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s (%s)",
                            jit->triple, jit->cpu);
-  } else {
+  } else if (status == DMLC_OK) {
     LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(jit->tm);
     jit->data_layout = LLVMCopyStringRepOfTargetData(layout);
     LLVMDisposeTargetData(layout);
@@ -166,12 +249,14 @@ void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit) {
   LLVMDisposeMessage(jit->triple);
   LLVMDisposeMessage(jit->cpu);
   LLVMDisposeMessage(jit->features);
+  free(jit->override);
   free(jit);
 }
 
 uint32_t dmlc_llvm_jit_vector_bytes(const dmlc_llvm_jit *jit) { return jit->target.vector_bytes; }
 const char *dmlc_llvm_jit_triple(const dmlc_llvm_jit *jit) { return jit->triple; }
 const char *dmlc_llvm_jit_cpu_name(const dmlc_llvm_jit *jit) { return jit->cpu; }
+const char *dmlc_llvm_jit_override(const dmlc_llvm_jit *jit) { return jit->override; }
 
 void dmlc_llvm_text_free(dmlc_llvm_text *text) {
   if (!text)

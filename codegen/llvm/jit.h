@@ -42,6 +42,9 @@ void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit);
 uint32_t dmlc_llvm_jit_vector_bytes(const dmlc_llvm_jit *jit);
 const char *dmlc_llvm_jit_triple(const dmlc_llvm_jit *jit);
 const char *dmlc_llvm_jit_cpu_name(const dmlc_llvm_jit *jit);
+/* "DMLC_CPU=... DMLC_CPU_FEATURES=..." when the environment narrowed the
+ * target (jit.c), else NULL. */
+const char *dmlc_llvm_jit_override(const dmlc_llvm_jit *jit);
 
 /* Compiles k. With out != NULL the code is loaded and out receives its
  * entry points; with text != NULL the optimized IR and assembly are kept

@@ -126,6 +126,9 @@ static dmlc_status cpu_describe(dmlc_rt_device *d, char **out_text, dmlc_diag *d
   dmlc_strbuf_printf(&sb, "%s, CPU %s, %u-bit vectors, %u thread%s", dmlc_llvm_jit_triple(dev->jit),
                      dmlc_llvm_jit_cpu_name(dev->jit), dmlc_llvm_jit_vector_bytes(dev->jit) * 8,
                      threads, threads == 1 ? "" : "s");
+  const char *override = dmlc_llvm_jit_override(dev->jit);
+  if (override)
+    dmlc_strbuf_printf(&sb, ", %s", override);
   *out_text = dmlc_strbuf_finish(&sb);
   return *out_text ? DMLC_OK : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
 }

@@ -35,6 +35,39 @@ expect_run "devices" 0 --out '^reference +available$' --out '^cpu +(available|no
   --out '^vulkan +(available|not built|not available)' --out '^default +(reference|cpu|vulkan)$' -- \
   "$DMLC" devices
 
+# DMLC_CPU / DMLC_CPU_FEATURES narrow the JIT's target (x86-64 hosts).
+if [ "$(uname -m)" = x86_64 ]; then
+  expect_run "DMLC_CPU=x86-64-v2: 128-bit vectors" 0 \
+    --out '^cpu +available \(x86_64[^,]*, CPU x86-64-v2, 128-bit vectors, .*DMLC_CPU=x86-64-v2\)' -- \
+    env DMLC_CPU=x86-64-v2 "$DMLC" devices
+  expect_run "DMLC_CPU_FEATURES=-avx512f: at most 256-bit vectors" 0 \
+    --out '^cpu +available \(.*, (128|256)-bit vectors, .*DMLC_CPU_FEATURES=-avx512f\)' -- \
+    env DMLC_CPU_FEATURES=-avx512f "$DMLC" devices
+  cat >"$TMP/wide.dmlir" <<'EOF2'
+graph @wide(%x: f32[64,1024]) -> (u32[64,1]) {
+  %0 = argmax %x {axes = [1]} : u32[64,1]
+  return %0
+}
+EOF2
+  expect_run "DMLC_CPU=x86-64-v2: the kernels use xmm only" 0 --err 'xmm' -- \
+    env DMLC_CPU=x86-64-v2 "$DMLC" run "$TMP/wide.dmlir" --dump=asm -q
+  check "DMLC_CPU=x86-64-v2: no ymm or zmm" bash -c "! grep -Eq '[yz]mm' '$TMP/err'"
+  expect_run "DMLC_CPU: unknown CPU" 1 --err "DMLC_CPU=bogus: unknown CPU 'bogus'" -- \
+    env DMLC_CPU=bogus "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu
+  expect_run "DMLC_CPU_FEATURES: no sign" 1 --err "DMLC_CPU_FEATURES=avx: feature 'avx' must start with \+ or -" -- \
+    env DMLC_CPU_FEATURES=avx "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu
+  # A feature this CPU lacks: the first of these /proc/cpuinfo does not list.
+  missing=
+  for f in avx512fp16:avx512_fp16 xop:xop tbm:tbm avx512er:avx512er; do
+    grep -qw "${f#*:}" /proc/cpuinfo || { missing=${f%%:*}; break; }
+  done
+  if [ -n "$missing" ]; then
+    expect_run "DMLC_CPU_FEATURES: a feature the host lacks" 1 \
+      --err "DMLC_CPU_FEATURES=\+$missing enables '$missing', which this CPU \(.*\) lacks" -- \
+      env DMLC_CPU_FEATURES=+$missing "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu
+  fi
+fi
+
 expect_run "compile: .spv picks spirv" 0 -- "$DMLC" compile "$SRC/examples/hardmax.dmlir" -o "$TMP/x.spv"
 check "compile: x.spv is SPIR-V" bash -c "od -An -tx4 -N4 '$TMP/x.spv' | grep -q 07230203"
 
