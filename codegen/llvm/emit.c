@@ -1,5 +1,5 @@
 /* Kernel descriptions -> LLVM IR: picks one of the loop structures
- * (emit_row.c, emit_column.c, emit_generic.c) for a kdesc. */
+ * (emit_row.c, emit_column.c, emit_merge.c, emit_generic.c) for a kdesc. */
 #include "codegen/llvm/emit.h"
 
 #include <string.h>
@@ -111,6 +111,8 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
     st = ec_emit_row(&e, name, info);
   else if (ec_column_matches(k))
     st = ec_emit_column(&e, name, info);
+  else if (ec_merged_rows_matches(k))
+    st = ec_emit_merged_rows(&e, name, info);
   else
     st = ec_emit_generic(&e, name, info);
   LLVMDisposeBuilder(e.b);

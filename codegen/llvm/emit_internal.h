@@ -151,7 +151,14 @@ void ec_nt_fence(emit_ctx *e);
 bool ec_output_nt(const emit_ctx *e, uint32_t i);
 
 /* ---- paths ---- */
+/* Reduces len contiguous elements of the read from element offset off
+ * (emit_row.c): *val the best value (ec_cmp_type), *idx its position (i64),
+ * the first (increasing) or last (decreasing) of equals, NaN first. */
+void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                   LLVMValueRef *idx);
 bool ec_row_matches(const dmlc_kdesc *k);
+bool ec_merged_rows_matches(const dmlc_kdesc *k);
+dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_column_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

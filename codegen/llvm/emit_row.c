@@ -157,8 +157,8 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
 
 /* Reduces len elements of the read from element offset off; *val is the
  * best value (compare type) and *idx its position in the row (i64). */
-static void reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
-                       LLVMValueRef *idx) {
+void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                   LLVMValueRef *idx) {
   if (two_pass(e, len)) {
     reduce_row_two_pass(e, off, len, val, idx);
     return;
@@ -330,7 +330,7 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_loop l;
   LLVMValueRef o = ec_loop_begin(e, &l, begin, end, 1);
   LLVMValueRef val, idx;
-  reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
+  ec_reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
   fill_zeros(e, o, ec_i64(e, 0), ec_i64(e, len), false);
   /* While the row's output streams out, the next row (of this call) streams
    * in: the reads do not wait for the writes. */
@@ -367,12 +367,12 @@ static void emit_split_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMValueRef val, idx;
   ec_if f;
   ec_if_begin(e, &f, is_last);
-  reduce_row(e, off, last, &val, &idx);
+  ec_reduce_row(e, off, last, &val, &idx);
   LLVMBuildStore(e->b, val, val_var);
   LLVMBuildStore(e->b, idx, idx_var);
   ec_if_else(e, &f);
   if (chunks > 1) {
-    reduce_row(e, off, ROW_CHUNK, &val, &idx);
+    ec_reduce_row(e, off, ROW_CHUNK, &val, &idx);
     LLVMBuildStore(e->b, val, val_var);
     LLVMBuildStore(e->b, idx, idx_var);
   }

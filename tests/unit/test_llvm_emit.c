@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "codegen/llvm/emit.h"
+#include "codegen/llvm/emit_internal.h"
 #include "runtime/reference/scalar.h"
 #include "testutil.h"
 
@@ -763,6 +764,44 @@ START_TEST(test_generic) {
 }
 END_TEST
 
+/* ---- merged rows: the innermost dim reduced and contiguous, other
+ * reduced dims further out, or rows that do not merge ---- */
+
+START_TEST(test_merged_rows) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[8], mask;
+    uint64_t stride0, stride1; /* when non-zero, read_strides[0] / [1] */
+  } cases[] = {
+      {3, {4, 5, 37}, 5, 0, 0},                  /* [R, K, R]: blocks of kept points */
+      {3, {3, 70, 9}, 5, 0, 0},                  /* blocks of 4, the last one short */
+      {3, {6, 10, 1000}, 5, 0, 0},               /* long rows: vector code, split tails */
+      {4, {3, 7, 2, 9}, 10, 0, 0},               /* [K, R, K, R] */
+      {3, {3, 5, 40}, 6, 0, 45},                 /* [K, R, R], rows padded apart */
+      {3, {3, 4, 33}, 4, 160, 0},                /* [K, K, R], kept dims that do not merge */
+      {2, {7, 50}, 3, 64, 0},                    /* [R, R] padded: every element, one point */
+      {8, {2, 3, 2, 3, 2, 3, 2, 2}, 0xaa, 0, 0}, /* rank 8, alternating */
+      {3, {5, 3, 17}, 5, 0, 0},                  /* broadcast kept dim (below) */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    if (cases[c].stride0)
+      k.read_strides[0] = cases[c].stride0;
+    if (cases[c].stride1)
+      k.read_strides[1] = cases[c].stride1;
+    if (c == 8)
+      k.read_strides[1] = 0;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 3 == 0)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_merged_rows_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k),
+                  "case %zu does not take the merged-rows path", c);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
 /* ---- no reduction ---- */
 
 static const dmlc_dtype all_types[] = {DMLC_DTYPE_BOOL, DMLC_DTYPE_F16, DMLC_DTYPE_F32,
@@ -826,6 +865,11 @@ START_TEST(test_vector_code) {
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
   check_vector_ir(&k);
+  const uint32_t rkr[3] = {8, 16, 256}; /* [R, K, R]: merged rows */
+  k = kd_make(3, rkr, 5);
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+  check_vector_ir(&k);
 }
 END_TEST
 
@@ -844,6 +888,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_nontemporal, 0, 10);
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);

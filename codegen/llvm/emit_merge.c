@@ -1,0 +1,160 @@
+/* Reductions whose innermost dim is reduced and contiguous but which are
+ * not one row per kept point: other reduced dims further out ([r, k, r]:
+ * argmin over axes {0, 2}; [k, r, k, r]), rows padded apart ([k, r, r] with
+ * a gap between rows), or several kept dims that do not merge ([k, k, r]).
+ *
+ * Every row (the innermost dim) is reduced by the vector row code
+ * (ec_reduce_row), and its result merged into its kept point's accumulator.
+ * A kept point's rows are visited in row-major order of the outer reduced
+ * dims, so each row's indices are larger than those of every row merged
+ * before: merging by the sequential rule (ec_take_next) gives the
+ * sequential answer, ties and NaN included.
+ *
+ * Loop order follows the read's strides. When a kept dim lies inside the
+ * outer reduced dims ([r, k, r]), a task is a block of consecutive kept
+ * points whose accumulators stay in L1, and the loop runs over the outer
+ * reduced coordinates, then the block's points: one block's rows are
+ * adjacent in memory, read in storage order. Otherwise ([k, r, r]) a task
+ * is one kept point and its rows are read in order. */
+#include "codegen/llvm/emit_internal.h"
+
+enum {
+  BLOCK_MAX = 256,         /* kept points per task at most (accumulators on the stack) */
+  BLOCK_RUN_BYTES = 16384, /* aim: a block's rows make a contiguous run this long */
+  MIN_TASKS = 16,          /* blocks shrink (to 1 point) until there are this many tasks */
+};
+
+bool ec_merged_rows_matches(const dmlc_kdesc *k) {
+  const uint32_t last = k->rank - 1;
+  if (!k->has_reduction || k->rank < 2 || k->read_strides[last] != 1 ||
+      !dmlc_mask_has_axis(k->reduced_mask, last))
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  return true;
+}
+
+/* The element offset, in the read (out < 0) or output out, of the point
+ * whose dims in list have the coordinates of the row-major position t over
+ * them. */
+static LLVMValueRef decode_offset(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t,
+                                  int out) {
+  const dmlc_kdesc *k = e->k;
+  LLVMValueRef off = ec_i64(e, 0);
+  for (uint32_t i = n; i-- > 0;) {
+    const uint32_t d = list[i];
+    LLVMValueRef dim = ec_i64(e, k->dims[d]);
+    LLVMValueRef c = i == 0 ? t : LLVMBuildURem(e->b, t, dim, "");
+    if (i > 0)
+      t = LLVMBuildUDiv(e->b, t, dim, "");
+    off = ec_madd(e, off, c, out < 0 ? k->read_strides[d] : k->outputs[out].strides[d]);
+  }
+  return off;
+}
+
+/* The block size: 1 when the kept dims lie outside the outer reduced ones
+ * (or there are none of either). */
+static uint64_t block_size(const dmlc_kdesc *k, const uint32_t *kept, uint32_t nkept,
+                           const uint32_t *outer, uint32_t nouter, uint64_t kept_points) {
+  if (nkept == 0 || nouter == 0)
+    return 1;
+  /* innermost kept dim against innermost outer reduced dim, by stride */
+  if (k->read_strides[kept[nkept - 1]] > k->read_strides[outer[nouter - 1]])
+    return 1;
+  const uint64_t row_bytes = (uint64_t)k->dims[k->rank - 1] * dmlc_dtype_size(k->read_dtype);
+  uint64_t b = BLOCK_RUN_BYTES / row_bytes;
+  b = b < 1 ? 1 : b > BLOCK_MAX ? BLOCK_MAX : b;
+  if (b > kept_points)
+    b = kept_points;
+  while (b > 1 && (kept_points + b - 1) / b < MIN_TASKS)
+    b /= 2;
+  return b;
+}
+
+dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  const uint64_t len = k->dims[last];
+  uint32_t kept[DMLC_MAX_RANK], outer[DMLC_MAX_RANK], nkept = 0, nouter = 0;
+  uint64_t kept_points = 1, outer_points = 1;
+  for (uint32_t d = 0; d < last; d++) {
+    if (dmlc_mask_has_axis(k->reduced_mask, d)) {
+      outer[nouter++] = d;
+      outer_points *= k->dims[d];
+    } else {
+      kept[nkept++] = d;
+      kept_points *= k->dims[d];
+    }
+  }
+  const uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points);
+  const uint64_t tasks = (kept_points + block - 1) / block;
+  LLVMTypeRef ct = ec_cmp_type(e, k->read_dtype);
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  LLVMValueRef acc = ec_array(e, ct, block, 64), acc_idx = ec_array(e, e->i64, block, 64);
+  LLVMValueRef koff = ec_array(e, e->i64, block, 64);
+  LLVMTypeRef acc_t = LLVMArrayType2(ct, block), idx_t = LLVMArrayType2(e->i64, block);
+  ec_loop lt;
+  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
+  LLVMValueRef first = ec_mul(e, t, block);
+  /* points in this block: block, or what is left in the last one */
+  LLVMValueRef left = LLVMBuildSub(e->b, ec_i64(e, kept_points), first, "");
+  LLVMValueRef short_block = LLVMBuildICmp(e->b, LLVMIntULT, left, ec_i64(e, block), "");
+  LLVMValueRef count = LLVMBuildSelect(e->b, short_block, left, ec_i64(e, block), "count");
+  LLVMValueRef zero = ec_i64(e, 0);
+
+  /* each point's read offset, and its accumulator: the first element of its
+   * first row, at index 0 (exact: the first row's result then replaces it
+   * or ties it at index 0) */
+  ec_loop lp;
+  LLVMValueRef p = ec_loop_begin(e, &lp, zero, count, 1);
+  LLVMValueRef at[2] = {zero, p};
+  LLVMValueRef off = decode_offset(e, kept, nkept, ec_add(e, first, p), -1);
+  LLVMBuildStore(e->b, off, LLVMBuildGEP2(e->b, idx_t, koff, at, 2, ""));
+  LLVMBuildStore(e->b, ec_load_read_cmp(e, off, 1), LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
+  LLVMBuildStore(e->b, zero, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
+  ec_loop_end(e, &lp);
+
+  /* the rows: outer reduced coordinates in row-major order, then the points */
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, zero, ec_i64(e, outer_points), 1);
+  LLVMValueRef roff = decode_offset(e, outer, nouter, r, -1);
+  LLVMValueRef rbase = ec_mul(e, r, len);
+  p = ec_loop_begin(e, &lp, zero, count, 1);
+  at[1] = p;
+  LLVMValueRef kp = LLVMBuildGEP2(e->b, idx_t, koff, at, 2, "");
+  LLVMValueRef ap = LLVMBuildGEP2(e->b, acc_t, acc, at, 2, "");
+  LLVMValueRef ip = LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, "");
+  LLVMValueRef val, j;
+  ec_reduce_row(e, ec_add(e, roff, LLVMBuildLoad2(e->b, e->i64, kp, "")), len, &val, &j);
+  LLVMValueRef a = LLVMBuildLoad2(e->b, ct, ap, "");
+  LLVMValueRef take = ec_take_next(e, val, a);
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
+  LLVMValueRef ai = LLVMBuildLoad2(e->b, e->i64, ip, "");
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ec_add(e, rbase, j), ai, ""), ip);
+  ec_loop_end(e, &lp);
+  ec_loop_end(e, &lr);
+
+  /* the results */
+  p = ec_loop_begin(e, &lp, zero, count, 1);
+  at[1] = p;
+  LLVMValueRef idx =
+      LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""), "");
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    LLVMValueRef out_off = decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i);
+    ec_store(e, o->dtype, e->out[i], out_off, ec_convert(e, idx, DMLC_DTYPE_U64, o->dtype));
+  }
+  ec_loop_end(e, &lp);
+  ec_loop_end(e, &lt);
+  ec_function_end(e);
+
+  uint64_t out_bytes = 0;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
+  info->num_tasks = tasks;
+  info->bytes_per_task = block * (outer_points * len * dmlc_dtype_size(k->read_dtype) + out_bytes);
+  return DMLC_OK;
+}
