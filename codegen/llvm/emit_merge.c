@@ -15,7 +15,10 @@
  * points whose accumulators stay in L1, and the loop runs over the outer
  * reduced coordinates, then the block's points: one block's rows are
  * adjacent in memory, read in storage order. Otherwise ([k, r, r]) a task
- * is one kept point and its rows are read in order. */
+ * is one kept point and its rows are read in order.
+ *
+ * ONEHOT outputs (hardmax) get each row's 0s as the row is read, and the
+ * 1s when the task's points are done. */
 #include "codegen/llvm/emit_internal.h"
 
 enum {
@@ -30,7 +33,7 @@ bool ec_merged_rows_matches(const dmlc_kdesc *k) {
       !dmlc_mask_has_axis(k->reduced_mask, last))
     return false;
   for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX && k->outputs[i].kind != DMLC_KOUT_ONEHOT)
       return false;
   return true;
 }
@@ -95,6 +98,11 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   ec_function_begin(e, name, true, &begin, &end);
   LLVMValueRef acc = ec_array(e, ct, block, 64), acc_idx = ec_array(e, e->i64, block, 64);
   LLVMValueRef koff = ec_array(e, e->i64, block, 64);
+  /* per ONEHOT output, each point's offset there */
+  LLVMValueRef kout[DMLC_KDESC_MAX_OUTPUTS] = {NULL};
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind == DMLC_KOUT_ONEHOT)
+      kout[i] = ec_array(e, e->i64, block, 64);
   LLVMTypeRef acc_t = LLVMArrayType2(ct, block), idx_t = LLVMArrayType2(e->i64, block);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
@@ -115,6 +123,10 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMBuildStore(e->b, off, LLVMBuildGEP2(e->b, idx_t, koff, at, 2, ""));
   LLVMBuildStore(e->b, ec_load_read_cmp(e, off, 1), LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
   LLVMBuildStore(e->b, zero, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (kout[i])
+      LLVMBuildStore(e->b, decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i),
+                     LLVMBuildGEP2(e->b, idx_t, kout[i], at, 2, ""));
   ec_loop_end(e, &lp);
 
   /* the rows: outer reduced coordinates in row-major order, then the points */
@@ -122,6 +134,10 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMValueRef r = ec_loop_begin(e, &lr, zero, ec_i64(e, outer_points), 1);
   LLVMValueRef roff = decode_offset(e, outer, nouter, r, -1);
   LLVMValueRef rbase = ec_mul(e, r, len);
+  LLVMValueRef rout[DMLC_KDESC_MAX_OUTPUTS] = {NULL};
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (kout[i])
+      rout[i] = decode_offset(e, outer, nouter, r, (int)i);
   p = ec_loop_begin(e, &lp, zero, count, 1);
   at[1] = p;
   LLVMValueRef kp = LLVMBuildGEP2(e->b, idx_t, koff, at, 2, "");
@@ -134,6 +150,16 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
   LLVMValueRef ai = LLVMBuildLoad2(e->b, e->i64, ip, "");
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ec_add(e, rbase, j), ai, ""), ip);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    if (!kout[i])
+      continue;
+    const dmlc_kout *o = &k->outputs[i];
+    LLVMValueRef row =
+        ec_add(e, rout[i],
+               LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, kout[i], at, 2, ""), ""));
+    ec_fill(e, o->dtype, e->out[i], row, ec_i64(e, len), o->strides[last],
+            ec_const_elem(e, o->dtype, 0));
+  }
   ec_loop_end(e, &lp);
   ec_loop_end(e, &lr);
 
@@ -144,6 +170,17 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
       LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""), "");
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
+    if (kout[i]) {
+      /* the 1 at (outer coordinates of idx / len, idx % len) */
+      LLVMValueRef at_r = LLVMBuildUDiv(e->b, idx, ec_i64(e, len), "");
+      LLVMValueRef at_j = LLVMBuildURem(e->b, idx, ec_i64(e, len), "");
+      LLVMValueRef off =
+          LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, kout[i], at, 2, ""), "");
+      off = ec_add(e, off, decode_offset(e, outer, nouter, at_r, (int)i));
+      off = ec_madd(e, off, at_j, o->strides[last]);
+      ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
+      continue;
+    }
     LLVMValueRef out_off = decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i);
     ec_store(e, o->dtype, e->out[i], out_off, ec_convert(e, idx, DMLC_DTYPE_U64, o->dtype));
   }
@@ -153,7 +190,8 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
 
   uint64_t out_bytes = 0;
   for (uint32_t i = 0; i < k->num_outputs; i++)
-    out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
+    out_bytes += dmlc_dtype_size(k->outputs[i].dtype) *
+                 (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? outer_points * len : 1);
   info->num_tasks = tasks;
   info->bytes_per_task = block * (outer_points * len * dmlc_dtype_size(k->read_dtype) + out_bytes);
   return DMLC_OK;

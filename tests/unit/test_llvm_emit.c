@@ -794,6 +794,8 @@ START_TEST(test_merged_rows) {
     kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
     if (c % 3 == 0)
       kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
+    if (c % 3 != 2) /* hardmax: a full-size output, packed or strided */
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1 + c % 2);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     ck_assert_msg(ec_merged_rows_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k),
                   "case %zu does not take the merged-rows path", c);
