@@ -211,11 +211,22 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
       v = LLVMBuildSelect(e->b, take, w, v, "");
       vi = LLVMBuildSelect(e->b, take, wi, vi, "");
     }
+    /* The rest: whole vectors, then one that ends at the row's end. It
+     * overlaps elements already seen, at their own indices, which the
+     * merge (by value, then index) does not mind. */
+    for (uint64_t q = vend; q < len; q += lanes) {
+      const uint64_t at = q + lanes <= len ? q : len - lanes;
+      LLVMValueRef w = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), lanes);
+      LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
+      LLVMValueRef take = ec_take_merge(e, v, vi, w, wi);
+      v = LLVMBuildSelect(e->b, take, w, v, "");
+      vi = LLVMBuildSelect(e->b, take, wi, vi, "");
+    }
     LLVMValueRef sv, si;
     ec_merge_lanes(e, v, vi, lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
     LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
-    tail = vend;
+    tail = len;
   } else {
     LLVMBuildStore(e->b, ec_load_read_cmp(e, off, 1), best);
     LLVMBuildStore(e->b, ec_i64(e, 0), best_idx);
