@@ -113,6 +113,8 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
     st = ec_emit_column(&e, name, info);
   else if (ec_merged_rows_matches(k))
     st = ec_emit_merged_rows(&e, name, info);
+  else if (ec_merged_columns_matches(k))
+    st = ec_emit_merged_columns(&e, name, info);
   else
     st = ec_emit_generic(&e, name, info);
   LLVMDisposeBuilder(e.b);

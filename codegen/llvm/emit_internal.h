@@ -159,6 +159,8 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
 bool ec_row_matches(const dmlc_kdesc *k);
 bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+bool ec_merged_columns_matches(const dmlc_kdesc *k);
+dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_column_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

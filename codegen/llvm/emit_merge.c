@@ -196,3 +196,170 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   info->bytes_per_task = block * (outer_points * len * dmlc_dtype_size(k->read_dtype) + out_bytes);
   return DMLC_OK;
 }
+
+/* ---- merged columns ----
+ *
+ * The innermost dim kept and contiguous, with reduced dims that the column
+ * code does not take: non-adjacent ([r, k, r, k]: axes {0, 2} of NHWC),
+ * rows padded apart ([r, r, k] with a gap), or kept dims that do not merge
+ * ([k, k, r, k]). A task is (a point of the outer kept dims, a block of
+ * columns); its rows (every reduced coordinate, row-major, an offset
+ * decoded per row) are read one contiguous run of the block each, merged
+ * vector by vector into accumulators on the stack by the sequential rule.
+ * ONEHOT outputs get each row's 0s as it is read and the 1s at the end. */
+
+enum {
+  MCOL_WIDTH = 1024,   /* columns per block at most */
+  MCOL_MIN_TASKS = 16, /* narrower blocks (down to a vector) until there are this many */
+};
+
+bool ec_merged_columns_matches(const dmlc_kdesc *k) {
+  const uint32_t last = k->rank - 1;
+  if (!k->has_reduction || k->rank < 2 || k->read_strides[last] != 1 ||
+      dmlc_mask_has_axis(k->reduced_mask, last))
+    return false;
+  uint64_t reduced = 1;
+  for (uint32_t d = 0; d < last; d++)
+    if (dmlc_mask_has_axis(k->reduced_mask, d))
+      reduced *= k->dims[d];
+  if (reduced > INT32_MAX) /* indices are i32 lanes */
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX && k->outputs[i].kind != DMLC_KOUT_ONEHOT)
+      return false;
+  return true;
+}
+
+typedef struct mcol {
+  emit_ctx *e;
+  uint32_t lanes;
+  LLVMTypeRef ct;
+  LLVMValueRef acc, acc_idx; /* [width] of ct, [width] of i32 */
+  LLVMTypeRef acc_t, idx_t;
+  LLVMValueRef base;                          /* read offset of the block's column 0 in row 0 */
+  LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS]; /* output offsets of the same */
+} mcol;
+
+static LLVMValueRef mcol_ptr(mcol *m, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i) {
+  LLVMValueRef at[2] = {ec_i64(m->e, 0), i};
+  return LLVMBuildGEP2(m->e->b, t, arr, at, 2, "");
+}
+
+/* Columns [from, to) in steps of lanes (1 or m->lanes): init (r is NULL)
+ * or merge row r at read offset roff. */
+static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lanes, LLVMValueRef r,
+                       LLVMValueRef roff) {
+  emit_ctx *e = m->e;
+  LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
+  ec_loop l;
+  LLVMValueRef cc = ec_loop_begin(e, &l, from, to, lanes);
+  LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, ec_add(e, m->base, roff), cc), lanes);
+  LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
+  LLVMValueRef ri = ec_splat(e, r ? LLVMBuildTrunc(e->b, r, e->i32, "") : ec_i32(e, 0), lanes);
+  if (!r) {
+    LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
+    LLVMSetAlignment(LLVMBuildStore(e->b, ri, ip), 1);
+  } else {
+    LLVMValueRef a = LLVMBuildLoad2(e->b, vt, ap, "");
+    LLVMSetAlignment(a, 1);
+    LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
+    LLVMSetAlignment(ai, 1);
+    LLVMValueRef take = ec_take_next(e, x, a);
+    LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap), 1);
+    LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ri, ai, ""), ip), 1);
+  }
+  ec_loop_end(e, &l);
+}
+
+dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  const uint64_t cols = k->dims[last];
+  uint32_t kept[DMLC_MAX_RANK], red[DMLC_MAX_RANK], nkept = 0, nred = 0;
+  uint64_t outer_points = 1, rows = 1;
+  for (uint32_t d = 0; d < last; d++) {
+    if (dmlc_mask_has_axis(k->reduced_mask, d)) {
+      red[nred++] = d;
+      rows *= k->dims[d];
+    } else {
+      kept[nkept++] = d;
+      outer_points *= k->dims[d];
+    }
+  }
+  mcol m = {.e = e, .ct = ec_cmp_type(e, k->read_dtype)};
+  const uint32_t cmp_bytes =
+      dmlc_dtype_size(k->read_dtype) < 4 ? 4 : dmlc_dtype_size(k->read_dtype);
+  m.lanes = e->vector_bytes / cmp_bytes;
+  uint64_t width = cols < MCOL_WIDTH ? cols : MCOL_WIDTH;
+  while (width > m.lanes && outer_points * ((cols + width - 1) / width) < MCOL_MIN_TASKS)
+    width = (width / 2 + m.lanes - 1) / m.lanes * m.lanes;
+  const uint64_t blocks = (cols + width - 1) / width;
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  m.acc = ec_array(e, m.ct, width, 64);
+  m.acc_idx = ec_array(e, e->i32, width, 64);
+  m.acc_t = LLVMArrayType2(m.ct, width);
+  m.idx_t = LLVMArrayType2(e->i32, width);
+  LLVMValueRef zero = ec_i64(e, 0);
+  ec_loop lt;
+  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
+  LLVMValueRef o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");
+  LLVMValueRef c0 = ec_mul(e, LLVMBuildURem(e->b, t, ec_i64(e, blocks), ""), width);
+  LLVMValueRef left = LLVMBuildSub(e->b, ec_i64(e, cols), c0, "");
+  LLVMValueRef narrow = LLVMBuildICmp(e->b, LLVMIntULT, left, ec_i64(e, width), "");
+  LLVMValueRef w = LLVMBuildSelect(e->b, narrow, left, ec_i64(e, width), "width");
+  LLVMValueRef vend = LLVMBuildAnd(e->b, w, ec_i64(e, ~(uint64_t)(m.lanes - 1)), "");
+  m.base = ec_add(e, decode_offset(e, kept, nkept, o, -1), c0);
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    m.obase[i] =
+        ec_madd(e, decode_offset(e, kept, nkept, o, (int)i), c0, k->outputs[i].strides[last]);
+
+  /* the rows, in order; each one's 0s after it */
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, zero, ec_i64(e, rows), 1);
+  LLVMValueRef roff = decode_offset(e, red, nred, r, -1);
+  LLVMValueRef first = LLVMBuildICmp(e->b, LLVMIntEQ, r, zero, "");
+  ec_if f;
+  ec_if_begin(e, &f, first);
+  mcol_merge(&m, zero, vend, m.lanes, NULL, roff);
+  mcol_merge(&m, vend, w, 1, NULL, roff);
+  ec_if_else(e, &f);
+  mcol_merge(&m, zero, vend, m.lanes, r, roff);
+  mcol_merge(&m, vend, w, 1, r, roff);
+  ec_if_end(e, &f);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    if (out->kind == DMLC_KOUT_ONEHOT)
+      ec_fill(e, out->dtype, e->out[i],
+              ec_add(e, m.obase[i], decode_offset(e, red, nred, r, (int)i)), w, out->strides[last],
+              ec_const_elem(e, out->dtype, 0));
+  }
+  ec_loop_end(e, &lr);
+
+  /* the results, column by column */
+  ec_loop lc;
+  LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
+  LLVMValueRef ri = LLVMBuildLoad2(e->b, e->i32, mcol_ptr(&m, m.acc_idx, m.idx_t, cc), "");
+  LLVMValueRef idx = LLVMBuildZExt(e->b, ri, e->i64, "");
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    LLVMValueRef off = ec_madd(e, m.obase[i], cc, out->strides[last]);
+    if (out->kind == DMLC_KOUT_ONEHOT)
+      ec_store(e, out->dtype, e->out[i], ec_add(e, off, decode_offset(e, red, nred, idx, (int)i)),
+               ec_const_elem(e, out->dtype, 1));
+    else
+      ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+  }
+  ec_loop_end(e, &lc);
+  ec_loop_end(e, &lt);
+  ec_function_end(e);
+
+  uint64_t bytes = rows * dmlc_dtype_size(k->read_dtype);
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    bytes +=
+        dmlc_dtype_size(k->outputs[i].dtype) * (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? rows : 1);
+  info->num_tasks = outer_points * blocks;
+  info->bytes_per_task = bytes * width;
+  return DMLC_OK;
+}

@@ -804,6 +804,45 @@ START_TEST(test_merged_rows) {
 }
 END_TEST
 
+/* ---- merged columns: the innermost dim kept and contiguous, reduced dims
+ * the column code does not take ---- */
+
+START_TEST(test_merged_columns) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[8], mask;
+    uint64_t stride0, stride1; /* when non-zero, read_strides[0] / [1] */
+  } cases[] = {
+      {4, {3, 4, 5, 37}, 5, 0, 0},               /* [R, K, R, K] (axes {0, 2} of NHWC) */
+      {4, {2, 3, 7, 70}, 5, 0, 0},               /* wider rows: vectors and a tail */
+      {3, {5, 4, 40}, 3, 0, 48},                 /* [R, R, K], rows padded apart */
+      {4, {3, 2, 5, 19}, 4, 0, 100},             /* [K, K, R, K], kept dims that do not merge */
+      {8, {2, 3, 2, 3, 2, 3, 2, 9}, 0x55, 0, 0}, /* rank 8, alternating */
+      {4, {6, 2, 3, 2100}, 5, 0, 0},             /* blocks of columns, the last one short */
+      {4, {3, 5, 4, 17}, 5, 0, 0},               /* broadcast reduced dim (below) */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    if (cases[c].stride0)
+      k.read_strides[0] = cases[c].stride0;
+    if (cases[c].stride1)
+      k.read_strides[1] = cases[c].stride1;
+    if (c == 6)
+      k.read_strides[2] = 0;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 3 != 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1 + c % 2);
+    if (c % 3 == 0)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
+                      !ec_merged_rows_matches(&k),
+                  "case %zu does not take the merged-columns path", c);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
 /* ---- no reduction ---- */
 
 static const dmlc_dtype all_types[] = {DMLC_DTYPE_BOOL, DMLC_DTYPE_F16, DMLC_DTYPE_F32,
@@ -891,6 +930,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);
