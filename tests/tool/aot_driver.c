@@ -36,7 +36,9 @@ typedef struct io_desc {
 #define OUTPUT_DESC(i)                                                                             \
   { M(_OUTPUT##i##_DTYPE), M(_OUTPUT##i##_RANK), OUTPUT_sizes_##i }
 
-/* Up to two inputs and two outputs: what the examples have. */
+/* Up to two inputs and three outputs: what the tests' graphs have. */
+_Static_assert(M(_NUM_INPUTS) <= 2 && M(_NUM_OUTPUTS) <= 3,
+               "aot_driver.c handles up to two inputs and three outputs");
 IO_DECL(INPUT, 0)
 #if M(_NUM_INPUTS) > 1
 IO_DECL(INPUT, 1)
@@ -44,6 +46,9 @@ IO_DECL(INPUT, 1)
 IO_DECL(OUTPUT, 0)
 #if M(_NUM_OUTPUTS) > 1
 IO_DECL(OUTPUT, 1)
+#endif
+#if M(_NUM_OUTPUTS) > 2
+IO_DECL(OUTPUT, 2)
 #endif
 static const io_desc inputs_desc[] = {INPUT_DESC(0)
 #if M(_NUM_INPUTS) > 1
@@ -55,6 +60,10 @@ static const io_desc outputs_desc[] = {OUTPUT_DESC(0)
 #if M(_NUM_OUTPUTS) > 1
                                            ,
                                        OUTPUT_DESC(1)
+#endif
+#if M(_NUM_OUTPUTS) > 2
+                                           ,
+                                       OUTPUT_DESC(2)
 #endif
 };
 

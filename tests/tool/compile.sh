@@ -132,6 +132,18 @@ for ex in "$SRC"/examples/*.dmlir; do
   cross_matches_host "$ex" "$base"
 done
 cross_matches_host "$TMP/f16.dmlir" f16
+# Non-adjacent reduced axes: merged rows ([r,k,r], hardmax too) and merged
+# columns ([r,k,r,k]), on aarch64 as on the host.
+cat >"$TMP/merged.dmlir" <<'GRAPH'
+graph @merged(%x: f32[4,6,37], %y: i8[3,5,4,40]) -> (i64[1,6,1], f32[4,6,37], u32[1,5,1,40]) {
+  %0 = argmin %x {axes = [0, 2]} : i64[1,6,1]
+  %1 = hardmax %x {axes = [0, 2]} : f32[4,6,37]
+  %2 = argmax %y {axes = [0, 2]} : u32[1,5,1,40]
+  return %0, %1, %2
+}
+GRAPH
+aot_matches_reference "$TMP/merged.dmlir" merged
+cross_matches_host "$TMP/merged.dmlir" merged
 
 # ---- metadata and dot: every example, and the two-kernel graph ----
 meta_check() {
