@@ -69,10 +69,90 @@ static dmlc_status check(const dmlc_kdesc *k, dmlc_diag *diag) {
   return DMLC_OK;
 }
 
+/* The paths with vector code: rows, columns, merged rows, merged columns. */
+static bool has_vector_path(const dmlc_kdesc *k) {
+  return ec_row_matches(k) || ec_column_matches(k) || ec_merged_rows_matches(k) ||
+         ec_merged_columns_matches(k);
+}
+
+/* k with its dims in the read's storage order (largest stride outermost,
+ * broadcast dims outside all), then adjacent dims of one kind merged where
+ * the read and every output are contiguous across them: a transposed or
+ * permuted read becomes a layout the vector paths take. The reduced dims
+ * keep their relative order (the index counts them row-major), or there
+ * is no reordering: false. */
+static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out) {
+  uint32_t order[DMLC_MAX_RANK];
+  for (uint32_t d = 0; d < k->rank; d++)
+    order[d] = d;
+  /* insertion sort, stable: outer first */
+  for (uint32_t i = 1; i < k->rank; i++) {
+    const uint32_t d = order[i];
+    const uint64_t sd = k->read_strides[d] ? k->read_strides[d] : UINT64_MAX;
+    uint32_t j = i;
+    for (; j > 0; j--) {
+      const uint32_t p = order[j - 1];
+      const uint64_t sp = k->read_strides[p] ? k->read_strides[p] : UINT64_MAX;
+      if (sp >= sd)
+        break;
+      order[j] = p;
+    }
+    order[j] = d;
+  }
+  int32_t last_reduced = -1;
+  bool moved = false;
+  for (uint32_t i = 0; i < k->rank; i++) {
+    moved |= order[i] != i;
+    if (dmlc_mask_has_axis(k->reduced_mask, order[i])) {
+      if ((int32_t)order[i] < last_reduced)
+        return false;
+      last_reduced = (int32_t)order[i];
+    }
+  }
+  if (!moved)
+    return false;
+  *out = *k;
+  out->reduced_mask = 0;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < k->rank; i++) {
+    const uint32_t d = order[i];
+    const bool red = dmlc_mask_has_axis(k->reduced_mask, d);
+    if (n > 0) {
+      /* merge into the previous dim p when same kind and contiguous */
+      const uint32_t p = n - 1;
+      bool ok = red == dmlc_mask_has_axis(out->reduced_mask, p) &&
+                (uint64_t)out->dims[p] * k->dims[d] <= UINT32_MAX &&
+                out->read_strides[p] == k->read_strides[d] * k->dims[d];
+      for (uint32_t o = 0; ok && o < k->num_outputs; o++)
+        ok = out->outputs[o].strides[p] == k->outputs[o].strides[d] * k->dims[d];
+      if (ok) {
+        out->dims[p] *= k->dims[d];
+        out->read_strides[p] = k->read_strides[d];
+        for (uint32_t o = 0; o < k->num_outputs; o++)
+          out->outputs[o].strides[p] = k->outputs[o].strides[d];
+        continue;
+      }
+    }
+    out->dims[n] = k->dims[d];
+    out->read_strides[n] = k->read_strides[d];
+    for (uint32_t o = 0; o < k->num_outputs; o++)
+      out->outputs[o].strides[n] = k->outputs[o].strides[d];
+    if (red)
+      out->reduced_mask |= 1u << n;
+    n++;
+  }
+  out->rank = n;
+  return true;
+}
+
 dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, const char *name,
                                   const dmlc_llvm_target *target, dmlc_cpu_kernel_info *info,
                                   dmlc_diag *diag) {
   DMLC_RETURN_IF_ERROR(check(k, diag));
+  dmlc_kdesc permuted;
+  if (k->has_reduction && !has_vector_path(k) && storage_order(k, &permuted) &&
+      has_vector_path(&permuted))
+    k = &permuted;
   emit_ctx e;
   memset(&e, 0, sizeof e);
   e.c = LLVMGetModuleContext(module);

@@ -843,6 +843,32 @@ START_TEST(test_merged_columns) {
 }
 END_TEST
 
+/* ---- reads not in the space's order: the dims taken in storage order ---- */
+
+START_TEST(test_storage_order) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[4], mask;
+    uint64_t strides[4];
+  } cases[] = {
+      {2, {37, 50}, 2, {1, 37}},        /* [K, R] column-major: columns */
+      {2, {60, 9}, 1, {1, 60}},         /* [R, K] column-major: rows */
+      {3, {5, 6, 7}, 2, {7, 35, 1}},    /* [K, R, K] permuted */
+      {3, {4, 3, 33}, 5, {33, 132, 1}}, /* [R, K, R], kept dim outermost in memory */
+      {3, {6, 4, 5}, 6, {1, 30, 6}},    /* [K, R, R] with the kept dim innermost */
+      {3, {3, 8, 16}, 3, {0, 16, 1}},   /* broadcast reduced dim */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 2 == 0)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
 /* ---- no reduction ---- */
 
 static const dmlc_dtype all_types[] = {DMLC_DTYPE_BOOL, DMLC_DTYPE_F16, DMLC_DTYPE_F32,
@@ -906,6 +932,13 @@ START_TEST(test_vector_code) {
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
   check_vector_ir(&k);
+  const uint32_t km[2] = {64, 1024}; /* [K, R] read column-major: columns */
+  k = kd_make(2, km, 2);
+  k.read_strides[0] = 1;
+  k.read_strides[1] = 64;
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+  check_vector_ir(&k);
   const uint32_t rkr[3] = {8, 16, 256}; /* [R, K, R]: merged rows */
   k = kd_make(3, rkr, 5);
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
@@ -931,6 +964,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_storage_order, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);
