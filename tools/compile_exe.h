@@ -9,10 +9,11 @@
 /* The program's C source, malloc'ed, for the graph whose header (what
  * dmlc_graph_emit writes for "header") is header_text; the source includes
  * the header as "header_file". The program reads its inputs from .npy
- * files, checks their data types and shapes, lays them out as the graph
+ * files (or ONNX TensorProto .pb files, with a protobuf reader of its
+ * own), checks their data types and shapes, lays them out as the graph
  * wants, runs NAME_run (or NAME_run_parallel on its own threads, or
- * NAME_run_workspace) and writes the outputs as .npy files: see the
- * program's --help. NULL with a message in err when the header is not one
+ * NAME_run_workspace) and writes the outputs as .npy (or .pb) files: see
+ * the program's --help. NULL with a message in err when the header is not one
  * dmlc wrote, or when memory runs out. */
 char *compile_exe_source(const char *header_text, const char *header_file, char *err,
                          size_t err_size);

@@ -338,6 +338,355 @@ expect_run "an unknown option" 2 --err "unknown option '--frobnicate'" -- "$P" -
 expect_run "--output needs a value" 2 --err "--output needs NAME=FILE.npy" -- "$P" $X $TMP/row.npy --output
 cd - >/dev/null
 
+# ---- ONNX TensorProto (.pb) files wherever .npy files go ----
+NODE=${DMLC_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
+if [ ! -d "$NODE/test_hardmax_example" ] || ! "$PY" -c 'import onnx' 2>/dev/null; then
+  fail ".pb files: ONNX's test data at $NODE and python3-onnx are required (scripts/setup.sh installs them)"
+else
+  B=$TMP/pb
+  mkdir -p "$B"
+  # ONNX's node tests compiled from the .onnx model: the test set's input
+  # gives its output_0.pb byte for byte, and dmlc run --output's bytes.
+  for m in test_hardmax_example test_argmax_default_axis_example test_argmin_no_keepdims_example; do
+    d=$NODE/$m/test_data_set_0
+    mkdir -p "$B/$m"
+    if ! "$DMLC" compile "$NODE/$m/model.onnx" -o "$B/$m/prog" --emit=exe 2>"$B/err"; then
+      fail "$m: compile: $(cat "$B/err")"
+      continue
+    fi
+    expect_run "$m: .pb in, .pb out" 0 -- "$B/$m/prog" --threads 2 "$d/input_0.pb" "$B/$m.pb"
+    check "$m: the test set's output_0.pb" cmp "$B/$m.pb" "$d/output_0.pb"
+    "$DMLC" run "$NODE/$m/model.onnx" --quiet --input "$d/input_0.pb" --output "$B/$m-run.pb" >/dev/null
+    check "$m: dmlc run --output's bytes" cmp "$B/$m.pb" "$B/$m-run.pb"
+  done
+  P=$B/test_hardmax_example/prog
+  X=$NODE/test_hardmax_example/test_data_set_0/input_0.pb
+  Y=$NODE/test_hardmax_example/test_data_set_0/output_0.pb
+  expect_run "named .pb files, .npy out" 0 -- "$P" --input x="$X" --output y="$B/hm.npy"
+  check "named .pb files, .npy out: the values" "$PY" -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+want = numpy_helper.to_array(onnx.load_tensor('$Y'))
+got = np.load('$B/hm.npy')
+sys.exit(not (got.dtype == want.dtype and got.shape == want.shape and (got == want).all()))"
+  expect_run "--help says .pb" 0 --out 'on \.npy or ONNX' --out 'read input NAME from X\.npy or X\.pb' \
+    --out 'ends in \.pb is an ONNX TensorProto' -- "$P" --help
+
+  # Every data type, padded, permuted and broadcast inputs, strided outputs:
+  # raw_data (numpy_helper.from_array), the typed fields as
+  # onnx.helper.make_tensor writes them (packed numbers, one dims field
+  # each) and by hand (one field per number, dims packed) give the .npy
+  # inputs' outputs; .pb outputs are dmlc run --output's bytes and ONNX
+  # reads them back.
+  "$PY" - "$TMP/dtypes" "$B" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+src, out = sys.argv[1:]
+names = "a b c d e f g h k m p".split()
+types = {"<f2": TensorProto.FLOAT16, "<f4": TensorProto.FLOAT, "<f8": TensorProto.DOUBLE,
+         "|i1": TensorProto.INT8, "<i2": TensorProto.INT16, "<i4": TensorProto.INT32,
+         "<i8": TensorProto.INT64, "|u1": TensorProto.UINT8, "<u2": TensorProto.UINT16,
+         "<u4": TensorProto.UINT32, "<u8": TensorProto.UINT64}
+
+def varint(v):
+    v &= (1 << 64) - 1
+    b = b""
+    while v >= 0x80:
+        b += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return b + bytes([v])
+
+def key(n, w):
+    return varint(n << 3 | w)
+
+for i, name in enumerate(names):
+    a = np.load(f"{src}/in{i}.npy")
+    t = types[a.dtype.str]
+    raw = numpy_helper.from_array(a, name)
+    open(f"{out}/raw{i}.pb", "wb").write(raw.SerializeToString())
+    vals = a if t == TensorProto.FLOAT16 else a.flatten().tolist()
+    typed = helper.make_tensor(name, t, a.shape, vals)
+    assert not typed.HasField("raw_data")
+    open(f"{out}/typed{i}.pb", "wb").write(typed.SerializeToString())
+    # By hand: packed dims, then each number in a field of its own.
+    field, wire = {TensorProto.FLOAT: (4, 5), TensorProto.DOUBLE: (10, 1),
+                   TensorProto.INT64: (7, 0), TensorProto.UINT32: (11, 0),
+                   TensorProto.UINT64: (11, 0)}.get(t, (5, 0))
+    flat = a.flatten()
+    if t == TensorProto.FLOAT16:
+        flat = flat.view("<u2")
+    b = key(1, 2) + varint(len(b"".join(varint(d) for d in a.shape)))
+    b += b"".join(varint(d) for d in a.shape) + key(2, 0) + varint(t)
+    for v in flat:
+        b += key(field, wire)
+        b += varint(int(v)) if wire == 0 else v.tobytes()
+    b += key(8, 2) + varint(len(name)) + name.encode()
+    open(f"{out}/hand{i}.pb", "wb").write(b)
+    for kind in ("raw", "typed", "hand"):
+        back = numpy_helper.to_array(onnx.load_tensor(f"{out}/{kind}{i}.pb"))
+        assert back.dtype == a.dtype and back.shape == a.shape, (kind, i)
+        assert back.tobytes() == a.tobytes(), (kind, i)
+PYEOF
+  D=$TMP/dtypes
+  outs=(ha ib ic id ie if ig ih ik hm p2)
+  for kind in raw typed hand; do
+    args=() run_args=()
+    i=0
+    for name in a b c d e f g h k m p; do
+      args+=("$B/$kind$i.pb")
+      run_args+=(--input "$name=$B/$kind$i.pb")
+      i=$((i + 1))
+    done
+    for ((i = 0; i < 11; i++)); do args+=("$B/$kind-out$i.npy"); done
+    expect_run "every data type from $kind .pb files" 0 -- "$D/prog" --threads 2 "${args[@]}"
+    for ((i = 0; i < 11; i++)); do
+      if cmp -s "$B/$kind-out$i.npy" "$D/ref$i.npy"; then pass; else fail "$kind .pb inputs: output ${outs[i]} differs from the .npy inputs'"; fi
+    done
+  done
+  args=() run_args=()
+  for ((i = 0; i < 11; i++)); do
+    args+=(--output "${outs[i]}=$B/out$i.pb")
+    run_args+=(--output "${outs[i]}=$B/run$i.pb")
+  done
+  expect_run "every data type to .pb files" 0 -- "$D/prog" "${args[@]}" "$D"/in{0..10}.npy
+  "$DMLC" run "$G/dtypes.dmlir" --device=reference --quiet "${run_args[@]}" \
+    --input a="$D/in0.npy" --input b="$D/in1.npy" --input c="$D/in2.npy" --input d="$D/in3.npy" \
+    --input e="$D/in4.npy" --input f="$D/in5.npy" --input g="$D/in6.npy" --input h="$D/in7.npy" \
+    --input k="$D/in8.npy" --input m="$D/in9.npy" --input p="$D/in10.npy" >/dev/null
+  for ((i = 0; i < 11; i++)); do
+    if cmp -s "$B/out$i.pb" "$B/run$i.pb"; then pass; else fail "output ${outs[i]}: the .pb differs from dmlc run --output's"; fi
+  done
+  check "ONNX reads the .pb outputs: names, dims, data types, values" "$PY" - "$B" "$D" "${outs[@]}" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+b, d, *names = sys.argv[1:]
+ok = True
+for i, name in enumerate(names):
+    t = onnx.load_tensor(f"{b}/out{i}.pb")
+    got, want = numpy_helper.to_array(t), np.load(f"{d}/ref{i}.npy")
+    if t.name != name or got.dtype != want.dtype or got.shape != want.shape or got.tobytes() != want.tobytes():
+        print(f"  out{i}.pb: {t.name} {got.dtype}{got.shape}, want {name} {want.dtype}{want.shape}")
+        ok = False
+sys.exit(not ok)
+PYEOF
+  # The aarch64 program (under qemu) reads and writes the same bytes.
+  if [ -x "$D/prog_a64" ]; then
+    args=()
+    for ((i = 0; i < 11; i++)); do args+=("$B/a64-out$i.pb"); done
+    expect_run "aarch64: .pb in, .pb out" 0 -- \
+      qemu-aarch64 -L /usr/aarch64-linux-gnu "$D/prog_a64" "$B"/raw{0..10}.pb "${args[@]}"
+    for ((i = 0; i < 11; i++)); do
+      if cmp -s "$B/a64-out$i.pb" "$B/out$i.pb"; then pass; else fail "aarch64: output ${outs[i]}: the .pb differs from the host's"; fi
+    done
+  fi
+
+  # Shape () for a one-element input, as with .npy files.
+  "$PY" -c "from onnx import numpy_helper; import numpy as np
+open('$B/scalar.pb', 'wb').write(numpy_helper.from_array(np.array(2.5, np.float32), 'x').SerializeToString())"
+  expect_run "shape () for [1] (.pb)" 0 -- "$TMP/one/prog" "$B/scalar.pb" "$B/scalar-out.npy"
+  check "shape () for [1] (.pb): the output" npy_equal "$B/scalar-out.npy" uint32 "[0]"
+
+  # Hand-made files for the hardmax model (x: FLOAT [4, 4]): accepted
+  # forms, then malformed and unsupported ones.
+  "$PY" - "$X" "$B" <<'PYEOF'
+import struct
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+x_path, out = sys.argv[1:]
+x = numpy_helper.to_array(onnx.load_tensor(x_path)).astype("<f4")
+raw = x.tobytes()
+flat = x.flatten().tolist()
+
+def varint(v):
+    v &= (1 << 64) - 1
+    b = b""
+    while v >= 0x80:
+        b += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return b + bytes([v])
+
+def key(n, w):
+    return varint(n << 3 | w)
+
+def vi(n, v):
+    return key(n, 0) + varint(v)
+
+def ld(n, b):
+    return key(n, 2) + varint(len(b)) + b
+
+def f32s(vals):
+    return b"".join(struct.pack("<f", v) for v in vals)
+
+dims = vi(1, 4) + vi(1, 4)
+head = dims + vi(2, TensorProto.FLOAT)
+files = {
+    # accepted
+    "ok_float_data": head + ld(4, f32s(flat)),
+    "ok_float_unpacked": head + b"".join(key(4, 5) + f32s([v]) for v in flat),
+    "ok_float_split": head + ld(4, f32s(flat[:5])) + key(4, 5) + f32s(flat[5:6])
+    + ld(4, b"") + ld(4, f32s(flat[6:])),
+    "ok_dims_packed": ld(1, varint(4) + varint(4)) + vi(2, 1) + ld(9, raw),
+    "ok_dims_long_varint": key(1, 0) + b"\x84\x80\x80\x00" + vi(1, 4) + vi(2, 1) + ld(9, raw),
+    "ok_unknown_fields": vi(100, 7) + key(101, 1) + bytes(8) + ld(102, b"junk") + key(103, 5)
+    + bytes(4) + ld(12, b"a doc string") + head + ld(8, b"another name") + vi(14, 0)
+    + ld(536870911, b"") + ld(9, raw),
+    "ok_last_wins": dims + vi(2, TensorProto.DOUBLE) + vi(2, TensorProto.FLOAT)
+    + ld(9, b"short") + ld(9, raw),
+    # malformed
+    "empty": b"",
+    "wire_type_data_type": dims + ld(2, b"\x01") + ld(9, raw),
+    "wire_type_dims": key(1, 5) + bytes(4) + vi(2, 1) + ld(9, raw),
+    "wire_type_raw": head + key(9, 0) + varint(64),
+    "group": head + key(9, 3) + ld(9, raw),
+    "wire_type_7": key(20, 7) + head + ld(9, raw),
+    "field_0": key(0, 0) + b"\x01" + head + ld(9, raw),
+    "long_key": b"\x80\x80\x80\x80\x80\x01" + head + ld(9, raw),
+    "long_varint": dims + key(2, 0) + b"\x81" + b"\x80" * 9 + b"\x00" + ld(9, raw),
+    "length_past_end": head + key(9, 2) + varint(65) + raw,
+    "huge_length": head + key(9, 2) + b"\xff\xff\xff\xff\x0f" + raw,
+    "fixed_cut": head + ld(9, raw) + key(20, 1) + bytes(3),
+    "packed_floats_cut": head + ld(4, f32s(flat)[:-1]),
+    "packed_varint_cut": dims + vi(2, TensorProto.INT32) + ld(5, b"\x01" * 15 + b"\x81"),
+    "nested_bad": head + ld(9, raw) + ld(13, key(1, 2) + varint(40) + b"location"),
+    # unsupported or inconsistent
+    "raw_size": head + ld(9, raw[:-4]),
+    "bfloat16": dims + vi(2, TensorProto.BFLOAT16) + ld(9, bytes(32)),
+    "type_99": dims + vi(2, 99) + ld(9, raw),
+    "type_negative": dims + vi(2, -3) + ld(9, raw),
+    "no_type": dims + ld(9, raw),
+    "external": head + ld(13, ld(1, b"location") + ld(2, b"weights.bin")) + vi(14, 1),
+    "external_location": head + vi(14, 1),
+    "segment": head + ld(3, vi(1, 0) + vi(2, 16)) + ld(9, raw),
+    "strings": head + ld(6, b"a"),
+    "both": head + ld(9, raw) + ld(4, f32s(flat)),
+    "wrong_field": head + ld(5, b"\x01" * 16),
+    "too_few": head + ld(4, f32s(flat[:15])),
+    "no_data": head + ld(8, b"x"),
+    "double": dims + vi(2, TensorProto.DOUBLE) + ld(9, x.astype("<f8").tobytes()),
+    "shape": vi(1, 2) + vi(1, 8) + vi(2, 1) + ld(9, raw),
+    "rank_0": vi(2, 1) + ld(9, raw[:4]),
+    "negative_dim": vi(1, -4) + vi(1, -4) + vi(2, 1) + ld(9, raw),
+    "zero_dim": vi(1, 0) + vi(1, 4) + vi(2, 1),
+}
+for name, b in files.items():
+    open(f"{out}/{name}.pb", "wb").write(b)
+for name in [n for n in files if n.startswith("ok_")]:
+    got = numpy_helper.to_array(onnx.load_tensor(f"{out}/{name}.pb"))
+    assert got.tobytes() == raw, name
+# Out of each narrow type's range: int32_data for INT8, UINT8, FLOAT16
+# and UINT16 (the dtypes graph's b, f, a and g), uint64_data for UINT32 (h).
+def typed(shape, t, field, bad, at):
+    n = int(np.prod(shape))
+    vals = [0] * n
+    vals[at] = bad
+    body = b"".join(varint(v) for v in vals)
+    return b"".join(vi(1, d) for d in shape) + vi(2, t) + ld(field, body)
+open(f"{out}/range_i8.pb", "wb").write(typed([2, 3, 4], TensorProto.INT8, 5, 300, 3))
+open(f"{out}/range_u8.pb", "wb").write(typed([5, 2], TensorProto.UINT8, 5, -1, 0))
+open(f"{out}/range_f16.pb", "wb").write(typed([3, 4], TensorProto.FLOAT16, 5, 70000, 11))
+open(f"{out}/range_u32.pb", "wb").write(typed([7], TensorProto.UINT32, 11, 1 << 32, 6))
+open(f"{out}/i8_min.pb", "wb").write(typed([2, 3, 4], TensorProto.INT8, 5, -128, 23))
+PYEOF
+  for f in ok_float_data ok_float_unpacked ok_float_split ok_dims_packed ok_dims_long_varint \
+    ok_unknown_fields ok_last_wins; do
+    expect_run "accepted: $f" 0 -- "$P" "$B/$f.pb" "$B/$f-out.pb"
+    check "accepted: $f: the output" cmp "$B/$f-out.pb" "$Y"
+  done
+  mkdir -p "$B/dir.pb"
+  bad_pb() { # bad_pb FILE MESSAGE-REGEX
+    expect_run "$1.pb" 1 --err "^prog: error: $B/$1\.pb: input 'x': $2" -- "$P" "$B/$1.pb" "$B/bad-out.pb"
+  }
+  cd "$B"
+  bad_pb empty "the file is empty, not an onnx\.TensorProto"
+  bad_pb wire_type_data_type "byte 4, in onnx\.TensorProto\.data_type: field 2 has wire type 2 \(length-delimited\); the schema wants 0 \(varint\)"
+  bad_pb wire_type_dims "byte 0, in onnx\.TensorProto\.dims: field 1 has wire type 5 \(32-bit\); the schema wants 0 \(varint\)"
+  bad_pb wire_type_raw "byte 6, in onnx\.TensorProto\.raw_data: field 9 has wire type 0 \(varint\); the schema wants 2"
+  bad_pb group "byte 6, in onnx\.TensorProto\.raw_data: wire type 3 \(group start\), which ONNX files never use"
+  bad_pb wire_type_7 "byte 0, in onnx\.TensorProto: wire type 7 \(undefined\), which ONNX files never use"
+  bad_pb field_0 "byte 0, in onnx\.TensorProto: field number 0, outside 1 to 536870911"
+  bad_pb long_key "byte 0, in onnx\.TensorProto: a field's key over 5 bytes"
+  bad_pb long_varint "byte 5, in onnx\.TensorProto\.data_type: a varint over 10 bytes"
+  bad_pb length_past_end "byte 7, in onnx\.TensorProto\.raw_data: a length of 65 bytes, but only 64 are left in the file"
+  bad_pb huge_length "byte 7, in onnx\.TensorProto\.raw_data: a length of 4294967295 bytes; protobuf's limit is 2147483647"
+  bad_pb fixed_cut "byte 74, in onnx\.TensorProto: a 8-byte value, but only 3 bytes are left"
+  bad_pb packed_floats_cut "byte 8, in onnx\.TensorProto\.float_data: a packed array of 63 bytes, not a whole number of 4-byte values"
+  bad_pb packed_varint_cut "byte 23, in onnx\.TensorProto\.int32_data: a packed array ends inside a varint"
+  bad_pb nested_bad "byte 75, in onnx\.StringStringEntryProto\.key: a length of 40 bytes, but only 8 are left in the enclosing message"
+  bad_pb raw_size "raw_data holds 60 bytes; shape \(4, 4\) of FLOAT needs 64"
+  bad_pb bfloat16 "data type BFLOAT16 \(16\), which this program does not read"
+  bad_pb type_99 "data type 99, which ONNX does not define"
+  bad_pb type_negative "data type -3, which ONNX does not define"
+  bad_pb no_type "data_type is missing"
+  bad_pb external "its data is in an external file \('weights\.bin'\), which this program does not read \(external data\)"
+  bad_pb external_location "its data is in an external file \(''\).*\(external data\)"
+  bad_pb segment "a segment of a larger tensor"
+  bad_pb strings "holds string_data, but its data type is FLOAT"
+  bad_pb both "holds data in both raw_data and float_data"
+  bad_pb wrong_field "holds FLOAT elements in int32_data; they belong in float_data or raw_data"
+  bad_pb too_few "float_data holds 15 numbers; shape \(4, 4\) needs 16"
+  bad_pb no_data "holds no data \(neither raw_data nor float_data\) for its 16 elements"
+  bad_pb double "data type is DOUBLE; the graph wants FLOAT \(float32\)"
+  bad_pb shape "shape is \(2, 8\); the graph wants \(4, 4\)"
+  bad_pb rank_0 "shape is \(\); the graph wants \(4, 4\)"
+  bad_pb negative_dim "dims\[0\] is -4; dims are at least 0"
+  bad_pb zero_dim "shape is \(0, 4\); the graph wants \(4, 4\)"
+  ln -s /dev/zero "$B/zero.pb"
+  bad_pb zero "over [0-9]+ bytes, too long for a TensorProto of the input's 16 elements"
+  bad_pb none "cannot open: No such file"
+  bad_pb dir "read error"
+  check "no output left behind after a bad .pb" test ! -e "$B/bad-out.pb"
+  # The typed fields' ranges, on the dtypes graph (the other inputs raw).
+  range_pb() { # range_pb INDEX FILE MESSAGE-REGEX
+    local args=() i
+    for ((i = 0; i < 11; i++)); do
+      if [ "$i" = "$1" ]; then args+=("$B/$2.pb"); else args+=("$B/raw$i.pb"); fi
+    done
+    expect_run "$2.pb" 1 --err "prog: error: $B/$2\.pb: input '[a-z]': $3" -- "$D/prog" "${args[@]}"
+  }
+  range_pb 1 range_i8 "int32_data\[3\] is 300, outside INT8's range"
+  range_pb 5 range_u8 "int32_data\[0\] is -1, outside UINT8's range"
+  range_pb 0 range_f16 "int32_data\[11\] is 70000, outside FLOAT16's range"
+  range_pb 7 range_u32 "uint64_data\[6\] is 4294967296, outside UINT32's range"
+  expect_run "INT8's -128 in int32_data" 0 -- "$D/prog" "$B/raw0.pb" "$B/i8_min.pb" "$B"/raw{2..10}.pb
+  # Every truncation of a real file, and every file above, through a
+  # program built with AddressSanitizer and UBSan: a message and exit
+  # status 1, never a crash or a sanitizer's report.
+  printf '#!/bin/sh\nexec cc -fsanitize=address,undefined -fno-sanitize-recover=all "$@"\n' >"$B/asan-cc"
+  chmod +x "$B/asan-cc"
+  if CC=$B/asan-cc "$DMLC" compile "$NODE/test_hardmax_example/model.onnx" -o "$B/asan" \
+    --emit=exe 2>"$B/err"; then
+    size=$(stat -c %s "$X")
+    bad=""
+    for ((n = 0; n < size; n++)); do
+      head -c "$n" "$X" >"$B/cut.pb"
+      rc=0
+      "$B/asan" "$B/cut.pb" "$B/cut-out.pb" 2>"$B/err" || rc=$?
+      if [ "$rc" != 1 ] || ! grep -q "^asan: error: $B/cut.pb: input 'x': " "$B/err" ||
+        grep -q Sanitizer "$B/err"; then bad+=" $n (exit $rc: $(head -c 300 "$B/err"))"; fi
+    done
+    check "every truncation of input_0.pb ($size lengths): exit 1 with a message${bad:+; not at}$bad" test -z "$bad"
+    bad=""
+    for f in "$B"/*.pb; do
+      case $(basename "$f") in ok_* | raw* | typed* | hand* | out* | run* | range* | i8_min* | scalar* | test_* | bad-out* | cut*) continue ;; esac
+      rc=0
+      "$B/asan" "$f" "$B/cut-out.pb" 2>"$B/err" || rc=$?
+      if [ "$rc" != 1 ] || grep -q Sanitizer "$B/err"; then bad+=" $(basename "$f") (exit $rc)"; fi
+    done
+    check "the bad files under AddressSanitizer${bad:+:}$bad" test -z "$bad"
+    expect_run "a .pb through the sanitized program" 0 -- "$B/asan" "$B/ok_float_split.pb" "$B/asan-out.pb"
+    check "a .pb through the sanitized program: the output" cmp "$B/asan-out.pb" "$Y"
+  else
+    fail "compiling with AddressSanitizer: $(cat "$B/err")"
+  fi
+  cd - >/dev/null
+fi
+
 # The CPU check: a program built for a feature this CPU lacks says so.
 if [ "$(uname -m)" = x86_64 ] && ! grep -qw tbm /proc/cpuinfo; then
   "$DMLC" compile "$SRC/examples/argmax.dmlir" -o "$TMP/tbm" --emit=exe --mattr=+tbm
