@@ -19,9 +19,12 @@
  *
  * ONEHOT outputs (hardmax) get each row's 0s as the row is read, and the
  * 1s when the task's points are done. */
+#include <stdio.h>
+
 #include "codegen/llvm/emit_internal.h"
 
 enum {
+  PARTIAL_BYTES = 16,      /* a split's partial: value (as compared) at 0, u64 index at 8 */
   BLOCK_MAX = 256,         /* kept points per task at most (accumulators on the stack) */
   BLOCK_RUN_BYTES = 16384, /* aim: a block's rows make a contiguous run this long */
   MIN_TASKS = 16,          /* blocks shrink (to 1 point) until there are this many tasks */
@@ -75,6 +78,30 @@ static uint64_t block_size(const dmlc_kdesc *k, const uint32_t *kept, uint32_t n
   return b;
 }
 
+/* The outputs of the kept point `point` (row-major over the kept dims),
+ * whose reduction's index is idx: INDEX outputs, and the 1 of ONEHOT ones
+ * (their 0s are written as the rows are read). */
+static void store_point(emit_ctx *e, const uint32_t *kept, uint32_t nkept, const uint32_t *outer,
+                        uint32_t nouter, LLVMValueRef point, LLVMValueRef idx) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  const uint64_t len = k->dims[last];
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    LLVMValueRef off = decode_offset(e, kept, nkept, point, (int)i);
+    if (o->kind == DMLC_KOUT_ONEHOT) {
+      /* the 1 at (outer coordinates of idx / len, idx % len) */
+      LLVMValueRef at_r = LLVMBuildUDiv(e->b, idx, ec_i64(e, len), "");
+      LLVMValueRef at_j = LLVMBuildURem(e->b, idx, ec_i64(e, len), "");
+      off = ec_add(e, off, decode_offset(e, outer, nouter, at_r, (int)i));
+      off = ec_madd(e, off, at_j, o->strides[last]);
+      ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
+    } else {
+      ec_store(e, o->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, o->dtype));
+    }
+  }
+}
+
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
@@ -91,8 +118,20 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     }
   }
   const uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points);
-  const uint64_t tasks = (kept_points + block - 1) / block;
+  /* Few kept points (all axes of a padded matrix): each point's rows are
+   * split into chunks, tasks of their own, whose partial results a finish
+   * function merges in chunk order (later chunks, later indices). */
+  uint64_t chunks = 1, chunk_rows = outer_points;
+  const bool split = block == 1 && kept_points < MIN_TASKS && outer_points > 1;
+  if (split) {
+    chunks = (MIN_TASKS + kept_points - 1) / kept_points;
+    chunks = chunks < outer_points ? chunks : outer_points;
+    chunk_rows = (outer_points + chunks - 1) / chunks;
+    chunks = (outer_points + chunk_rows - 1) / chunk_rows;
+  }
+  const uint64_t tasks = (kept_points + block - 1) / block * chunks;
   LLVMTypeRef ct = ec_cmp_type(e, k->read_dtype);
+  e->use_scratch = split;
 
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
@@ -104,25 +143,34 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     if (k->outputs[i].kind == DMLC_KOUT_ONEHOT)
       kout[i] = ec_array(e, e->i64, block, 64);
   LLVMTypeRef acc_t = LLVMArrayType2(ct, block), idx_t = LLVMArrayType2(e->i64, block);
+  LLVMValueRef zero = ec_i64(e, 0);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
-  LLVMValueRef first = ec_mul(e, t, block);
+  LLVMValueRef first = ec_mul(e, split ? LLVMBuildUDiv(e->b, t, ec_i64(e, chunks), "") : t, block);
+  LLVMValueRef r_start = zero, r_end = ec_i64(e, outer_points);
+  if (split) {
+    r_start = ec_mul(e, LLVMBuildURem(e->b, t, ec_i64(e, chunks), ""), chunk_rows);
+    r_end = ec_add(e, r_start, ec_i64(e, chunk_rows));
+    LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, r_end, ec_i64(e, outer_points), "");
+    r_end = LLVMBuildSelect(e->b, over, ec_i64(e, outer_points), r_end, "");
+  }
   /* points in this block: block, or what is left in the last one */
   LLVMValueRef left = LLVMBuildSub(e->b, ec_i64(e, kept_points), first, "");
   LLVMValueRef short_block = LLVMBuildICmp(e->b, LLVMIntULT, left, ec_i64(e, block), "");
   LLVMValueRef count = LLVMBuildSelect(e->b, short_block, left, ec_i64(e, block), "count");
-  LLVMValueRef zero = ec_i64(e, 0);
 
   /* each point's read offset, and its accumulator: the first element of its
-   * first row, at index 0 (exact: the first row's result then replaces it
-   * or ties it at index 0) */
+   * first row, at that element's index (exact: the first row's result then
+   * replaces it or ties it at that index) */
+  LLVMValueRef roff0 = decode_offset(e, outer, nouter, r_start, -1);
   ec_loop lp;
   LLVMValueRef p = ec_loop_begin(e, &lp, zero, count, 1);
   LLVMValueRef at[2] = {zero, p};
   LLVMValueRef off = decode_offset(e, kept, nkept, ec_add(e, first, p), -1);
   LLVMBuildStore(e->b, off, LLVMBuildGEP2(e->b, idx_t, koff, at, 2, ""));
-  LLVMBuildStore(e->b, ec_load_read_cmp(e, off, 1), LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
-  LLVMBuildStore(e->b, zero, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
+  LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, roff0), 1),
+                 LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
+  LLVMBuildStore(e->b, ec_mul(e, r_start, len), LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
   for (uint32_t i = 0; i < k->num_outputs; i++)
     if (kout[i])
       LLVMBuildStore(e->b, decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i),
@@ -131,7 +179,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
 
   /* the rows: outer reduced coordinates in row-major order, then the points */
   ec_loop lr;
-  LLVMValueRef r = ec_loop_begin(e, &lr, zero, ec_i64(e, outer_points), 1);
+  LLVMValueRef r = ec_loop_begin(e, &lr, r_start, r_end, 1);
   LLVMValueRef roff = decode_offset(e, outer, nouter, r, -1);
   LLVMValueRef rbase = ec_mul(e, r, len);
   LLVMValueRef rout[DMLC_KDESC_MAX_OUTPUTS] = {NULL};
@@ -163,37 +211,66 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   ec_loop_end(e, &lp);
   ec_loop_end(e, &lr);
 
-  /* the results */
-  p = ec_loop_begin(e, &lp, zero, count, 1);
-  at[1] = p;
-  LLVMValueRef idx =
-      LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""), "");
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const dmlc_kout *o = &k->outputs[i];
-    if (kout[i]) {
-      /* the 1 at (outer coordinates of idx / len, idx % len) */
-      LLVMValueRef at_r = LLVMBuildUDiv(e->b, idx, ec_i64(e, len), "");
-      LLVMValueRef at_j = LLVMBuildURem(e->b, idx, ec_i64(e, len), "");
-      LLVMValueRef off =
-          LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, kout[i], at, 2, ""), "");
-      off = ec_add(e, off, decode_offset(e, outer, nouter, at_r, (int)i));
-      off = ec_madd(e, off, at_j, o->strides[last]);
-      ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
-      continue;
-    }
-    LLVMValueRef out_off = decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i);
-    ec_store(e, o->dtype, e->out[i], out_off, ec_convert(e, idx, DMLC_DTYPE_U64, o->dtype));
+  if (split) {
+    /* the (one) point's partial: value at 0, index at 8 of slot t */
+    at[1] = zero;
+    LLVMValueRef byte = ec_mul(e, t, PARTIAL_BYTES);
+    LLVMValueRef slot = LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
+    LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, ct, LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""), ""),
+                   slot);
+    LLVMValueRef eight = ec_i64(e, 8);
+    LLVMBuildStore(e->b,
+                   LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""), ""),
+                   LLVMBuildGEP2(e->b, e->i8, slot, &eight, 1, ""));
+  } else {
+    p = ec_loop_begin(e, &lp, zero, count, 1);
+    at[1] = p;
+    LLVMValueRef idx =
+        LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""), "");
+    store_point(e, kept, nkept, outer, nouter, ec_add(e, first, p), idx);
+    ec_loop_end(e, &lp);
   }
-  ec_loop_end(e, &lp);
   ec_loop_end(e, &lt);
   ec_function_end(e);
+
+  if (split) {
+    /* finish: each point's chunks merged in order, then its outputs */
+    char finish[256];
+    snprintf(finish, sizeof finish, "%s_finish", name);
+    ec_function_begin(e, finish, false, NULL, NULL);
+    LLVMValueRef best = ec_var(e, ct, "best"), best_idx = ec_var(e, e->i64, "best_idx");
+    LLVMValueRef eight = ec_i64(e, 8);
+    ec_loop lo;
+    LLVMValueRef pt = ec_loop_begin(e, &lo, zero, ec_i64(e, kept_points), 1);
+    ec_loop lc;
+    LLVMValueRef ch = ec_loop_begin(e, &lc, zero, ec_i64(e, chunks), 1);
+    LLVMValueRef byte = ec_mul(e, ec_madd(e, ch, pt, chunks), PARTIAL_BYTES);
+    LLVMValueRef slot = LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
+    LLVMValueRef x = LLVMBuildLoad2(e->b, ct, slot, "");
+    LLVMValueRef xi =
+        LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, e->i8, slot, &eight, 1, ""), "");
+    LLVMValueRef is_first = LLVMBuildICmp(e->b, LLVMIntEQ, ch, zero, "");
+    LLVMValueRef bv = LLVMBuildLoad2(e->b, ct, best, "");
+    /* chunk 0 is taken as it is (the select keeps bv's load harmless) */
+    LLVMValueRef tk =
+        LLVMBuildOr(e->b, is_first, ec_take_next(e, x, LLVMBuildFreeze(e->b, bv, "")), "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, tk, x, bv, ""), best);
+    LLVMValueRef bi = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, tk, xi, bi, ""), best_idx);
+    ec_loop_end(e, &lc);
+    store_point(e, kept, nkept, outer, nouter, pt, LLVMBuildLoad2(e->b, e->i64, best_idx, ""));
+    ec_loop_end(e, &lo);
+    ec_function_end(e);
+    info->scratch_bytes = tasks * PARTIAL_BYTES;
+    info->has_finish = true;
+  }
 
   uint64_t out_bytes = 0;
   for (uint32_t i = 0; i < k->num_outputs; i++)
     out_bytes += dmlc_dtype_size(k->outputs[i].dtype) *
-                 (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? outer_points * len : 1);
+                 (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? chunk_rows * len : 1);
   info->num_tasks = tasks;
-  info->bytes_per_task = block * (outer_points * len * dmlc_dtype_size(k->read_dtype) + out_bytes);
+  info->bytes_per_task = block * (chunk_rows * len * dmlc_dtype_size(k->read_dtype) + out_bytes);
   return DMLC_OK;
 }
 

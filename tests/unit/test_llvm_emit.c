@@ -782,6 +782,8 @@ START_TEST(test_merged_rows) {
       {2, {7, 50}, 3, 64, 0},                    /* [R, R] padded: every element, one point */
       {8, {2, 3, 2, 3, 2, 3, 2, 2}, 0xaa, 0, 0}, /* rank 8, alternating */
       {3, {5, 3, 17}, 5, 0, 0},                  /* broadcast kept dim (below) */
+      {2, {40, 50}, 3, 64, 0},    /* one point, rows split in 14 chunks of 3 (a finish merges) */
+      {3, {2, 30, 20}, 6, 0, 24}, /* two points, 8 chunks each, padded */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
@@ -799,6 +801,13 @@ START_TEST(test_merged_rows) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     ck_assert_msg(ec_merged_rows_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k),
                   "case %zu does not take the merged-rows path", c);
+    if (c >= 9) {
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_msg(j.info.has_finish && j.info.scratch_bytes > 0 && j.info.num_tasks >= 14,
+                    "case %zu is not split", c);
+      release(&j);
+    }
     check_reductions(k, dt);
   }
 }
