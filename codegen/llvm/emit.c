@@ -71,8 +71,8 @@ static dmlc_status check(const dmlc_kdesc *k, dmlc_diag *diag) {
 
 /* The paths with vector code: rows, columns, merged rows, merged columns. */
 static bool has_vector_path(const dmlc_kdesc *k) {
-  return ec_row_matches(k) || ec_column_matches(k) || ec_merged_rows_matches(k) ||
-         ec_merged_columns_matches(k);
+  return ec_small_rows_matches(k) || ec_row_matches(k) || ec_column_matches(k) ||
+         ec_merged_rows_matches(k) || ec_merged_columns_matches(k);
 }
 
 /* k with its dims in the read's storage order (largest stride outermost,
@@ -187,6 +187,8 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   dmlc_status st;
   if (!k->has_reduction)
     st = ec_emit_elementwise(&e, name, info);
+  else if (ec_small_rows_matches(k))
+    st = ec_emit_small_rows(&e, name, info);
   else if (ec_row_matches(k))
     st = ec_emit_row(&e, name, info);
   else if (ec_column_matches(k))

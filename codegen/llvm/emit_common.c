@@ -47,8 +47,8 @@ LLVMValueRef ec_i64(emit_ctx *e, uint64_t v) { return LLVMConstInt(e->i64, v, fa
 LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes) {
   if (lanes == 1)
     return scalar;
-  if (LLVMIsConstant(scalar)) {
-    LLVMValueRef elems[64];
+  if (LLVMIsConstant(scalar) && lanes <= EC_MAX_LANES) {
+    LLVMValueRef elems[EC_MAX_LANES];
     for (uint32_t i = 0; i < lanes; i++)
       elems[i] = scalar;
     return LLVMConstVector(elems, lanes);
@@ -60,7 +60,9 @@ LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes) {
 }
 
 LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes) {
-  LLVMValueRef elems[64];
+  LLVMValueRef elems[EC_MAX_LANES];
+  if (lanes > EC_MAX_LANES)
+    lanes = EC_MAX_LANES; /* never: no path builds vectors this long */
   for (uint32_t i = 0; i < lanes; i++)
     elems[i] = ec_i32(e, i);
   return lanes == 1 ? elems[0] : LLVMConstVector(elems, lanes);

@@ -6,6 +6,10 @@
 
 #include "codegen/llvm/emit.h"
 
+/* The longest vector (in elements) built from constant lanes (ec_splat of
+ * a constant, ec_iota): the wide loads of emit_small.c stay below it. */
+enum { EC_MAX_LANES = 512 };
+
 typedef struct emit_ctx {
   LLVMContextRef c;
   LLVMModuleRef m;
@@ -160,6 +164,8 @@ bool ec_row_matches(const dmlc_kdesc *k);
 bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_merged_columns_matches(const dmlc_kdesc *k);
+bool ec_small_rows_matches(const dmlc_kdesc *k);
+dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_column_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

@@ -144,6 +144,16 @@ graph @merged(%x: f32[4,6,37], %y: i8[3,5,4,40]) -> (i64[1,6,1], f32[4,6,37], u3
 GRAPH
 aot_matches_reference "$TMP/merged.dmlir" merged
 cross_matches_host "$TMP/merged.dmlir" merged
+# Short packed rows (groups of rows de-interleaved by shuffles).
+cat >"$TMP/short.dmlir" <<'GRAPH'
+graph @short(%x: f16[50,7], %y: u8[70,3]) -> (i64[50,1], u32[70,1]) {
+  %0 = argmax %x {axes = [1]} : i64[50,1]
+  %1 = argmin %y {axes = [1]} : u32[70,1]
+  return %0, %1
+}
+GRAPH
+aot_matches_reference "$TMP/short.dmlir" short
+cross_matches_host "$TMP/short.dmlir" short
 
 # ---- metadata and dot: every example, and the two-kernel graph ----
 meta_check() {

@@ -764,6 +764,31 @@ START_TEST(test_generic) {
 }
 END_TEST
 
+/* ---- short packed rows: groups of rows de-interleaved by shuffles ---- */
+
+START_TEST(test_small_rows) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const uint32_t lens[] = {2, 3, 4, 5, 7, 8, 13, 16, 31, 32};
+  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+    /* whole groups, several tasks' worth for short rows, and rows left over */
+    const uint32_t dims[2] = {s % 3 == 0 ? 5 : s == 8 ? 9001 : 37 + 97 * (uint32_t)s, lens[s]};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1 + s % 2);
+    if (s % 4 == 1)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(s + 1) % 4], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_small_rows_matches(&k), "length %u does not take the short-rows path",
+                  lens[s]);
+    check_reductions(k, dt);
+    if (dt == DMLC_DTYPE_F16) { /* f16 widened in integer operations (no F16C) */
+      soft_half = true;
+      check_reductions(k, dt);
+      soft_half = false;
+    }
+  }
+}
+END_TEST
+
 /* ---- merged rows: the innermost dim reduced and contiguous, other
  * reduced dims further out, or rows that do not merge ---- */
 
@@ -971,6 +996,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_nontemporal, 0, 10);
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_small_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_storage_order, 0, NUM_REDUCE_TYPES);

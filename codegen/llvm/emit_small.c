@@ -1,0 +1,130 @@
+/* Short packed rows: space [K, R] with R from 2 to SMALL_MAX_LEN and rows
+ * packed one after another (the read's strides [R, 1]): the channel argmax
+ * of NHWC images (R = 3 or 4), small classifiers. One row is too short for
+ * a vector; instead a group of G rows is loaded as one vector of G * R
+ * elements and de-interleaved by shuffles into R vectors, vector c holding
+ * element c of each of the G rows (LLVM lowers strided shuffles of a wide
+ * load to its interleaved-access sequences). The R vectors are then merged
+ * in order, lane by lane, as a column reduction is: each lane is one row,
+ * so the sequential rule is exact. Rows left over after the last whole
+ * group are reduced one at a time by the row code. */
+#include "codegen/llvm/emit_internal.h"
+
+enum {
+  SMALL_MAX_LEN = 32,        /* rows up to this long */
+  SMALL_MAX_ELEMS = 256,     /* elements one group loads at most (G * R) */
+  SMALL_GROUPS_PER_TASK = 64 /* groups a task runs */
+};
+
+_Static_assert((int)SMALL_MAX_ELEMS <= (int)EC_MAX_LANES, "a group's load is within EC_MAX_LANES");
+
+bool ec_small_rows_matches(const dmlc_kdesc *k) {
+  if (!k->has_reduction || k->rank != 2 || k->reduced_mask != 2u)
+    return false;
+  const uint32_t len = k->dims[1];
+  if (len < 2 || len > SMALL_MAX_LEN || k->read_strides[1] != 1 || k->read_strides[0] != len)
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  return true;
+}
+
+/* Rows per group: the compare type's vector lanes, fewer (a power of 2,
+ * at least 4) when the group would load more than SMALL_MAX_ELEMS. */
+static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
+  const dmlc_dtype dt = e->k->read_dtype;
+  const uint32_t cmp = dt == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(dt);
+  uint32_t g = e->vector_bytes / cmp;
+  while (g > 4 && g * len > SMALL_MAX_ELEMS)
+    g /= 2;
+  return g;
+}
+
+/* Stores the G indices (i32 lanes) of the group whose first row is row. */
+static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g) {
+  const dmlc_kdesc *k = e->k;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    LLVMValueRef base = ec_mul(e, row, o->strides[0]);
+    if (o->strides[0] == 1) {
+      ec_store(e, o->dtype, e->out[i], base, ec_convert(e, idx, DMLC_DTYPE_U32, o->dtype));
+      continue;
+    }
+    for (uint32_t l = 0; l < g; l++) {
+      LLVMValueRef x = LLVMBuildExtractElement(e->b, idx, ec_i32(e, l), "");
+      ec_store(e, o->dtype, e->out[i], ec_add(e, base, ec_i64(e, (uint64_t)l * o->strides[0])),
+               ec_convert(e, x, DMLC_DTYPE_U32, o->dtype));
+    }
+  }
+}
+
+dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const dmlc_dtype dt = k->read_dtype;
+  const uint32_t len = k->dims[1];
+  const uint64_t rows = k->dims[0];
+  const uint32_t g = group_rows(e, len);
+  const uint64_t groups = rows / g, rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
+  const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+  LLVMTypeRef it = LLVMVectorType(e->i32, g);
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  ec_loop lt;
+  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
+  /* this task's whole groups, then (the last task) the rows after them */
+  LLVMValueRef g0 = ec_mul(e, t, SMALL_GROUPS_PER_TASK);
+  LLVMValueRef g1 = ec_add(e, g0, ec_i64(e, SMALL_GROUPS_PER_TASK));
+  LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, g1, ec_i64(e, groups), "");
+  g1 = LLVMBuildSelect(e->b, over, ec_i64(e, groups), g1, "");
+  ec_loop lg;
+  LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
+  LLVMValueRef row = ec_mul(e, gi, g);
+  /* f16 widened as loaded: one conversion of contiguous elements */
+  LLVMValueRef wide = ec_load_read_cmp(e, ec_mul(e, row, len), g * len);
+  LLVMValueRef best = NULL, idx = LLVMConstNull(it);
+  for (uint32_t c = 0; c < len; c++) {
+    LLVMValueRef mask[64];
+    for (uint32_t l = 0; l < g; l++)
+      mask[l] = ec_i32(e, c + l * len);
+    LLVMValueRef v = LLVMBuildShuffleVector(e->b, wide, LLVMGetPoison(LLVMTypeOf(wide)),
+                                            LLVMConstVector(mask, g), "");
+    if (c == 0) {
+      best = v;
+      continue;
+    }
+    LLVMValueRef take = ec_take_next(e, v, best);
+    best = LLVMBuildSelect(e->b, take, v, best, "");
+    idx = LLVMBuildSelect(e->b, take, ec_splat(e, ec_i32(e, c), g), idx, "");
+  }
+  store_indices(e, row, idx, g);
+  ec_loop_end(e, &lg);
+  if (groups * g < rows) {
+    LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
+    ec_if f;
+    ec_if_begin(e, &f, is_last);
+    ec_loop lr;
+    LLVMValueRef r = ec_loop_begin(e, &lr, ec_i64(e, groups * g), ec_i64(e, rows), 1);
+    LLVMValueRef val, j;
+    ec_reduce_row(e, ec_mul(e, r, len), len, &val, &j);
+    (void)val;
+    for (uint32_t i = 0; i < k->num_outputs; i++) {
+      const dmlc_kout *o = &k->outputs[i];
+      ec_store(e, o->dtype, e->out[i], ec_mul(e, r, o->strides[0]),
+               ec_convert(e, j, DMLC_DTYPE_U64, o->dtype));
+    }
+    ec_loop_end(e, &lr);
+    ec_if_else(e, &f);
+    ec_if_end(e, &f);
+  }
+  ec_loop_end(e, &lt);
+  ec_function_end(e);
+
+  uint64_t out_bytes = 0;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
+  info->num_tasks = tasks;
+  info->bytes_per_task = rows_per_task * (len * (uint64_t)dmlc_dtype_size(dt) + out_bytes);
+  return DMLC_OK;
+}
