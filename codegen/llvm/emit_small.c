@@ -24,9 +24,13 @@ bool ec_small_rows_matches(const dmlc_kdesc *k) {
   const uint32_t len = k->dims[1];
   if (len < 2 || len > SMALL_MAX_LEN || k->read_strides[1] != 1 || k->read_strides[0] != len)
     return false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    /* ONEHOT (hardmax) when packed like the read: written group by group */
+    if (o->kind != DMLC_KOUT_INDEX &&
+        !(o->kind == DMLC_KOUT_ONEHOT && o->strides[0] == len && o->strides[1] == 1))
       return false;
+  }
   return true;
 }
 
@@ -41,12 +45,32 @@ static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
   return g;
 }
 
-/* Stores the G indices (i32 lanes) of the group whose first row is row. */
+/* Stores the outputs of the group whose first row is row, from its G
+ * indices (i32 lanes): INDEX outputs, and ONEHOT ones as one vector of the
+ * group's G * R elements (each row's index spread over its R positions by
+ * a shuffle, compared with the position in the row). */
 static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g) {
   const dmlc_kdesc *k = e->k;
+  const uint32_t len = k->dims[1];
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
     LLVMValueRef base = ec_mul(e, row, o->strides[0]);
+    if (o->kind == DMLC_KOUT_ONEHOT) {
+      const uint32_t n = g * len;
+      LLVMValueRef spread[SMALL_MAX_ELEMS], pos[SMALL_MAX_ELEMS];
+      for (uint32_t l = 0; l < g; l++)
+        for (uint32_t c = 0; c < len; c++) {
+          spread[l * len + c] = ec_i32(e, l);
+          pos[l * len + c] = ec_i32(e, c);
+        }
+      LLVMValueRef wide = LLVMBuildShuffleVector(e->b, idx, LLVMGetPoison(LLVMTypeOf(idx)),
+                                                 LLVMConstVector(spread, n), "");
+      LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntEQ, wide, LLVMConstVector(pos, n), "");
+      ec_store(e, o->dtype, e->out[i], base,
+               LLVMBuildSelect(e->b, hit, ec_splat(e, ec_const_elem(e, o->dtype, 1), n),
+                               ec_splat(e, ec_const_elem(e, o->dtype, 0), n), ""));
+      continue;
+    }
     if (o->strides[0] == 1) {
       ec_store(e, o->dtype, e->out[i], base, ec_convert(e, idx, DMLC_DTYPE_U32, o->dtype));
       continue;
@@ -111,8 +135,13 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
     (void)val;
     for (uint32_t i = 0; i < k->num_outputs; i++) {
       const dmlc_kout *o = &k->outputs[i];
-      ec_store(e, o->dtype, e->out[i], ec_mul(e, r, o->strides[0]),
-               ec_convert(e, j, DMLC_DTYPE_U64, o->dtype));
+      LLVMValueRef off = ec_mul(e, r, o->strides[0]);
+      if (o->kind == DMLC_KOUT_ONEHOT) {
+        ec_fill(e, o->dtype, e->out[i], off, ec_i64(e, len), 1, ec_const_elem(e, o->dtype, 0));
+        ec_store(e, o->dtype, e->out[i], ec_add(e, off, j), ec_const_elem(e, o->dtype, 1));
+      } else {
+        ec_store(e, o->dtype, e->out[i], off, ec_convert(e, j, DMLC_DTYPE_U64, o->dtype));
+      }
     }
     ec_loop_end(e, &lr);
     ec_if_else(e, &f);
@@ -123,7 +152,8 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
 
   uint64_t out_bytes = 0;
   for (uint32_t i = 0; i < k->num_outputs; i++)
-    out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
+    out_bytes +=
+        dmlc_dtype_size(k->outputs[i].dtype) * (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? len : 1);
   info->num_tasks = tasks;
   info->bytes_per_task = rows_per_task * (len * (uint64_t)dmlc_dtype_size(dt) + out_bytes);
   return DMLC_OK;

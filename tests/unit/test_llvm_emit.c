@@ -776,6 +776,8 @@ START_TEST(test_small_rows) {
     kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1 + s % 2);
     if (s % 4 == 1)
       kd_out(&k, DMLC_KOUT_INDEX, index_types[(s + 1) % 4], 1);
+    if (s % 3 != 1) /* hardmax, packed */
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     ck_assert_msg(ec_small_rows_matches(&k), "length %u does not take the short-rows path",
                   lens[s]);
