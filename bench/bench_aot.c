@@ -189,7 +189,7 @@ static double minimum(const double *v, int n) {
 static result run_workload(dmlc_context *ctx, pool *p, const workload *w, bool quick, int runs,
                            const char *dir, int index) {
   result r = {0};
-  uint32_t sizes[3];
+  uint32_t sizes[4];
   for (uint32_t d = 0; d < w->rank; d++)
     sizes[d] = quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
   char ir[512];

@@ -12,7 +12,8 @@
 void bench_fill_random(const char *type, unsigned char *p, size_t bytes) {
   uint64_t s = 0x2545f4914f6cdd1dull;
   const bool f32 = strcmp(type, "f32") == 0, f16 = strcmp(type, "f16") == 0;
-  const size_t esize = f32 ? 4 : f16 ? 2 : 1;
+  const bool i64 = strcmp(type, "i64") == 0, u16 = strcmp(type, "u16") == 0;
+  const size_t esize = f32 ? 4 : f16 || u16 ? 2 : i64 ? 8 : 1;
   for (size_t i = 0; i + esize <= bytes; i += esize) {
     s ^= s << 13;
     s ^= s >> 7;
@@ -24,6 +25,12 @@ void bench_fill_random(const char *type, unsigned char *p, size_t bytes) {
     } else if (f16) {
       const uint16_t h = dmlc_float_to_half((float)(r % 1000));
       memcpy(p + i, &h, 2);
+    } else if (u16) {
+      const uint16_t v = (uint16_t)(r % 1000);
+      memcpy(p + i, &v, 2);
+    } else if (i64) {
+      const int64_t v = (int64_t)(r % 1000);
+      memcpy(p + i, &v, 8);
     } else {
       p[i] = (unsigned char)r;
     }
@@ -57,6 +64,18 @@ const workload bench_workloads[] = {
     {"argmax_i8_rows", WORK_REDUCE, "i8", "argmax", 2, {8192, 8192}, 1, {1}},
     {"argmax_f16_cols", WORK_REDUCE, "f16", "argmax", 2, {8192, 8192}, 1, {0}},
     {"argmax_small", WORK_LATENCY, "f32", "argmax", 2, {1, 1000}, 1, {1}},
+    /* issue 12's layouts: non-adjacent axes, channel argmax (NCHW and
+     * NHWC), a classifier head, greedy decoding over a vocabulary, other
+     * types */
+    {"argmin_nonadj", WORK_REDUCE, "f32", "argmin", 3, {256, 512, 256}, 2, {0, 2}},
+    {"argmax_nchw_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 3, 1024, 1024}, 1, {1}},
+    {"argmax_nchw_f16", WORK_REDUCE, "f16", "argmax", 4, {16, 64, 128, 128}, 1, {1}},
+    {"argmax_nhwc_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 1024, 3}, 1, {3}},
+    {"argmax_head", WORK_REDUCE, "f32", "argmax", 2, {4096, 1000}, 1, {1}},
+    {"argmax_vocab_f32", WORK_REDUCE, "f32", "argmax", 2, {64, 128256}, 1, {1}},
+    {"argmax_vocab_f16", WORK_REDUCE, "f16", "argmax", 2, {64, 128256}, 1, {1}},
+    {"argmax_i64_rows", WORK_REDUCE, "i64", "argmax", 2, {4096, 4096}, 1, {1}},
+    {"argmax_u16_cols", WORK_REDUCE, "u16", "argmax", 2, {8192, 8192}, 1, {0}},
 };
 const size_t bench_num_workloads = sizeof bench_workloads / sizeof bench_workloads[0];
 
@@ -89,6 +108,8 @@ void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, si
     n += (size_t)snprintf(out + n, cap - n, "%s%u", d ? "," : "", sizes[d]);
   if (n < cap && w->num_axes == w->rank)
     n += (size_t)snprintf(out + n, cap - n, "] all axes");
+  else if (n < cap && w->num_axes == 2)
+    n += (size_t)snprintf(out + n, cap - n, "] axes %u,%u", w->axes[0], w->axes[1]);
   else if (n < cap)
     n += (size_t)snprintf(out + n, cap - n, "] axis %u", w->axes[0]);
   if (n < cap && w->kind == WORK_LATENCY)

@@ -20,7 +20,7 @@ typedef struct workload {
   const char *type; /* IR spelling of the input type */
   const char *op;
   uint32_t rank;
-  uint32_t sizes[3];
+  uint32_t sizes[4];
   uint32_t num_axes;
   uint32_t axes[2];
 } workload;
@@ -33,8 +33,9 @@ void bench_workload_ir(const workload *w, const uint32_t *sizes, char *out, size
 /* "argmax f32 [8192,8192] axis 1", with the sizes as run. */
 void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap);
 
-/* Random values with many ties: integers below 1000 (f32, f16) or every
- * byte value (i8), so each long row holds its maximum several times. */
+/* Random values with many ties: integers below 1000 (f32, f16, i64, u16)
+ * or every byte value (i8, u8), so each long row holds its maximum several
+ * times. */
 void bench_fill_random(const char *type, unsigned char *p, size_t bytes);
 
 /* Seconds on the monotonic clock. */

@@ -168,7 +168,7 @@ static bool check(dmlc_context *ctx, dmlc_status st, const char *what) {
 
 static result run_workload(dmlc_context *ctx, const workload *w, const options *o) {
   result r = {w->id, "", 0, 0, 0, 0, 0, 0, w->kind == WORK_LATENCY, false};
-  uint32_t sizes[3];
+  uint32_t sizes[4];
   for (uint32_t d = 0; d < w->rank; d++)
     sizes[d] = o->quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
   char ir[512];

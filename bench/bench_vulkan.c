@@ -129,7 +129,7 @@ static dmlc_status run_size(dmlc_context *ctx, const workload *w, const uint32_t
 
 static result run_workload(dmlc_context *ctx, const workload *w, bool quick, int runs) {
   result r = {0};
-  uint32_t sizes[3];
+  uint32_t sizes[4];
   for (uint32_t d = 0; d < w->rank; d++)
     sizes[d] = quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
   run_size(ctx, w, sizes, runs, &r);

@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-# id -> (op, dtype, shape, axis); axis None reduces every axis.
+# id -> (op, dtype, shape, axis); axis None reduces every axis, a tuple
+# several (over_axes).
 WORKLOADS = [
     ("argmax_rows", "argmax", np.float32, (8192, 8192), 1),
     ("argmax_cols", "argmax", np.float32, (8192, 8192), 0),
@@ -28,6 +29,15 @@ WORKLOADS = [
     ("argmax_i8_rows", "argmax", np.int8, (8192, 8192), 1),
     ("argmax_f16_cols", "argmax", np.float16, (8192, 8192), 0),
     ("argmax_small", "argmax", np.float32, (1, 1000), 1),
+    ("argmin_nonadj", "argmin", np.float32, (256, 512, 256), (0, 2)),
+    ("argmax_nchw_u8", "argmax", np.uint8, (16, 3, 1024, 1024), 1),
+    ("argmax_nchw_f16", "argmax", np.float16, (16, 64, 128, 128), 1),
+    ("argmax_nhwc_u8", "argmax", np.uint8, (16, 512, 1024, 3), 3),
+    ("argmax_head", "argmax", np.float32, (4096, 1000), 1),
+    ("argmax_vocab_f32", "argmax", np.float32, (64, 128256), 1),
+    ("argmax_vocab_f16", "argmax", np.float16, (64, 128256), 1),
+    ("argmax_i64_rows", "argmax", np.int64, (4096, 4096), 1),
+    ("argmax_u16_cols", "argmax", np.uint16, (8192, 8192), 0),
 ]
 
 
@@ -38,9 +48,20 @@ def hardmax(x, axis):
     return out
 
 
+def over_axes(fn, x, axes):
+    """fn (np.argmax / np.argmin) over several axes, as a NumPy user writes
+    it: the reduced axes moved last and merged (a copy), then one call."""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    y = np.transpose(x, kept + list(axes))
+    y = y.reshape([x.shape[d] for d in kept] + [-1])
+    return fn(y, axis=-1)
+
+
 def make_input(dtype, shape, rng):
     if dtype == np.int8:
         return rng.integers(-128, 128, size=shape, dtype=np.int8)
+    if dtype == np.uint8:
+        return rng.integers(0, 256, size=shape, dtype=np.uint8)
     return rng.integers(0, 1000, size=shape, dtype=np.int32).astype(dtype)
 
 
@@ -75,7 +96,10 @@ def run(quick, only=None):
         if quick:
             shape = tuple(d // 16 if d >= 1024 else d for d in shape)
         x = make_input(dtype, shape, rng)
-        if op == "hardmax":
+        if isinstance(axis, tuple):
+            f = np.argmax if op == "argmax" else np.argmin
+            fn = lambda x=x, axis=axis, f=f: over_axes(f, x, axis)
+        elif op == "hardmax":
             fn = lambda x=x, axis=axis: hardmax(x, axis)
         elif op == "argmax":
             fn = lambda x=x, axis=axis: np.argmax(x, axis=axis)

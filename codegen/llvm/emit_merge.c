@@ -26,7 +26,7 @@
 enum {
   PARTIAL_BYTES = 16,      /* a split's partial: value (as compared) at 0, u64 index at 8 */
   BLOCK_MAX = 256,         /* kept points per task at most (accumulators on the stack) */
-  BLOCK_RUN_BYTES = 16384, /* aim: a block's rows make a contiguous run this long */
+  BLOCK_RUN_BYTES = 65536, /* aim: a block's rows make a contiguous run this long */
   MIN_TASKS = 16,          /* blocks shrink (to 1 point) until there are this many tasks */
 };
 
