@@ -12,6 +12,17 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DMLC_BENCH_BUILD:-$root/build-bench}
 
+# The peer, hand-scheduled Halide 14 (bench/peers): installed here, never
+# by scripts/setup.sh.
+if ! dpkg -s libhalide14-0-dev >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get install -y libhalide14-0-dev >/dev/null 2>&1 ||
+      { apt-get update >/dev/null 2>&1 && apt-get install -y libhalide14-0-dev >/dev/null 2>&1; } ||
+      echo "could not install libhalide14-0-dev: no Halide peer"
+  else
+    echo "libhalide14-0-dev is not installed (run as root to install it): no Halide peer"
+  fi
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 # dmlc itself too: the Vulkan check below asks `dmlc devices`.
 cmake --build "$build" -j"$(nproc)" --target bench_cpu bench_aot dmlc_tool >/dev/null
@@ -45,6 +56,13 @@ start=$(date +%s%N)
 end=$(date +%s%N)
 echo "dmlc compile --emit=obj examples/hardmax.dmlir: $(((end - start) / 1000000)) ms for the whole process, $(stat -c %s "$tsv.o") bytes"
 rm -f "$tsv.o"
+if cmake --build "$build" -j"$(nproc)" --target bench_halide >/dev/null 2>&1; then
+  echo
+  echo "dmlc bench, against the Halide peer:"
+  "$build/bin/bench_halide" "${quick[@]+"${quick[@]}"}"
+else
+  echo "no bench_halide (Halide 14 not found): skipping the peer"
+fi
 if [ $have_vulkan -eq 0 ]; then
   echo "no bench_vulkan (built with -DDMLC_VULKAN=OFF): skipping Vulkan"
 elif ! "$build/bin/dmlc" devices | grep -Eq '^vulkan +available'; then
