@@ -54,28 +54,34 @@ double bench_median(double *v, size_t n) {
 }
 
 const workload bench_workloads[] = {
-    {"argmax_rows", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {1}},
-    {"argmax_cols", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {0}},
-    {"argmin_mid", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {1}},
-    {"argmin_first", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {0}},
-    {"hardmax_rows", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {1}},
-    {"hardmax_cols", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {0}},
-    {"argmax_all", WORK_REDUCE, "f32", "argmax", 2, {4096, 4096}, 2, {0, 1}},
-    {"argmax_i8_rows", WORK_REDUCE, "i8", "argmax", 2, {8192, 8192}, 1, {1}},
-    {"argmax_f16_cols", WORK_REDUCE, "f16", "argmax", 2, {8192, 8192}, 1, {0}},
-    {"argmax_small", WORK_LATENCY, "f32", "argmax", 2, {1, 1000}, 1, {1}},
+    {"argmax_rows", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {1}, 0},
+    {"argmax_cols", WORK_REDUCE, "f32", "argmax", 2, {8192, 8192}, 1, {0}, 0},
+    {"argmin_mid", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {1}, 0},
+    {"argmin_first", WORK_REDUCE, "f32", "argmin", 3, {64, 1024, 1024}, 1, {0}, 0},
+    {"hardmax_rows", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {1}, 0},
+    {"hardmax_cols", WORK_HARDMAX, "f32", "hardmax", 2, {8192, 8192}, 1, {0}, 0},
+    {"argmax_all", WORK_REDUCE, "f32", "argmax", 2, {4096, 4096}, 2, {0, 1}, 0},
+    {"argmax_i8_rows", WORK_REDUCE, "i8", "argmax", 2, {8192, 8192}, 1, {1}, 0},
+    {"argmax_f16_cols", WORK_REDUCE, "f16", "argmax", 2, {8192, 8192}, 1, {0}, 0},
+    {"argmax_small", WORK_LATENCY, "f32", "argmax", 2, {1, 1000}, 1, {1}, 0},
     /* issue 12's layouts: non-adjacent axes, channel argmax (NCHW and
      * NHWC), a classifier head, greedy decoding over a vocabulary, other
      * types */
-    {"argmin_nonadj", WORK_REDUCE, "f32", "argmin", 3, {256, 512, 256}, 2, {0, 2}},
-    {"argmax_nchw_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 3, 1024, 1024}, 1, {1}},
-    {"argmax_nchw_f16", WORK_REDUCE, "f16", "argmax", 4, {16, 64, 128, 128}, 1, {1}},
-    {"argmax_nhwc_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 1024, 3}, 1, {3}},
-    {"argmax_head", WORK_REDUCE, "f32", "argmax", 2, {4096, 1000}, 1, {1}},
-    {"argmax_vocab_f32", WORK_REDUCE, "f32", "argmax", 2, {64, 128256}, 1, {1}},
-    {"argmax_vocab_f16", WORK_REDUCE, "f16", "argmax", 2, {64, 128256}, 1, {1}},
-    {"argmax_i64_rows", WORK_REDUCE, "i64", "argmax", 2, {4096, 4096}, 1, {1}},
-    {"argmax_u16_cols", WORK_REDUCE, "u16", "argmax", 2, {8192, 8192}, 1, {0}},
+    {"argmin_nonadj", WORK_REDUCE, "f32", "argmin", 3, {256, 512, 256}, 2, {0, 2}, 0},
+    {"argmax_nchw_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 3, 1024, 1024}, 1, {1}, 0},
+    {"argmax_nchw_f16", WORK_REDUCE, "f16", "argmax", 4, {16, 64, 128, 128}, 1, {1}, 0},
+    {"argmax_nhwc_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 1024, 3}, 1, {3}, 0},
+    {"argmax_head", WORK_REDUCE, "f32", "argmax", 2, {4096, 1000}, 1, {1}, 0},
+    {"argmax_vocab_f32", WORK_REDUCE, "f32", "argmax", 2, {64, 128256}, 1, {1}, 0},
+    {"argmax_vocab_f16", WORK_REDUCE, "f16", "argmax", 2, {64, 128256}, 1, {1}, 0},
+    {"argmax_vocab8_f32", WORK_REDUCE, "f32", "argmax", 2, {8, 128256}, 1, {1}, 0},
+    {"argmax_vocab8_f16", WORK_REDUCE, "f16", "argmax", 2, {8, 128256}, 1, {1}, 0},
+    {"argmax_vocab1_f32", WORK_REDUCE, "f32", "argmax", 2, {1, 128256}, 1, {1}, 0},
+    {"argmax_vocab1_f16", WORK_REDUCE, "f16", "argmax", 2, {1, 128256}, 1, {1}, 0},
+    /* rows of 8000 in rows of 8192 (a padded pitch) */
+    {"argmax_padded_rows", WORK_REDUCE, "f32", "argmax", 2, {8192, 8000}, 1, {1}, 192},
+    {"argmax_i64_rows", WORK_REDUCE, "i64", "argmax", 2, {4096, 4096}, 1, {1}, 0},
+    {"argmax_u16_cols", WORK_REDUCE, "u16", "argmax", 2, {8192, 8192}, 1, {0}, 0},
 };
 const size_t bench_num_workloads = sizeof bench_workloads / sizeof bench_workloads[0];
 
@@ -94,12 +100,26 @@ void bench_workload_ir(const workload *w, const uint32_t *sizes, char *out, size
     c += (size_t)snprintf(axes + c, sizeof axes - c, "%s%u", k ? ", " : "", w->axes[k]);
   const bool hard = strcmp(w->op, "hardmax") == 0;
   const char *out_type = hard ? w->type : "u32";
+  char layout[128] = "";
+  if (w->row_pad) {
+    /* packed strides, but rows row_pad elements longer */
+    uint64_t stride[4], s = 1;
+    for (uint32_t d = w->rank; d-- > 0;) {
+      stride[d] = s;
+      s *= sizes[d] + (d == w->rank - 1 ? w->row_pad : 0);
+    }
+    size_t l = (size_t)snprintf(layout, sizeof layout, "{strides = [");
+    for (uint32_t d = 0; d < w->rank; d++)
+      l += (size_t)snprintf(layout + l, sizeof layout - l, "%s%llu", d ? ", " : "",
+                            (unsigned long long)stride[d]);
+    snprintf(layout + l, sizeof layout - l, "]}");
+  }
   snprintf(out, cap,
-           "graph @bench(%%x: %s[%s]) -> (%s[%s]) {\n"
+           "graph @bench(%%x: %s[%s]%s) -> (%s[%s]) {\n"
            "  %%0 = %s %%x {axes = [%s]} : %s[%s]\n"
            "  return %%0\n"
            "}\n",
-           w->type, shape, out_type, out_shape, w->op, axes, out_type, out_shape);
+           w->type, shape, layout, out_type, out_shape, w->op, axes, out_type, out_shape);
 }
 
 void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, size_t cap) {
@@ -112,6 +132,8 @@ void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, si
     n += (size_t)snprintf(out + n, cap - n, "] axes %u,%u", w->axes[0], w->axes[1]);
   else if (n < cap)
     n += (size_t)snprintf(out + n, cap - n, "] axis %u", w->axes[0]);
+  if (n < cap && w->row_pad)
+    n += (size_t)snprintf(out + n, cap - n, ", rows padded to %u", sizes[w->rank - 1] + w->row_pad);
   if (n < cap && w->kind == WORK_LATENCY)
     snprintf(out + n, cap - n, " (latency)");
 }

@@ -23,6 +23,9 @@ typedef struct workload {
   uint32_t sizes[4];
   uint32_t num_axes;
   uint32_t axes[2];
+  /* Elements of padding after each row (the last dim): the input's
+   * second-to-last stride is sizes[rank - 1] + row_pad; 0: packed. */
+  uint32_t row_pad;
 } workload;
 
 extern const workload bench_workloads[];

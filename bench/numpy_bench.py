@@ -36,6 +36,12 @@ WORKLOADS = [
     ("argmax_head", "argmax", np.float32, (4096, 1000), 1),
     ("argmax_vocab_f32", "argmax", np.float32, (64, 128256), 1),
     ("argmax_vocab_f16", "argmax", np.float16, (64, 128256), 1),
+    ("argmax_vocab8_f32", "argmax", np.float32, (8, 128256), 1),
+    ("argmax_vocab8_f16", "argmax", np.float16, (8, 128256), 1),
+    ("argmax_vocab1_f32", "argmax", np.float32, (1, 128256), 1),
+    ("argmax_vocab1_f16", "argmax", np.float16, (1, 128256), 1),
+    # rows of 8000 in a pitch of 8192: NumPy takes the strided view
+    ("argmax_padded_rows", "argmax", np.float32, (8192, 8000), 1),
     ("argmax_i64_rows", "argmax", np.int64, (4096, 4096), 1),
     ("argmax_u16_cols", "argmax", np.uint16, (8192, 8192), 0),
 ]
@@ -96,6 +102,9 @@ def run(quick, only=None):
         if quick:
             shape = tuple(d // 16 if d >= 1024 else d for d in shape)
         x = make_input(dtype, shape, rng)
+        if wid == "argmax_padded_rows":
+            pitch = shape[-1] + 192
+            x = make_input(dtype, shape[:-1] + (pitch,), rng)[..., : shape[-1]]
         if isinstance(axis, tuple):
             f = np.argmax if op == "argmax" else np.argmin
             fn = lambda x=x, axis=axis, f=f: over_axes(f, x, axis)

@@ -15,6 +15,7 @@
 enum {
   ROW_SPLIT_MIN = 1u << 18,      /* rows longer than this are split into chunks */
   ROW_CHUNK = 1u << 16,          /* elements per chunk (a multiple of every U * lanes) */
+  ROW_MAX_UNROLL = 8,            /* accumulators per row */
   PARTIAL_BYTES = 16,            /* value (as compared) at 0, u64 index at 8 */
   TWO_PASS_MAX_BYTES = 1u << 18, /* two-pass rows: at most this many bytes (fit in L2) */
 };
@@ -30,14 +31,17 @@ bool ec_row_matches(const dmlc_kdesc *k) {
   return true;
 }
 
-/* Accumulators that fit in 12 of the 16 vector registers, at most 4. */
+/* Accumulators that fit in 12 of the 16 vector registers (24 of AVX-512's
+ * 32), at most ROW_MAX_UNROLL: a compare-and-select chain per accumulator
+ * takes several cycles, so rows already in cache run as fast as there are
+ * independent chains. */
 static uint32_t row_unroll(const emit_ctx *e, uint32_t lanes) {
   const uint32_t cmp_size =
       e->k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(e->k->read_dtype);
   const uint32_t vb = e->vector_bytes;
   const uint32_t regs = (lanes * cmp_size + vb - 1) / vb + (lanes * 4 + vb - 1) / vb;
-  const uint32_t u = 12 / regs;
-  return u < 1 ? 1 : u > 4 ? 4 : u;
+  const uint32_t u = (vb >= 64 ? 24 : 12) / regs;
+  return u < 1 ? 1 : u > ROW_MAX_UNROLL ? ROW_MAX_UNROLL : u;
 }
 
 /* Whether rows of len elements take the two-pass path: 1- and 2-byte
@@ -165,6 +169,11 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
   }
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   uint32_t unroll = row_unroll(e, lanes);
+  /* more than 4 chains only for rows of at least 16 iterations: merging
+   * them costs more than they save on short rows (a classifier head's
+   * 1000) */
+  while (unroll > 4 && len < (uint64_t)unroll * lanes * 16)
+    unroll--;
   while (unroll > 1 && len < (uint64_t)unroll * lanes)
     unroll--;
   LLVMTypeRef ct = ec_cmp_type(e, e->k->read_dtype);
@@ -173,7 +182,7 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
   if (len >= (uint64_t)unroll * lanes) {
     const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
     LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(e->i32, lanes);
-    LLVMValueRef acc[4], acc_idx[4];
+    LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL];
     for (uint32_t u = 0; u < unroll; u++) {
       acc[u] = ec_var(e, vt, "acc");
       acc_idx[u] = ec_var(e, it, "acc_idx");
