@@ -84,6 +84,25 @@ static const char *const graphs[] = {
     "  %2 = hardmax %h {axes = [1]} : f16[2,700]\n"
     "  return %0, %1, %2\n"
     "}\n",
+    /* issue 12's layouts: non-adjacent reduced axes (the innermost kept,
+     * then the innermost reduced), channel argmax over NCHW (u8, f16) and
+     * NHWC (u8: short packed rows), narrow types over several axes, short
+     * rows down columns, a column-major input (read in storage order) */
+    "graph @layouts(%a: f32[6,40,5,24], %b: u8[2,3,16,20], %c: f16[2,5,9,33], %d: u8[4,7,3], "
+    "%e: i8[5,4,6], %f: u16[3,40,3], %g: f32[12,8]{strides = [1, 12]}) -> (u32[1,40,1,24], "
+    "i64[6,1,5,1], u32[2,1,16,20], i64[2,1,9,33], f16[2,5,9,33], u32[4,7,1], u32[1,4,1], "
+    "u32[3,1,3], u32[12,1]) {\n"
+    "  %0 = argmin %a {axes = [0, 2]} : u32[1,40,1,24]\n"
+    "  %1 = argmax %a {axes = [1, 3], direction = decreasing} : i64[6,1,5,1]\n"
+    "  %2 = argmax %b {axes = [1]} : u32[2,1,16,20]\n"
+    "  %3 = argmin %c {axes = [1]} : i64[2,1,9,33]\n"
+    "  %4 = hardmax %c {axes = [1]} : f16[2,5,9,33]\n"
+    "  %5 = argmax %d {axes = [2]} : u32[4,7,1]\n"
+    "  %6 = argmax %e {axes = [0, 2]} : u32[1,4,1]\n"
+    "  %7 = argmin %f {axes = [1]} : u32[3,1,3]\n"
+    "  %8 = argmax %g {axes = [1]} : u32[12,1]\n"
+    "  return %0, %1, %2, %3, %4, %5, %6, %7, %8\n"
+    "}\n",
     /* a hardmax and an argmax sharing one reduction, the index reshaped
      * and widened after it */
     "graph @shared(%x: f32[3,8]) -> (%hard: f32[3,8], %idx: u32[3,1], %wide: i64[3]) {\n"
