@@ -1,24 +1,52 @@
-// The peer: hand-scheduled Halide 14 pipelines for bench_cpu's workloads,
-// JIT-compiled in this process next to libdmlc (Halide brings LLVM 14,
-// libdmlc LLVM 19; both run side by side), checked against dmlc's output
-// on tie-heavy data (integers below 1000: every long row holds its maximum
-// several times), then timed in interleaved rounds: one dmlc call, one
-// Halide call, on the same input, 2 threads each.
+// The peer: hand-scheduled Halide 14 pipelines for every workload of
+// bench_workloads[] (bench_common.c: the ones bench_cpu runs), JIT-compiled
+// in this process next to libdmlc (Halide brings LLVM 14, libdmlc LLVM 19;
+// both run side by side), checked against dmlc's output and against a
+// brute-force reference on tie-heavy data (bench_fill_random: integers below
+// 1000, or every byte value; every long row holds its extreme several
+// times), then timed in interleaved rounds: one dmlc call, one Halide call,
+// on the same input, 2 threads each. The latency workload ([1,1000]) is
+// timed in interleaved batches of calls on the calling thread, as bench_cpu
+// does; Halide's figure there includes Halide 14's realize() overhead (no
+// Callable before Halide 15).
 //
 // Ties: Halide's rfactor of an argmax merges partial results without
 // looking at the index, so it returns the wrong index on ties. Every
-// schedule here is two-stage instead: reductions that run along the
-// contiguous dim keep LANES partial (value, index) pairs, lane l seeing the
-// elements l, l + LANES, ... in order with a strict comparison (so the first
-// of equals in its lane), and a second stage merges the lanes by value, then
-// smaller index. Reductions across rows run in row order with a strict
-// comparison, vectorized over the kept dim: the sequential rule as is.
+// schedule here is two-stage instead, and tie-correct by construction
+// (dmlc's rule: the first index, in row-major order over the reduced axes,
+// of the max / min):
 //
-//   build-bench/bin/bench_halide [--quick] [--runs N]
+//  - along the contiguous dim (rows, the vocabulary, all axes flattened):
+//    stage 1 keeps LANES partial (value, step) pairs per chunk of the row,
+//    lane l of chunk k seeing the elements k*C + l, k*C + l + LANES, ... in
+//    order with a strict comparison (so the first of equals in its lane;
+//    the step r, index k*C + r*LANES + l, is kept narrow: u8 for byte
+//    types); stage 2 merges every (lane, chunk) by value, then smaller
+//    index, then a scalar tail (indices above all others) runs in order
+//    with a strict comparison. Many rows: rows in parallel, one chunk per
+//    row. One or a few long rows: the row's chunks in parallel.
+//  - across an outer dim (columns, NCHW channels, the first of three dims):
+//    the input seen as (inner i, reduced r, outer o); sequential over r with
+//    a strict comparison (the sequential rule as is), vectorized over i,
+//    blocks of i (and o) in parallel, the block's accumulator in L1. A small
+//    reduced extent (C = 3, 64) is unrolled as a select chain in registers.
+//  - a small innermost reduced dim (NHWC, C = 3): the kept positions
+//    vectorized (stride-3 loads), the C values unrolled in order.
+//  - two non-adjacent axes ({0,2} of [Z,Y,X]): stage 1 reduces z (outer)
+//    in order, vectorized over the kept (x, y) plane; stage 2 merges the X
+//    partials of each y by value, then smaller flat index z*X + x.
+//
+// f16 is widened to f32 in the pipeline (F16C); other types compare
+// natively. Hardmax is the one-hot of the same index (rows: fused per row;
+// columns: the index row first, then the one-hot written row by row).
+//
+//   build-bench/bin/bench_halide [--quick] [--runs N] [--only ID]
 #include <Halide.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,92 +60,181 @@ using namespace Halide;
 
 namespace {
 
-constexpr int LANES = 16;     // vector width of the column schedules
-constexpr int ROW_LANES = 16; // partial results per row (64, four vectors, was slower)
-
 Expr better(bool max, Expr a, Expr b) { return max ? a > b : a < b; }
 
-// Reduction along x (the contiguous dim): stage 1 per lane, stage 2 merge.
-Func reduce_x(Func in, int n, bool max, Var y, Var z, int rank) {
-  Var l("l");
-  const int chunks = n / ROW_LANES;
-  RDom r(0, chunks, "r");
-  Func part("part");
-  std::vector<Expr> pure = {l, y};
-  if (rank == 3)
-    pure.push_back(z);
-  auto at = [&](Expr x) { return rank == 3 ? in(x, y, z) : in(x, y); };
-  part(pure) = Tuple(at(l), l);
-  Expr x = r * ROW_LANES + l;
-  Expr v = at(x);
-  Expr take = better(max, v, part(pure)[0]);
-  part(pure) = Tuple(select(take, v, part(pure)[0]), select(take, x, part(pure)[1]));
-  Func merged("merged");
-  RDom m(1, ROW_LANES - 1, "m");
-  std::vector<Expr> kept = {y};
-  if (rank == 3)
-    kept.push_back(z);
-  std::vector<Expr> p0 = {0, y}, pm = {m, y};
-  if (rank == 3) {
-    p0.push_back(z);
-    pm.push_back(z);
+// The neutral start of a lane: every real value beats it, or equals it (then
+// the lane's first index, its start index, is the answer).
+Expr lowest(Type t, bool max) { return max ? t.min() : t.max(); }
+
+Type ir_type(const char *t) {
+  if (!strcmp(t, "f32"))
+    return Float(32);
+  if (!strcmp(t, "f16"))
+    return Float(16);
+  if (!strcmp(t, "i8"))
+    return Int(8);
+  if (!strcmp(t, "u8"))
+    return UInt(8);
+  if (!strcmp(t, "u16"))
+    return UInt(16);
+  return Int(64);
+}
+
+// Row reduction along x of v(x, y): n elements a row, m rows, k_chunks
+// chunks a row, `lanes` partial results a chunk. Returns (value, int32
+// index) over y. parallel_rows: rows in parallel (else chunks in parallel
+// when k_chunks > 1, else serial).
+Func reduce_rows(Func v, Type vt, int n, bool max, int k_chunks, int lanes, bool parallel_rows,
+                 int vec) {
+  Var l("l"), k("k"), y("y");
+  int per = n / (k_chunks * lanes);
+  if (per == 0) {
+    k_chunks = 1;
+    per = n / lanes;
   }
-  merged(kept) = Tuple(part(p0)[0], part(p0)[1]);
-  Expr pv = part(pm)[0], pi = part(pm)[1];
-  Expr bv = merged(kept)[0], bi = merged(kept)[1];
+  if (per == 0) {
+    lanes = 1;
+    per = n;
+  }
+  const int cl = per * lanes, main_n = cl * k_chunks;
+  // the step counter's type: as narrow as the values where it fits
+  Type st = vt.bits() == 8 && per <= 256 ? UInt(8) : vt.bits() == 16 && per <= 65536 ? UInt(16) : Int(32);
+  Func part("part");
+  part(l, k, y) = Tuple(lowest(vt, max), cast(st, 0));
+  RDom r(0, per, "r");
+  Expr val = v(k * cl + r * lanes + l, y);
+  Expr take = better(max, val, part(l, k, y)[0]);
+  part(l, k, y) = Tuple(select(take, val, part(l, k, y)[0]), select(take, cast(st, r), part(l, k, y)[1]));
+  Func merged("merged");
+  merged(y) = Tuple(lowest(vt, max), 0);
+  RDom m(0, lanes, 0, k_chunks, "m");
+  Expr pv = part(m.x, m.y, y)[0];
+  Expr pi = m.y * cl + cast<int>(part(m.x, m.y, y)[1]) * lanes + m.x;
+  Expr bv = merged(y)[0], bi = merged(y)[1];
   Expr t2 = better(max, pv, bv) || (pv == bv && pi < bi);
-  merged(kept) = Tuple(select(t2, pv, bv), select(t2, pi, bi));
-  // schedule: rows in parallel, lanes vectorized
-  part.bound(l, 0, ROW_LANES).compute_at(merged, y).vectorize(l, LANES);
-  part.update().vectorize(l, LANES);
-  merged.parallel(y, 8);
+  merged(y) = Tuple(select(t2, pv, bv), select(t2, pi, bi));
+  if (main_n < n) {
+    RDom t(main_n, n - main_n, "t");
+    Expr tv = v(t, y);
+    Expr t3 = better(max, tv, merged(y)[0]);
+    merged(y) = Tuple(select(t3, tv, merged(y)[0]), select(t3, Expr(t), merged(y)[1]));
+  }
   merged.update(0).unscheduled();
+  if (main_n < n)
+    merged.update(1).unscheduled();
+  const int vw = lanes >= vec ? vec : lanes;
+  if (k_chunks > 1 && !parallel_rows) {
+    part.compute_root().bound(l, 0, lanes).bound(k, 0, k_chunks);
+    part.reorder(l, k, y).vectorize(l, vw).parallel(k);
+    part.update().reorder(l, r, k, y).vectorize(l, vw).parallel(k);
+  } else {
+    part.compute_at(merged, y).bound(l, 0, lanes).bound(k, 0, k_chunks);
+    part.vectorize(l, vw);
+    part.update().reorder(l, r, k, y).vectorize(l, vw);
+    if (parallel_rows)
+      merged.parallel(y);
+  }
   return merged;
 }
 
-// Reduction across rows (the reduced dim is y, outer to x): sequential over
-// y, vectorized over x.
-Func reduce_y(Func in, int ny, int nx, bool max, Var x, Var z, int rank) {
-  const int block = nx < 2048 ? nx : 2048;
-  RDom r(1, ny - 1, "r");
+// Reduction over r of v(i, r, o), in order, vectorized over i. Returns
+// (value, index of type it) over (i, o), to be scheduled by the caller
+// (compute_at a consumer's block) unless `chain` (a pure select chain,
+// inlined: small r).
+Func reduce_outer(Func v, Type vt, Type it, int R, bool max, bool chain, Var i, Var o, RDom &r) {
   Func acc("acc");
-  std::vector<Expr> kept = {x};
-  if (rank == 3)
-    kept.push_back(z);
-  auto at = [&](Expr y) { return rank == 3 ? in(x, y, z) : in(x, y); };
-  acc(kept) = Tuple(at(0), 0);
-  Expr v = at(r);
-  Expr take = better(max, v, acc(kept)[0]);
-  acc(kept) = Tuple(select(take, v, acc(kept)[0]), select(take, Expr(r), acc(kept)[1]));
-  Var xo("xo"), xi("xi");
-  acc.split(x, xo, xi, block).vectorize(xi, LANES).parallel(rank == 3 ? z : xo);
-  acc.update()
-      .split(x, xo, xi, block)
-      .reorder(xi, r, xo)
-      .vectorize(xi, LANES)
-      .parallel(rank == 3 ? z : xo);
+  if (chain) {
+    Expr bv = v(i, 0, o), bi = cast(it, 0);
+    for (int c = 1; c < R; c++) {
+      Expr cv = v(i, c, o);
+      Expr take = better(max, cv, bv);
+      bi = select(take, cast(it, c), bi);
+      bv = select(take, cv, bv);
+    }
+    acc(i, o) = Tuple(bv, bi);
+    return acc;
+  }
+  acc(i, o) = Tuple(lowest(vt, max), cast(it, 0));
+  r = RDom(0, R, "r");
+  Expr cv = v(i, r, o);
+  Expr take = better(max, cv, acc(i, o)[0]);
+  acc(i, o) = Tuple(select(take, cv, acc(i, o)[0]), select(take, cast(it, r), acc(i, o)[1]));
   return acc;
 }
 
-struct Workload {
-  const char *id; // bench_workloads id
-  bool max, hard;
-  int rank;
-  int sizes[3]; // the IR's sizes (outer first)
-  int axis;     // the IR's axis
-};
+double median(std::vector<double> v) { return bench_median(v.data(), v.size()); }
 
-const Workload workloads[] = {
-    {"argmax_rows", true, false, 2, {8192, 8192}, 1},
-    {"argmax_cols", true, false, 2, {8192, 8192}, 0},
-    {"argmin_mid", false, false, 3, {64, 1024, 1024}, 1},
-    {"hardmax_rows", true, true, 2, {8192, 8192}, 1},
-    {"hardmax_cols", true, true, 2, {8192, 8192}, 0},
-};
+// The reference: dmlc's semantics by brute force over the IR's dims.
+template <typename T> double as_double(const unsigned char *p) {
+  T t;
+  memcpy(&t, p, sizeof t);
+  return (double)t;
+}
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+std::vector<uint32_t> reference(const workload *w, const uint32_t *sizes, const uint64_t *strides,
+                                const unsigned char *in) {
+  const char *t = w->type;
+  double (*get)(const unsigned char *);
+  size_t es;
+  if (!strcmp(t, "f32"))
+    get = as_double<float>, es = 4;
+  else if (!strcmp(t, "f16"))
+    get = [](const unsigned char *p) {
+      uint16_t h;
+      memcpy(&h, p, 2);
+      return (double)dmlc_half_to_float(h);
+    },
+    es = 2;
+  else if (!strcmp(t, "i8"))
+    get = as_double<int8_t>, es = 1;
+  else if (!strcmp(t, "u8"))
+    get = as_double<uint8_t>, es = 1;
+  else if (!strcmp(t, "u16"))
+    get = as_double<uint16_t>, es = 2;
+  else
+    get = as_double<int64_t>, es = 8;
+  const bool max = strcmp(w->op, "argmin") != 0;
+  bool red[4] = {false, false, false, false};
+  for (uint32_t a = 0; a < w->num_axes; a++)
+    red[w->axes[a]] = true;
+  std::vector<uint32_t> kd, rd;
+  for (uint32_t d = 0; d < w->rank; d++)
+    (red[d] ? rd : kd).push_back(d);
+  size_t kept = 1, rn = 1;
+  for (uint32_t d : kd)
+    kept *= sizes[d];
+  for (uint32_t d : rd)
+    rn *= sizes[d];
+  std::vector<uint32_t> out(kept);
+  std::vector<uint32_t> ki(kd.size(), 0), ri(rd.size());
+  for (size_t o = 0; o < kept; o++) {
+    uint64_t base = 0;
+    for (size_t a = 0; a < kd.size(); a++)
+      base += ki[a] * strides[kd[a]];
+    std::fill(ri.begin(), ri.end(), 0);
+    double best = 0;
+    uint32_t bi = 0;
+    for (size_t q = 0; q < rn; q++) {
+      uint64_t off = base;
+      for (size_t a = 0; a < rd.size(); a++)
+        off += ri[a] * strides[rd[a]];
+      const double v = get(in + off * es);
+      if (q == 0 || (max ? v > best : v < best))
+        best = v, bi = (uint32_t)q;
+      for (size_t a = rd.size(); a-- > 0;) {
+        if (++ri[a] < sizes[rd[a]])
+          break;
+        ri[a] = 0;
+      }
+    }
+    out[o] = bi;
+    for (size_t a = kd.size(); a-- > 0;) {
+      if (++ki[a] < sizes[kd[a]])
+        break;
+      ki[a] = 0;
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -125,148 +242,273 @@ double median(std::vector<double> v) {
 int main(int argc, char **argv) {
   bool quick = false;
   int runs = 15;
+  const char *only = nullptr;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick"))
       quick = true;
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
   }
+  setenv("HL_NUM_THREADS", "2", 0);
   dmlc_context *ctx = nullptr;
   if (dmlc_context_create(&ctx) != DMLC_OK)
     return 1;
   dmlc_context_set_num_threads(ctx, 2);
   Target target = get_jit_target_from_environment();
-  printf("dmlc against hand-scheduled Halide 14 (%s), 2 threads each, %d interleaved runs\n\n",
-         target.to_string().c_str(), runs);
+  const int vbytes = target.has_feature(Target::AVX512) ? 64 : target.has_feature(Target::AVX) ? 32 : 16;
+  printf("dmlc against hand-scheduled Halide 14 (%s), 2 threads each, %d interleaved runs%s\n\n",
+         target.to_string().c_str(), runs, quick ? "; quick run: sizes / 16" : "");
   printf("| workload | dmlc median | Halide median | dmlc / Halide | same indices |\n");
   printf("|---|---:|---:|---:|---|\n");
-  setenv("HL_NUM_THREADS", "2", 0);
-  for (const Workload &w : workloads) {
-    int sizes[3];
-    for (int d = 0; d < w.rank; d++)
-      sizes[d] = quick && w.sizes[d] >= 1024 ? w.sizes[d] / 16 : w.sizes[d];
-    // dmlc
-    const workload *bw = nullptr;
-    for (size_t i = 0; i < bench_num_workloads; i++)
-      if (!strcmp(bench_workloads[i].id, w.id))
-        bw = &bench_workloads[i];
-    if (!bw)
+  fflush(stdout);
+  bool all_same = true;
+  for (size_t wi = 0; wi < bench_num_workloads; wi++) {
+    const workload *w = &bench_workloads[wi];
+    if (only && strcmp(only, w->id))
       continue;
-    uint32_t usizes[4];
-    for (int d = 0; d < w.rank; d++)
-      usizes[d] = (uint32_t)sizes[d];
+    const uint32_t rank = w->rank;
+    uint32_t sizes[4];
+    for (uint32_t d = 0; d < rank; d++)
+      sizes[d] = quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
     char ir[512], name[128];
-    bench_workload_ir(bw, usizes, ir, sizeof ir);
-    bench_workload_name(bw, usizes, name, sizeof name);
+    bench_workload_ir(w, sizes, ir, sizeof ir);
+    bench_workload_name(w, sizes, name, sizeof name);
     dmlc_graph *g = nullptr;
     dmlc_executable *exe = nullptr;
-    if (dmlc_graph_parse(ctx, ir, strlen(ir), w.id, &g) != DMLC_OK ||
+    if (dmlc_graph_parse(ctx, ir, strlen(ir), w->id, &g) != DMLC_OK ||
         dmlc_graph_compile(g, DMLC_DEVICE_CPU, &exe) != DMLC_OK) {
       printf("| %s | compile failed: %s | | | |\n", name, dmlc_context_error(ctx));
+      dmlc_graph_destroy(g);
       continue;
     }
-    size_t n = 1;
-    for (int d = 0; d < w.rank; d++)
-      n *= (size_t)sizes[d];
-    const size_t kept_n = w.hard ? n : n / (size_t)sizes[w.axis];
-    std::vector<float> in(n);
-    bench_fill_random("f32", reinterpret_cast<unsigned char *>(in.data()), n * 4);
-    std::vector<uint32_t> dm_idx(w.hard ? 0 : kept_n);
-    std::vector<float> dm_hard(w.hard ? n : 0), hl_hard(w.hard ? n : 0);
-    const dmlc_buffer ib = {in.data(), n * 4};
-    const dmlc_buffer ob = {w.hard ? (void *)dm_hard.data() : (void *)dm_idx.data(),
-                            w.hard ? n * 4 : kept_n * 4};
+    dmlc_tensor_info in_info, out_info;
+    dmlc_executable_input_info(exe, 0, &in_info);
+    dmlc_executable_output_info(exe, 0, &out_info);
+    const size_t in_bytes = in_info.total_size_bytes, out_bytes = out_info.total_size_bytes;
+    auto alloc = [](size_t b) {
+      return static_cast<unsigned char *>(aligned_alloc(4096, (b + 4095) / 4096 * 4096));
+    };
+    unsigned char *in = alloc(in_bytes), *dm_out = alloc(out_bytes), *hl_out = alloc(out_bytes);
+    bench_fill_random(w->type, in, in_bytes);
+    memset(dm_out, 0, out_bytes);
+    memset(hl_out, 0xff, out_bytes);
+    const dmlc_buffer ib = {in, in_bytes}, ob = {dm_out, out_bytes};
 
-    // Halide: x is the IR's last dim
-    Buffer<float> hin = w.rank == 3 ? Buffer<float>(in.data(), sizes[2], sizes[1], sizes[0])
-                                    : Buffer<float>(in.data(), sizes[1], sizes[0]);
-    Var x("x"), y("y"), z("z");
-    Func src("src");
-    if (w.rank == 3)
-      src(x, y, z) = hin(x, y, z);
-    else
-      src(x, y) = hin(x, y);
-    // Halide dim of the IR's axis: last IR dim is x (0)
-    const int hdim = w.rank - 1 - w.axis;
-    Func red;
-    if (hdim > 1)
-      continue; /* not scheduled here */
-    if (hdim == 0) {
-      red = reduce_x(src, sizes[w.rank - 1], w.max, y, z, w.rank);
-    } else if (hdim == 1) {
-      red = reduce_y(src, sizes[w.rank - 2], sizes[w.rank - 1], w.max, x, z, w.rank);
+    const bool hard = !strcmp(w->op, "hardmax"), max = strcmp(w->op, "argmin") != 0;
+    const Type t = ir_type(w->type);
+    const Type vt = t.is_float() ? Float(32) : t; // f16 compared as f32
+    const int vec = vbytes * 8 / vt.bits();       // lanes of one vector of values
+    // element strides of the IR's dims
+    uint64_t strides[4], s = 1;
+    for (uint32_t d = rank; d-- > 0;) {
+      strides[d] = s;
+      s *= sizes[d] + (d == rank - 1 ? w->row_pad : 0);
     }
-    red.compute_root();
-    Buffer<int32_t> hidx;
-    Buffer<float> hhard;
-    std::vector<int32_t> hl_idx(kept_n);
-    if (w.hard) {
-      // one-hot of the row's index: rows (hdim 0) or columns (hdim 1)
-      Func h("h");
-      if (hdim == 0) {
-        h(x, y) = select(x == red(y)[1], 1.0f, 0.0f);
-        Var xo("xo"), xi("xi");
-        h.split(x, xo, xi, LANES).vectorize(xi).parallel(y, 8);
+    bool red[4] = {false, false, false, false};
+    for (uint32_t a = 0; a < w->num_axes; a++)
+      red[w->axes[a]] = true;
+    size_t total = 1;
+    for (uint32_t d = 0; d < rank; d++)
+      total *= sizes[d];
+    const bool all_axes = w->num_axes == rank;
+    auto input = [&](std::vector<halide_dimension_t> dims) {
+      Buffer<> b(t, in, (int)dims.size(), dims.data());
+      return b;
+    };
+    auto widen = [&](Expr e) { return t.is_float() && t.bits() == 16 ? cast<float>(e) : e; };
+
+    Func pipe("pipe"); // int32 index (or the one-hot) over the output's dims, Halide order
+    Buffer<> hout;
+    Var x("x"), y("y"), i("i"), o("o"), io("io"), ii("ii");
+    Buffer<> hin;
+    RDom rr;
+    if (all_axes || (w->num_axes == 1 && w->axes[0] == rank - 1 && sizes[rank - 1] > 16)) {
+      // along the contiguous dim: rows (y) of n, kept dims flattened into y
+      const int n = all_axes ? (int)total : (int)sizes[rank - 1];
+      const int m = (int)(total / (size_t)n);
+      const int row_stride = all_axes ? n : (int)strides[rank - 2];
+      hin = input({{0, n, 1, 0}, {0, m, row_stride, 0}});
+      Func v("v");
+      v(x, y) = widen(hin(x, y));
+      const bool latency = w->kind == WORK_LATENCY;
+      const int lanes = 2 * vec;
+      const int k_chunks = latency || m >= 4 ? 1 : 8;
+      Func red1 = reduce_rows(v, vt, n, max, k_chunks, lanes, !latency && m >= 2, vec);
+      if (hard) {
+        pipe(x, y) = select(x == red1(y)[1], cast(t, 1), cast(t, 0));
+        pipe.vectorize(x, vec).parallel(y);
+        red1.compute_at(pipe, y);
+        hout = Buffer<>(t, hl_out, 2, std::vector<halide_dimension_t>{{0, n, 1, 0}, {0, m, n, 0}}.data());
       } else {
-        h(x, y) = select(y == red(x)[1], 1.0f, 0.0f);
-        Var xo("xo"), xi("xi");
-        h.vectorize(x, LANES).parallel(y, 64);
+        pipe(y) = red1(y)[1];
+        if (!latency && m >= 2)
+          red1.compute_at(pipe, y);
+        hout = Buffer<>(Int(32), hl_out, 1, std::vector<halide_dimension_t>{{0, m, 1, 0}}.data());
       }
-      hhard = Buffer<float>(hl_hard.data(), sizes[1], sizes[0]);
-      h.compile_jit(target);
-      auto run = [&] { h.realize(hhard); };
-      run();
-      dmlc_execute(exe, &ib, 1, &ob, 1);
-      const bool same = !memcmp(hl_hard.data(), dm_hard.data(), n * 4);
-      std::vector<double> td, th;
-      for (int i = 0; i < runs; i++) {
-        double t0 = bench_now_s();
-        dmlc_execute(exe, &ib, 1, &ob, 1);
-        td.push_back(bench_now_s() - t0);
-        t0 = bench_now_s();
-        run();
-        th.push_back(bench_now_s() - t0);
+    } else if (w->num_axes == 1 && w->axes[0] == rank - 1) {
+      // a small innermost reduced dim: the kept positions vectorized
+      const int C = (int)sizes[rank - 1], P = (int)(total / (size_t)C);
+      hin = input({{0, C, 1, 0}, {0, P, C, 0}});
+      Func v("v");
+      v(i, x, o) = widen(hin(x, i));
+      Type it = vt.bits() == 8 ? UInt(8) : Int(32);
+      Func acc = reduce_outer(v, vt, it, C, max, true, i, o, rr);
+      pipe(i) = cast<int>(acc(i, 0)[1]);
+      pipe.split(i, io, ii, 1 << 14).vectorize(ii, vec).parallel(io);
+      hout = Buffer<>(Int(32), hl_out, 1, std::vector<halide_dimension_t>{{0, P, 1, 0}}.data());
+    } else if (w->num_axes == 1) {
+      // across an outer dim: (inner i, reduced r, outer o)
+      const uint32_t a = w->axes[0];
+      int I = 1, O = 1;
+      for (uint32_t d = a + 1; d < rank; d++)
+        I *= (int)sizes[d];
+      for (uint32_t d = 0; d < a; d++)
+        O *= (int)sizes[d];
+      const int R = (int)sizes[a];
+      hin = input({{0, I, 1, 0}, {0, R, I, 0}, {0, O, I * R, 0}});
+      Func v("v");
+      v(i, x, o) = widen(hin(i, x, o));
+      Type it = vt.bits() == 8 && R <= 256 ? UInt(8) : vt.bits() == 16 && R <= 65536 ? UInt(16) : Int(32);
+      const bool chain = R <= 64;
+      Func acc = reduce_outer(v, vt, it, R, max, chain, i, o, rr);
+      const int block = std::min(I, chain ? 1 << 14 : 1024);
+      if (hard) {
+        Func idx("idx");
+        idx(i, o) = cast<int>(acc(i, o)[1]);
+        idx.compute_root().split(i, io, ii, block).vectorize(ii, vec).parallel(io);
+        if (!chain) {
+          acc.compute_at(idx, io).vectorize(i, vec);
+          acc.update().reorder(i, rr).vectorize(i, vec);
+        }
+        // one-hot, written row by row: pipe(i, r, o)
+        pipe(i, x, o) = select(x == idx(i, o), cast(t, 1), cast(t, 0));
+        pipe.vectorize(i, vec).parallel(x);
+        hout = Buffer<>(t, hl_out, 3,
+                        std::vector<halide_dimension_t>{{0, I, 1, 0}, {0, R, I, 0}, {0, O, I * R, 0}}.data());
+      } else {
+        pipe(i, o) = cast<int>(acc(i, o)[1]);
+        pipe.split(i, io, ii, block).vectorize(ii, vec);
+        if (O >= 2)
+          pipe.parallel(o);
+        else
+          pipe.parallel(io);
+        if (!chain) {
+          acc.compute_at(pipe, io).vectorize(i, vec);
+          acc.update().reorder(i, rr).vectorize(i, vec);
+        }
+        hout = Buffer<>(Int(32), hl_out, 2, std::vector<halide_dimension_t>{{0, I, 1, 0}, {0, O, I, 0}}.data());
       }
-      printf("| %s | %.3f ms | %.3f ms | %.2f | %s |\n", name, median(td) * 1e3, median(th) * 1e3,
-             median(td) / median(th), same ? "yes" : "NO");
+    } else if (w->num_axes == 2 && w->axes[1] == rank - 1 && rank == 3 && w->axes[0] == 0) {
+      // {0,2} of [Z,Y,X]: stage 1 over z in order on the (x, y) plane,
+      // stage 2 merges the X partials of each y by value, then flat index
+      const int X = (int)sizes[2], Y = (int)sizes[1], Z = (int)sizes[0];
+      hin = input({{0, X * Y, 1, 0}, {0, Z, X * Y, 0}, {0, 1, X * Y * Z, 0}});
+      Func v("v");
+      v(i, x, o) = widen(hin(i, x, o));
+      Func acc = reduce_outer(v, vt, Int(32), Z, max, false, i, o, rr);
+      Func plane("plane");
+      plane(i) = acc(i, 0);
+      const int block = 1024;
+      plane.compute_root().split(i, io, ii, block).vectorize(ii, vec).parallel(io);
+      acc.compute_at(plane, io).vectorize(i, vec);
+      acc.update().reorder(i, rr).vectorize(i, vec);
+      Func merged("merged");
+      merged(y) = Tuple(lowest(vt, max), 0);
+      RDom q(0, X, "q");
+      Expr pv = plane(y * X + q)[0], pi = plane(y * X + q)[1] * X + q;
+      Expr bv = merged(y)[0], bi = merged(y)[1];
+      Expr tk = better(max, pv, bv) || (pv == bv && pi < bi);
+      merged(y) = Tuple(select(tk, pv, bv), select(tk, pi, bi));
+      pipe(y) = merged(y)[1];
+      pipe.parallel(y, 64);
+      hout = Buffer<>(Int(32), hl_out, 1, std::vector<halide_dimension_t>{{0, Y, 1, 0}}.data());
     } else {
-      if (w.rank == 3 && hdim == 0)
-        hidx = Buffer<int32_t>(hl_idx.data(), sizes[1], sizes[0]);
-      else if (w.rank == 3 && hdim == 1)
-        hidx = Buffer<int32_t>(hl_idx.data(), sizes[2], sizes[0]);
-      else
-        hidx = Buffer<int32_t>(hl_idx.data(), hdim == 0 ? sizes[0] : sizes[1]);
-      // the index component only
-      Func only("only");
-      if (w.rank == 3) {
-        only(y, z) = red(y, z)[1];
-        only.parallel(z);
+      printf("| %s | (no Halide schedule) | | | |\n", name);
+      continue;
+    }
+    pipe.compile_jit(target);
+    auto run_hl = [&] { pipe.realize(hout); };
+    auto run_dm = [&] { dmlc_execute(exe, &ib, 1, &ob, 1); };
+    run_hl();
+    run_dm();
+    // compare: Halide with dmlc, and dmlc with the brute-force reference
+    std::vector<uint32_t> ref = reference(w, sizes, strides, in);
+    bool same = !memcmp(hl_out, dm_out, out_bytes), dm_ref = true;
+    if (hard) {
+      // the one-hot of ref's index (rows or columns)
+      const uint32_t a = w->axes[0];
+      size_t I = 1;
+      for (uint32_t d = a + 1; d < rank; d++)
+        I *= sizes[d];
+      const size_t esz = t.bytes();
+      std::vector<unsigned char> one(esz), zero(esz, 0);
+      if (t.is_float() && t.bits() == 32) {
+        const float f = 1.0f;
+        memcpy(one.data(), &f, 4);
       } else {
-        only(y) = red(y)[1];
+        one[0] = 1;
       }
-      only.compile_jit(target);
-      auto run = [&] { only.realize(hidx); };
-      run();
-      dmlc_execute(exe, &ib, 1, &ob, 1);
-      bool same = true;
-      for (size_t i = 0; i < kept_n; i++)
-        same &= (uint32_t)hl_idx[i] == dm_idx[i];
+      for (size_t e = 0; e < total && dm_ref; e++) {
+        const size_t inner = e % I, r = e / I % sizes[a], outer = e / I / sizes[a];
+        const bool hot = ref[outer * I + inner] == r;
+        dm_ref = !memcmp(dm_out + e * esz, hot ? one.data() : zero.data(), esz);
+      }
+    } else {
+      dm_ref = !memcmp(ref.data(), dm_out, out_bytes);
+    }
+    if (!dm_ref)
+      fprintf(stderr, "%s: dmlc differs from the brute-force reference\n", w->id);
+    if (!same) {
+      size_t e = 0;
+      const uint32_t *h = reinterpret_cast<uint32_t *>(hl_out), *d = reinterpret_cast<uint32_t *>(dm_out);
+      while (e < out_bytes / 4 && h[e] == d[e])
+        e++;
+      fprintf(stderr, "%s: Halide differs from dmlc at word %zu: %u vs %u (ref %u)\n", w->id, e, h[e], d[e],
+              hard ? 0 : ref[e]);
+    }
+    all_same &= same;
+    double tdm, thl;
+    if (w->kind == WORK_LATENCY) {
+      const int batches = quick ? 7 : 31, calls = 2000;
       std::vector<double> td, th;
-      for (int i = 0; i < runs; i++) {
+      for (int c = 0; c < calls; c++)
+        run_dm(), run_hl();
+      for (int b = 0; b < batches; b++) {
         double t0 = bench_now_s();
-        dmlc_execute(exe, &ib, 1, &ob, 1);
+        for (int c = 0; c < calls; c++)
+          run_dm();
+        td.push_back((bench_now_s() - t0) / calls);
+        t0 = bench_now_s();
+        for (int c = 0; c < calls; c++)
+          run_hl();
+        th.push_back((bench_now_s() - t0) / calls);
+      }
+      tdm = median(td), thl = median(th);
+      printf("| %s | %.2f us | %.2f us | %.2f | %s |\n", name, tdm * 1e6, thl * 1e6, tdm / thl,
+             same ? "yes" : "NO");
+    } else {
+      std::vector<double> td, th;
+      for (int r = 0; r < runs; r++) {
+        double t0 = bench_now_s();
+        run_dm();
         td.push_back(bench_now_s() - t0);
         t0 = bench_now_s();
-        run();
+        run_hl();
         th.push_back(bench_now_s() - t0);
       }
-      printf("| %s | %.3f ms | %.3f ms | %.2f | %s |\n", name, median(td) * 1e3, median(th) * 1e3,
-             median(td) / median(th), same ? "yes" : "NO");
+      tdm = median(td), thl = median(th);
+      printf("| %s | %.3f ms | %.3f ms | %.2f | %s |\n", name, tdm * 1e3, thl * 1e3, tdm / thl,
+             same ? "yes" : "NO");
     }
     fflush(stdout);
+    free(in);
+    free(dm_out);
+    free(hl_out);
     dmlc_executable_destroy(exe);
     dmlc_graph_destroy(g);
   }
   dmlc_context_destroy(ctx);
-  return 0;
+  return all_same ? 0 : 1;
 }
