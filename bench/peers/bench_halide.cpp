@@ -82,8 +82,19 @@ Type ir_type(const char *t) {
 
 // Row reduction along x of v(x, y): n elements a row, m rows, k_chunks
 // chunks a row, `lanes` partial results a chunk. Returns (value, int32
-// index) over y. parallel_rows: rows in parallel (else chunks in parallel
-// when k_chunks > 1, else serial).
+// index) over y, computed at the caller's y (rows in parallel there when
+// parallel_rows; else the chunks in parallel when k_chunks > 1).
+int knob(const char *name, int dflt) {
+  const char *e = getenv(name);
+  return e && *e ? atoi(e) : dflt;
+}
+
+// Merge two (value, index) pairs: by value, then smaller index.
+Tuple merge2(bool max, Tuple a, Tuple b) {
+  Expr t = better(max, b[0], a[0]) || (b[0] == a[0] && b[1] < a[1]);
+  return Tuple(select(t, b[0], a[0]), select(t, b[1], a[1]));
+}
+
 Func reduce_rows(Func v, Type vt, int n, bool max, int k_chunks, int lanes, bool parallel_rows,
                  int vec) {
   Var l("l"), k("k"), y("y");
@@ -105,24 +116,39 @@ Func reduce_rows(Func v, Type vt, int n, bool max, int k_chunks, int lanes, bool
   Expr val = v(k * cl + r * lanes + l, y);
   Expr take = better(max, val, part(l, k, y)[0]);
   part(l, k, y) = Tuple(select(take, val, part(l, k, y)[0]), select(take, cast(st, r), part(l, k, y)[1]));
+  // stage 2: chunks merged lane by lane (vectorized), then a tree over the
+  // lanes (halves merged pairwise, vectorized): all by value, then index
+  Func pk("pk");
+  auto at = [&](Expr kk) {
+    return Tuple(part(l, kk, y)[0], kk * cl + cast<int>(part(l, kk, y)[1]) * lanes + l);
+  };
+  pk(l, y) = at(0);
+  RDom kr(1, std::max(k_chunks - 1, 1), "kr");
+  if (k_chunks > 1)
+    pk(l, y) = merge2(max, Tuple(pk(l, y)[0], pk(l, y)[1]), at(kr));
+  std::vector<Func> tree = {pk};
+  for (int w = lanes / 2; w >= 1; w /= 2) {
+    Func lv("lv");
+    const Func &p = tree.back();
+    lv(l, y) = merge2(max, Tuple(p(l, y)[0], p(l, y)[1]), Tuple(p(l + w, y)[0], p(l + w, y)[1]));
+    tree.push_back(lv);
+  }
   Func merged("merged");
-  merged(y) = Tuple(lowest(vt, max), 0);
-  RDom m(0, lanes, 0, k_chunks, "m");
-  Expr pv = part(m.x, m.y, y)[0];
-  Expr pi = m.y * cl + cast<int>(part(m.x, m.y, y)[1]) * lanes + m.x;
-  Expr bv = merged(y)[0], bi = merged(y)[1];
-  Expr t2 = better(max, pv, bv) || (pv == bv && pi < bi);
-  merged(y) = Tuple(select(t2, pv, bv), select(t2, pi, bi));
+  merged(y) = Tuple(tree.back()(0, y)[0], tree.back()(0, y)[1]);
   if (main_n < n) {
     RDom t(main_n, n - main_n, "t");
     Expr tv = v(t, y);
     Expr t3 = better(max, tv, merged(y)[0]);
     merged(y) = Tuple(select(t3, tv, merged(y)[0]), select(t3, Expr(t), merged(y)[1]));
+    merged.update(0).unscheduled();
   }
-  merged.update(0).unscheduled();
-  if (main_n < n)
-    merged.update(1).unscheduled();
   const int vw = lanes >= vec ? vec : lanes;
+  for (size_t d = 0; d < tree.size(); d++) {
+    const int w = lanes >> d;
+    tree[d].compute_at(merged, y).bound(l, 0, w).vectorize(l, std::min(w, vec));
+  }
+  if (k_chunks > 1)
+    pk.update().vectorize(l, vw);
   if (k_chunks > 1 && !parallel_rows) {
     part.compute_root().bound(l, 0, lanes).bound(k, 0, k_chunks);
     part.reorder(l, k, y).vectorize(l, vw).parallel(k);
@@ -131,8 +157,6 @@ Func reduce_rows(Func v, Type vt, int n, bool max, int k_chunks, int lanes, bool
     part.compute_at(merged, y).bound(l, 0, lanes).bound(k, 0, k_chunks);
     part.vectorize(l, vw);
     part.update().reorder(l, r, k, y).vectorize(l, vw);
-    if (parallel_rows)
-      merged.parallel(y);
   }
   return merged;
 }
@@ -154,11 +178,20 @@ Func reduce_outer(Func v, Type vt, Type it, int R, bool max, bool chain, Var i, 
     acc(i, o) = Tuple(bv, bi);
     return acc;
   }
+  // U rows a step, in order (the accumulator stays in registers between them)
+  int U = knob("HB_U", 4);
+  while (R % U)
+    U /= 2;
   acc(i, o) = Tuple(lowest(vt, max), cast(it, 0));
-  r = RDom(0, R, "r");
-  Expr cv = v(i, r, o);
-  Expr take = better(max, cv, acc(i, o)[0]);
-  acc(i, o) = Tuple(select(take, cv, acc(i, o)[0]), select(take, cast(it, r), acc(i, o)[1]));
+  r = RDom(0, R / U, "r");
+  Expr bv = acc(i, o)[0], bi = acc(i, o)[1];
+  for (int u = 0; u < U; u++) {
+    Expr cv = v(i, r * U + u, o);
+    Expr take = better(max, cv, bv);
+    bi = select(take, cast(it, r * U + u), bi);
+    bv = select(take, cv, bv);
+  }
+  acc(i, o) = Tuple(bv, bi);
   return acc;
 }
 
@@ -256,7 +289,9 @@ int main(int argc, char **argv) {
   if (dmlc_context_create(&ctx) != DMLC_OK)
     return 1;
   dmlc_context_set_num_threads(ctx, 2);
-  Target target = get_jit_target_from_environment();
+  // Halide 14 calls a Zen 4 (AVX512-BF16 and VNNI) a Sapphire Rapids, whose
+  // LLVM CPU has instructions Zen 4 lacks (SIGILL on the f16 rows): drop it
+  Target target = get_jit_target_from_environment().without_feature(Target::AVX512_SapphireRapids);
   const int vbytes = target.has_feature(Target::AVX512) ? 64 : target.has_feature(Target::AVX) ? 32 : 16;
   printf("dmlc against hand-scheduled Halide 14 (%s), 2 threads each, %d interleaved runs%s\n\n",
          target.to_string().c_str(), runs, quick ? "; quick run: sizes / 16" : "");
@@ -298,7 +333,8 @@ int main(int argc, char **argv) {
 
     const bool hard = !strcmp(w->op, "hardmax"), max = strcmp(w->op, "argmin") != 0;
     const Type t = ir_type(w->type);
-    const Type vt = t.is_float() ? Float(32) : t; // f16 compared as f32
+    // f16 compared through an order-preserving int16 key (see widen)
+    const Type vt = t.is_float() && t.bits() == 16 ? Int(16) : t;
     const int vec = vbytes * 8 / vt.bits();       // lanes of one vector of values
     // element strides of the IR's dims
     uint64_t strides[4], s = 1;
@@ -317,7 +353,14 @@ int main(int argc, char **argv) {
       Buffer<> b(t, in, (int)dims.size(), dims.data());
       return b;
     };
-    auto widen = [&](Expr e) { return t.is_float() && t.bits() == 16 ? cast<float>(e) : e; };
+    // f16: the bits as int16 s; key = s >= 0 ? s : -(s & 0x7fff) orders
+    // like the floats (-0 == +0; no NaN in bench data), 32 lanes a vector
+    auto widen = [&](Expr e) {
+      if (!(t.is_float() && t.bits() == 16))
+        return e;
+      Expr b = reinterpret(Int(16), e);
+      return select(b < 0, cast<int16_t>(0) - (b & cast<int16_t>(0x7fff)), b);
+    };
 
     Func pipe("pipe"); // int32 index (or the one-hot) over the output's dims, Halide order
     Buffer<> hout;
@@ -333,7 +376,7 @@ int main(int argc, char **argv) {
       Func v("v");
       v(x, y) = widen(hin(x, y));
       const bool latency = w->kind == WORK_LATENCY;
-      const int lanes = 2 * vec;
+      const int lanes = knob("HB_LM", 2) * vec;
       const int k_chunks = latency || m >= 4 ? 1 : 8;
       Func red1 = reduce_rows(v, vt, n, max, k_chunks, lanes, !latency && m >= 2, vec);
       if (hard) {
@@ -343,8 +386,9 @@ int main(int argc, char **argv) {
         hout = Buffer<>(t, hl_out, 2, std::vector<halide_dimension_t>{{0, n, 1, 0}, {0, m, n, 0}}.data());
       } else {
         pipe(y) = red1(y)[1];
+        red1.compute_at(pipe, y);
         if (!latency && m >= 2)
-          red1.compute_at(pipe, y);
+          pipe.parallel(y);
         hout = Buffer<>(Int(32), hl_out, 1, std::vector<halide_dimension_t>{{0, m, 1, 0}}.data());
       }
     } else if (w->num_axes == 1 && w->axes[0] == rank - 1) {
@@ -373,7 +417,7 @@ int main(int argc, char **argv) {
       Type it = vt.bits() == 8 && R <= 256 ? UInt(8) : vt.bits() == 16 && R <= 65536 ? UInt(16) : Int(32);
       const bool chain = R <= 64;
       Func acc = reduce_outer(v, vt, it, R, max, chain, i, o, rr);
-      const int block = std::min(I, chain ? 1 << 14 : 1024);
+      const int block = std::min(I, chain ? 1 << 14 : knob("HB_BLOCK", 1024));
       if (hard) {
         Func idx("idx");
         idx(i, o) = cast<int>(acc(i, o)[1]);
