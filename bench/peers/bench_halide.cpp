@@ -20,25 +20,42 @@
 //    stage 1 keeps LANES partial (value, step) pairs per chunk of the row,
 //    lane l of chunk k seeing the elements k*C + l, k*C + l + LANES, ... in
 //    order with a strict comparison (so the first of equals in its lane;
-//    the step r, index k*C + r*LANES + l, is kept narrow: u8 for byte
-//    types); stage 2 merges every (lane, chunk) by value, then smaller
-//    index, then a scalar tail (indices above all others) runs in order
-//    with a strict comparison. Many rows: rows in parallel, one chunk per
-//    row. One or a few long rows: the row's chunks in parallel.
-//  - across an outer dim (columns, NCHW channels, the first of three dims):
-//    the input seen as (inner i, reduced r, outer o); sequential over r with
-//    a strict comparison (the sequential rule as is), vectorized over i,
-//    blocks of i (and o) in parallel, the block's accumulator in L1. A small
-//    reduced extent (C = 3, 64) is unrolled as a select chain in registers.
+//    the step r, index k*C + r*LANES + l, is kept as narrow as the values
+//    where it fits: u8 for byte types, u16 for f16); stage 2 merges the
+//    chunks lane by lane, then the lanes as a vectorized tree (halves
+//    merged pairwise), always by value, then smaller index; a scalar tail
+//    (indices above all others) runs last, in order, strict. Many rows:
+//    rows in parallel, one chunk a row. One row (vocab B = 1, all axes): 8
+//    chunks in parallel. LANES: 2 vectors (f32, f16), 4 (i8), 1 (i64);
+//    tried 1, 2, 4 vectors each (2+ beat 1 for bytes by 2x; i64 and f32 in
+//    the noise). A serial 32-lane merge (the first version) cost as much as
+//    the row itself on rows of 1000 and of 8192 bytes; the tree fixed it.
+//  - across an outer dim (columns, the first of three dims, NCHW f16 with
+//    C = 64): the input seen as (inner i, reduced r, outer o); sequential
+//    over r with a strict comparison (the sequential rule as is), U rows a
+//    step as a select chain (the accumulator stays in registers between
+//    them: U = 4 for 32/64-bit, 8 for 16-bit, 1 was up to 2x slower),
+//    vectorized over i, blocks of 4 KiB of i (tried 1, 2, 8 KiB: noise) and
+//    o in parallel, the block's accumulator in L1. A reduced extent up to 8
+//    (NCHW u8, C = 3) is one select chain in registers; doing that for
+//    C = 64 (64 read streams) made [64,1024,1024] axis 0 1.6x slower.
 //  - a small innermost reduced dim (NHWC, C = 3): the kept positions
 //    vectorized (stride-3 loads), the C values unrolled in order.
 //  - two non-adjacent axes ({0,2} of [Z,Y,X]): stage 1 reduces z (outer)
 //    in order, vectorized over the kept (x, y) plane; stage 2 merges the X
-//    partials of each y by value, then smaller flat index z*X + x.
+//    partials of each y by value, then smaller flat index z*X + x (dmlc's
+//    flat index over the reduced axes, row-major; the reference agrees).
 //
-// f16 is widened to f32 in the pipeline (F16C); other types compare
-// natively. Hardmax is the one-hot of the same index (rows: fused per row;
-// columns: the index row first, then the one-hot written row by row).
+// f16 compares through an order-preserving int16 key of its bits (s >= 0 ?
+// s : -(s & 0x7fff); -0 == +0; bench data has no NaN): 32 lanes a vector
+// and no conversion; widening to f32 in the pipeline was 3-5x slower.
+// Other types compare natively. Hardmax is the one-hot of the same index
+// (rows: fused per row; columns: the index row first, then the one-hot
+// written row by row); both are store-bound, and Halide 14 has no
+// non-temporal stores, which is most of what they lose to dmlc.
+//
+// The schedule constants can be overridden for tuning: HB_LM (lanes, in
+// vectors), HB_U, HB_BLOCK (elements), HB_CHAIN, HB_PY (rows a task).
 //
 //   build-bench/bin/bench_halide [--quick] [--runs N] [--only ID]
 #include <Halide.h>
@@ -179,7 +196,7 @@ Func reduce_outer(Func v, Type vt, Type it, int R, bool max, bool chain, Var i, 
     return acc;
   }
   // U rows a step, in order (the accumulator stays in registers between them)
-  int U = knob("HB_U", 4);
+  int U = knob("HB_U", vt.bits() <= 16 ? 8 : 4);
   while (R % U)
     U /= 2;
   acc(i, o) = Tuple(lowest(vt, max), cast(it, 0));
@@ -376,19 +393,19 @@ int main(int argc, char **argv) {
       Func v("v");
       v(x, y) = widen(hin(x, y));
       const bool latency = w->kind == WORK_LATENCY;
-      const int lanes = knob("HB_LM", 2) * vec;
+      const int lanes = knob("HB_LM", vt.bits() == 64 ? 1 : vt.bits() == 8 ? 4 : 2) * vec;
       const int k_chunks = latency || m >= 4 ? 1 : 8;
       Func red1 = reduce_rows(v, vt, n, max, k_chunks, lanes, !latency && m >= 2, vec);
       if (hard) {
         pipe(x, y) = select(x == red1(y)[1], cast(t, 1), cast(t, 0));
-        pipe.vectorize(x, vec).parallel(y);
+        pipe.vectorize(x, vec).parallel(y, knob("HB_PY", 1));
         red1.compute_at(pipe, y);
         hout = Buffer<>(t, hl_out, 2, std::vector<halide_dimension_t>{{0, n, 1, 0}, {0, m, n, 0}}.data());
       } else {
         pipe(y) = red1(y)[1];
         red1.compute_at(pipe, y);
         if (!latency && m >= 2)
-          pipe.parallel(y);
+          pipe.parallel(y, knob("HB_PY", 1));
         hout = Buffer<>(Int(32), hl_out, 1, std::vector<halide_dimension_t>{{0, m, 1, 0}}.data());
       }
     } else if (w->num_axes == 1 && w->axes[0] == rank - 1) {
@@ -415,9 +432,9 @@ int main(int argc, char **argv) {
       Func v("v");
       v(i, x, o) = widen(hin(i, x, o));
       Type it = vt.bits() == 8 && R <= 256 ? UInt(8) : vt.bits() == 16 && R <= 65536 ? UInt(16) : Int(32);
-      const bool chain = R <= 64;
+      const bool chain = R <= knob("HB_CHAIN", 8);
       Func acc = reduce_outer(v, vt, it, R, max, chain, i, o, rr);
-      const int block = std::min(I, chain ? 1 << 14 : knob("HB_BLOCK", 1024));
+      const int block = std::min(I, chain ? 1 << 14 : knob("HB_BLOCK", 4096 / vt.bytes()));
       if (hard) {
         Func idx("idx");
         idx(i, o) = cast<int>(acc(i, o)[1]);
