@@ -224,7 +224,7 @@ static void fill_info(const dmlc_ir_graph *ir, const dmlc_graph_io *io, dmlc_ten
     out->sizes[i] = t->dims[i];
     out->strides[i] = io->layout.strides[i];
   }
-  out->total_size_bytes = io->layout.size_bytes;
+  out->total_size_bytes = dmlc_layout_needed_bytes(t, &io->layout);
   out->alignment = io->layout.alignment;
 }
 

@@ -130,6 +130,10 @@ typedef struct dmlc_layout {
   uint64_t strides[DMLC_MAX_RANK]; /* in elements; 0 broadcasts (inputs only) */
   uint64_t size_bytes;             /* the declared TotalTensorSizeInBytes */
   uint32_t alignment;              /* GuaranteedBaseOffsetAlignment, or 0 */
+  /* Whether the user stated size_bytes (a DML_BUFFER_TENSOR_DESC's
+   * TotalTensorSizeInBytes, or "size = N" in IR text). When not, size_bytes
+   * is the rounded minimum, and a buffer need only reach the last element. */
+  bool size_declared;
 } dmlc_layout;
 
 uint64_t dmlc_type_num_elements(const dmlc_type *t);
@@ -139,6 +143,11 @@ void dmlc_packed_strides(const dmlc_type *t, uint64_t *strides);
 /* The smallest TotalTensorSizeInBytes of t laid out with strides:
  * roundup4((sum((dims[i]-1) * strides[i]) + 1) * elementSize). */
 uint64_t dmlc_min_size_bytes(const dmlc_type *t, const uint64_t *strides);
+/* The byte just past the last element that strides reach. */
+uint64_t dmlc_layout_extent_bytes(const dmlc_type *t, const uint64_t *strides);
+/* The smallest buffer execute accepts for l: its declared size when the user
+ * declared one (DirectML's rule), else its extent. */
+uint64_t dmlc_layout_needed_bytes(const dmlc_type *t, const dmlc_layout *l);
 /* The packed layout of t with the minimum size and no alignment. */
 dmlc_layout dmlc_layout_packed(const dmlc_type *t);
 bool dmlc_layout_is_packed(const dmlc_type *t, const dmlc_layout *l);

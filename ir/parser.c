@@ -412,9 +412,10 @@ static dmlc_status parse_layout_entry(parser *p, const dmlc_type *type, dmlc_lay
   DMLC_RETURN_IF_ERROR(number_u64(p, &v));
   if (key == LAYOUT_ALIGN && v > UINT32_MAX)
     return error_at(p, &p->tok, "number out of range");
-  if (key == LAYOUT_SIZE)
+  if (key == LAYOUT_SIZE) {
     layout->size_bytes = v;
-  else
+    layout->size_declared = true;
+  } else
     layout->alignment = (uint32_t)v;
   return lex(p);
 }
