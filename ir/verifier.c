@@ -139,7 +139,11 @@ static dmlc_status check_dtype_in(const verifier *v, dmlc_dtype dtype, uint32_t 
     if (allowed & (1u << d))
       len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? " " : "",
                               dmlc_dtype_name((dmlc_dtype)d));
-  return fail(v, "%s dtype %s is not one of %s", what, dmlc_dtype_name(dtype), list);
+  /* f64 is NumPy's default; say what to do with it. */
+  const char *hint = dtype == DMLC_DTYPE_F64 && (allowed & BIT(F32))
+                         ? " (convert f64 data to f32, e.g. x.astype(np.float32) in NumPy)"
+                         : "";
+  return fail(v, "%s dtype %s is not one of %s%s", what, dmlc_dtype_name(dtype), list, hint);
 }
 
 static dmlc_status check_axes(const verifier *v, const dmlc_node *node, uint32_t rank) {

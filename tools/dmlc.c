@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,6 +224,11 @@ static int option_value(int argc, char **argv, int *i, const char *name, const c
 /* ---- files ---- */
 
 static char *read_text(const char *path, size_t *length) {
+  struct stat st;
+  if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    error("%s: is a directory; FILE is an IR text file (.dmlir) or an ONNX model (.onnx)", path);
+    return NULL;
+  }
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
     error("%s: cannot open: %s", path, strerror(errno));
@@ -244,16 +250,25 @@ static char *read_text(const char *path, size_t *length) {
     }
   }
   const int failed = !buf || ferror(f);
+  const int read_errno = errno;
   if (f != stdin)
     fclose(f);
   if (failed) {
-    error("%s: %s", path, buf ? "read error" : "out of memory");
+    error("%s: %s", path, buf ? strerror(read_errno) : "out of memory");
     free(buf);
     return NULL;
   }
   buf[len] = '\0';
   *length = len;
   return buf;
+}
+
+/* Whether two paths name one file: the same text, or the same inode. */
+static int same_file(const char *a, const char *b) {
+  if (strcmp(a, b) == 0)
+    return 1;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static const char *display_name(const char *path) {
@@ -455,6 +470,22 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
   }
   if (!input)
     return usage_error(opt_usage, "no input file");
+  if (output && strcmp(input, "-") != 0 && same_file(output, input)) {
+    /* The printer writes no comments: rewriting a commented file in place
+     * would drop them. */
+    size_t length;
+    char *text = read_text(input, &length);
+    if (!text)
+      return EXIT_ERROR;
+    const int commented = strstr(text, "//") != NULL;
+    free(text);
+    if (commented) {
+      error("-o '%s' is the input file; its comments would be lost (dmlc opt prints the graph "
+            "without them): write to another file",
+            output);
+      return EXIT_ERROR;
+    }
+  }
 
   model m;
   int rc = load_model(ctx, input, sa, &m);
@@ -806,8 +837,20 @@ static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const ch
   for (uint32_t i = 0; same_shape && i < a->ndim; i++)
     same_shape = a->shape[i] == info->sizes[i];
   if (npy_dtype_to_dml(a->dtype) != info->data_type || !same_shape) {
-    error("%s: holds %s%s, but input '%s' is %s%s", path, npy_dtype_name(a->dtype), have,
-          info->name, want_type ? want_type : "?", want);
+    /* f64 is NumPy's default float: say how to make the file dmlc wants. */
+    static const char *const numpy_names[NPY_DTYPE_COUNT] = {
+        [NPY_DTYPE_BOOL] = "bool_",  [NPY_DTYPE_I8] = "int8",      [NPY_DTYPE_U8] = "uint8",
+        [NPY_DTYPE_I16] = "int16",   [NPY_DTYPE_U16] = "uint16",   [NPY_DTYPE_I32] = "int32",
+        [NPY_DTYPE_U32] = "uint32",  [NPY_DTYPE_I64] = "int64",    [NPY_DTYPE_U64] = "uint64",
+        [NPY_DTYPE_F16] = "float16", [NPY_DTYPE_F32] = "float32", [NPY_DTYPE_F64] = "float64"};
+    npy_dtype wanted;
+    char hint[128] = "";
+    if (a->dtype == NPY_DTYPE_F64 && npy_dtype_from_dml(info->data_type, &wanted) == 0 &&
+        wanted != a->dtype)
+      snprintf(hint, sizeof hint, " (NumPy's default float64; convert it: x.astype(np.%s))",
+               numpy_names[wanted]);
+    error("%s: holds %s%s, but input '%s' is %s%s%s", path, npy_dtype_name(a->dtype), have,
+          info->name, want_type ? want_type : "?", want, hint);
     return -1;
   }
   const uint32_t es = npy_dtype_size(a->dtype);
@@ -846,6 +889,12 @@ static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const ch
   return rc;
 }
 
+static int is_unsigned_type(const dmlc_tensor_info *info) {
+  const DML_TENSOR_DATA_TYPE t = info->data_type;
+  return t == DML_TENSOR_DATA_TYPE_UINT8 || t == DML_TENSOR_DATA_TYPE_UINT16 ||
+         t == DML_TENSOR_DATA_TYPE_UINT32 || t == DML_TENSOR_DATA_TYPE_UINT64;
+}
+
 /* Deterministic data: small integers in [-4, 4] ([0, 4] when unsigned), so
  * that ties happen. Every element of the buffer is filled, padding too. */
 static void generate_input(const dmlc_tensor_info *info, size_t index, void *buf) {
@@ -853,8 +902,7 @@ static void generate_input(const dmlc_tensor_info *info, size_t index, void *buf
   if (npy_dtype_from_dml(info->data_type, &dtype) != 0)
     return;
   const uint32_t es = npy_dtype_size(dtype);
-  const int is_unsigned = dtype == NPY_DTYPE_U8 || dtype == NPY_DTYPE_U16 ||
-                          dtype == NPY_DTYPE_U32 || dtype == NPY_DTYPE_U64;
+  const int is_unsigned = is_unsigned_type(info);
   uint64_t state = 0x9e3779b97f4a7c15ull * (index + 1);
   for (uint64_t e = 0; e < info->total_size_bytes / es; e++) {
     /* splitmix64 */
@@ -1036,6 +1084,7 @@ typedef struct run_options {
   shape_args shapes;
   long repeat;
   int quiet;
+  int no_generate;
 } run_options;
 
 static int parse_device(const char *s, dmlc_device *out) {
@@ -1146,6 +1195,8 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
       o->dump = value;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       o->quiet = 1;
+    } else if (strcmp(argv[i], "--no-generate") == 0) {
+      o->no_generate = 1;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       return usage_error(run_usage, "unknown option '%s'", argv[i]);
     } else if (o->file) {
@@ -1186,6 +1237,122 @@ static uint32_t tensor_rank(const run_state *s, size_t i) {
   return i < s->n_in ? s->signature->inputs[i].rank : s->signature->outputs[i - s->n_in].rank;
 }
 
+/* Whether path can be written (created, or replaced) without writing it:
+ * checked before anything runs, so that a run's result is not lost at the
+ * end. Returns 0, or -1 after the message. */
+static int check_writable(const char *path, const char *option) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      error("--%s '%s' is a directory (checked before running)", option, path);
+      return -1;
+    }
+    if (access(path, W_OK) != 0) {
+      error("--%s '%s' cannot be written: %s (checked before running)", option, path,
+            strerror(errno));
+      return -1;
+    }
+    return 0;
+  }
+  if (errno != ENOENT) {
+    error("--%s '%s' cannot be written: %s (checked before running)", option, path,
+          strerror(errno));
+    return -1;
+  }
+  /* A new file: its directory must exist and take new files. */
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    error("--%s '%s' cannot be created: directory '%s': %s (checked before running)", option, path,
+          dir, stat(dir, &st) != 0 ? strerror(errno) : "is not a directory");
+    return -1;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    error("--%s '%s' cannot be created in '%s': %s (checked before running)", option, path, dir,
+          strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Before running: every --output goes to a file of its own that is not
+ * the graph's file, an --input's or an --expect's (it would overwrite it,
+ * or compare the output with itself), and can be written. */
+static int check_output_paths(const run_state *s, const run_options *o) {
+  for (size_t i = 0; i < s->n_out; i++) {
+    const char *path = s->paths[s->n_in + i];
+    if (!path)
+      continue;
+    const char *name = tensor_name(s, s->n_in + i);
+    for (size_t j = 0; j < i; j++)
+      if (s->paths[s->n_in + j] && same_file(path, s->paths[s->n_in + j])) {
+        error("--output '%s' is given to outputs '%s' and '%s'; each output needs a file of its "
+              "own (the second would overwrite the first)",
+              path, tensor_name(s, s->n_in + j), name);
+        return -1;
+      }
+    for (size_t j = 0; j < s->n_in; j++)
+      if (s->paths[j] && same_file(path, s->paths[j])) {
+        error("--output '%s' (output '%s') is the file given to --input '%s'; writing it would "
+              "overwrite the input",
+              path, name, tensor_name(s, j));
+        return -1;
+      }
+    for (size_t j = 0; j < s->n_out; j++)
+      if (s->expects[j] && same_file(path, s->expects[j])) {
+        error("--output '%s' (output '%s') is the file given to --expect for output '%s'; "
+              "writing it would overwrite what it is compared with",
+              path, name, tensor_name(s, s->n_in + j));
+        return -1;
+      }
+    if (strcmp(o->file, "-") != 0 && same_file(path, o->file)) {
+      error("--output '%s' (output '%s') is the graph's file; writing it would overwrite the "
+            "graph",
+            path, name);
+      return -1;
+    }
+    if (check_writable(path, "output") != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Inputs given no --input get generated data, and a note on standard error
+ * naming each (with -q too); with --no-generate they are an error. */
+static int check_unbound_inputs(const run_state *s, const run_options *o) {
+  size_t unbound = 0;
+  char names[512] = "";
+  for (size_t i = 0; i < s->n_in; i++) {
+    if (s->paths[i])
+      continue;
+    const size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s'%s'", unbound ? ", " : "", tensor_name(s, i));
+    unbound++;
+    if (!o->no_generate) {
+      char dims[128];
+      format_dims(&s->infos[i], dims, sizeof dims);
+      const char *type = dmlc_data_type_name(s->infos[i].data_type);
+      fprintf(stderr,
+              "dmlc: note: input '%s' (%s%s) has no --input; using generated data (integers "
+              "in [%d, 4]; --no-generate makes this an error)\n",
+              tensor_name(s, i), type ? type : "?", dims, is_unsigned_type(&s->infos[i]) ? 0 : -4);
+    }
+  }
+  if (unbound && o->no_generate) {
+    error("--no-generate: %s %s %s no --input (bind %s with --input NAME=FILE.npy)",
+          unbound == 1 ? "input" : "inputs", names, unbound == 1 ? "has" : "have",
+          unbound == 1 ? "it" : "each");
+    return -1;
+  }
+  return 0;
+}
+
 static int prepare_buffers(dmlc_context *ctx, run_state *s, const run_options *o) {
   const size_t n = s->n_in + s->n_out;
   s->infos = calloc(n ? n : 1, sizeof *s->infos);
@@ -1221,6 +1388,8 @@ static int prepare_buffers(dmlc_context *ctx, run_state *s, const run_options *o
                        "output", s->paths + s->n_in) != 0 ||
       resolve_bindings(o->expects, o->expect_count, s->infos + s->n_in, out_ios, s->n_out, "expect",
                        "output", s->expects) != 0)
+    return -1;
+  if (check_output_paths(s, o) != 0 || check_unbound_inputs(s, o) != 0)
     return -1;
   for (size_t i = 0; i < s->n_in; i++) {
     if (!s->paths[i]) {
