@@ -180,6 +180,11 @@ typedef struct dmlc_node {
   uint32_t axes[DMLC_MAX_RANK];
   dmlc_direction direction; /* DMLC_ATTR_DIRECTION */
   int64_t value;            /* DMLC_ATTR_VALUE */
+  /* Where the node was written (IR text): its result's name as the user
+   * spelled it and its line and column, 1-based, for messages; line 0 and
+   * an empty name when it was not parsed (descriptors, ONNX, new nodes). */
+  uint32_t src_line, src_col;
+  char src_name[DMLC_NAME_MAX];
 } dmlc_node;
 
 typedef struct dmlc_value_def {
@@ -216,10 +221,17 @@ typedef struct dmlc_kernel {
   /* g->kernel_buffers[first_buffer...]: num_reads reads, then num_writes
    * writes (dmlc_kernel_reads / dmlc_kernel_writes). */
   uint32_t first_buffer, num_reads, num_writes;
+  uint32_t src_line, src_col; /* where 'kernel' was written; 0 when not parsed */
 } dmlc_kernel;
+
+#define DMLC_SOURCE_MAX 256
 
 typedef struct dmlc_ir_graph {
   char name[DMLC_NAME_MAX];
+  /* The file the graph was parsed from, as messages name it ("" when it was
+   * not parsed): the verifier reports "SOURCE:LINE:COL: ..." for a node with
+   * a place. */
+  char source[DMLC_SOURCE_MAX];
   dmlc_value_def *values;
   uint32_t num_values, cap_values;
   dmlc_node *nodes;

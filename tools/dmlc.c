@@ -13,7 +13,9 @@
 #include "dmlc/dmlc.h"
 #include "ir/strbuf.h"
 #include "tools/compile_exe.h"
+#include "tools/diagnostic.h"
 #include "tools/npy.h"
+#include "tools/suggest.h"
 #include "tools/tensor_file.h"
 
 #ifndef DMLC_VERSION_STRING
@@ -49,10 +51,21 @@ static int api_error(const dmlc_context *ctx, dmlc_status status, const char *wh
   return EXIT_ERROR;
 }
 
-/* The verifier's messages name the node but not the file. */
-static int verify_error(const dmlc_context *ctx, dmlc_status status, const char *file) {
+/* A parse or verifier error in file (text: its bytes, or NULL): at its
+ * place, clang's way, when the message has one; else naming the file. */
+static int source_error(const dmlc_context *ctx, dmlc_status status, const char *file,
+                        const char *text, size_t length) {
   const char *message = dmlc_context_error(ctx);
-  error("%s: %s", file, message && message[0] ? message : dmlc_status_string(status));
+  if (!message || !message[0]) {
+    error("%s: %s", file, dmlc_status_string(status));
+    return EXIT_ERROR;
+  }
+  const size_t n = strlen(file);
+  if (strncmp(message, file, n) == 0 && message[n] == ':') {
+    diagnostic_print(stderr, message, file, text, length);
+    return EXIT_ERROR;
+  }
+  error("%s: %s", file, message);
   return EXIT_ERROR;
 }
 
@@ -282,13 +295,39 @@ static const char *display_name(const char *path) {
 typedef struct model {
   dmlc_graph *graph;
   dmlc_onnx_signature *signature; /* NULL for IR text */
+  char *text;                     /* the file's bytes, for messages at a place */
+  size_t length;
+  const char *file; /* its name in messages */
 } model;
 
 static void model_free(model *m) {
   dmlc_graph_destroy(m->graph);
   dmlc_free(m->signature);
+  free(m->text);
   m->graph = NULL;
   m->signature = NULL;
+  m->text = NULL;
+}
+
+/* A failed call on m's graph: at its place in the file when the message
+ * has one, else as api_error prints it. */
+static int placed_error(const dmlc_context *ctx, dmlc_status status, const model *m,
+                        const char *what) {
+  const char *message = dmlc_context_error(ctx);
+  const size_t n = strlen(m->file);
+  if (message && strncmp(message, m->file, n) == 0 && message[n] == ':') {
+    diagnostic_print(stderr, message, m->file, m->text, m->length);
+    return EXIT_ERROR;
+  }
+  return api_error(ctx, status, what);
+}
+
+/* Verifies m's graph; a failure is printed at its place in the file. */
+static int model_verify(const dmlc_context *ctx, const model *m) {
+  const dmlc_status status = dmlc_graph_verify(m->graph);
+  if (status == DMLC_OK)
+    return EXIT_OK;
+  return source_error(ctx, status, m->file, m->text, m->length);
 }
 
 /* --shape NAME=DIMS, collected by a command: NAME a graph input's ONNX name
@@ -362,30 +401,35 @@ static int is_onnx(const char *path, const char *bytes, size_t length) {
 /* Reads FILE as IR text or an ONNX model (docs/onnx.md) into *m; returns
  * EXIT_OK, or an exit code after printing the error. */
 static int load_model(dmlc_context *ctx, const char *path, const shape_args *sa, model *m) {
-  m->graph = NULL;
-  m->signature = NULL;
+  memset(m, 0, sizeof *m);
+  m->file = display_name(path);
   size_t length;
   char *bytes = read_text(path, &length);
   if (!bytes)
     return EXIT_ERROR;
+  m->text = bytes;
+  m->length = length;
   dmlc_status status;
   if (is_onnx(path, bytes, length)) {
     const dmlc_onnx_options options = {sa ? sa->shapes : NULL, sa ? sa->count : 0};
-    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, display_name(path), &options,
+    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, m->file, &options,
                                                  &m->graph, &m->signature);
+    free(m->text); /* binary: no line to show */
+    m->text = NULL;
   } else if (sa && sa->count) {
-    free(bytes);
+    model_free(m);
     error("%s: --shape gives sizes to an ONNX model's symbolic dims; this is IR text, whose "
           "shapes are all fixed",
-          display_name(path));
+          m->file);
     return EXIT_USAGE;
   } else {
-    status = dmlc_graph_parse(ctx, bytes, length, display_name(path), &m->graph);
+    status = dmlc_graph_parse(ctx, bytes, length, m->file, &m->graph);
   }
-  free(bytes);
   if (status != DMLC_OK) {
+    const int rc = m->text ? source_error(ctx, status, m->file, m->text, m->length)
+                           : api_error(ctx, status, m->file);
     model_free(m);
-    return api_error(ctx, status, display_name(path));
+    return rc;
   }
   return EXIT_OK;
 }
@@ -493,8 +537,8 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
     return rc;
   dmlc_graph *graph = m.graph;
   char *text = NULL;
-  dmlc_status status = dmlc_graph_verify(graph);
-  rc = status == DMLC_OK ? EXIT_OK : verify_error(ctx, status, display_name(input));
+  dmlc_status status = DMLC_OK;
+  rc = model_verify(ctx, &m);
   if (rc == EXIT_OK && passes &&
       (status = dmlc_graph_run_passes(graph, passes, &options)) != DMLC_OK)
     rc = api_error(ctx, status, display_name(input));
@@ -1611,13 +1655,13 @@ static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
   dmlc_graph *graph = m.graph;
   s.signature = m.signature;
   dmlc_status status = DMLC_OK;
-  if (graph && (status = dmlc_graph_verify(graph)) != DMLC_OK)
-    verify_error(ctx, status, display_name(o.file));
+  if (graph && model_verify(ctx, &m) != EXIT_OK)
+    ;
   else if (graph && o.threads > 0 &&
            (status = dmlc_context_set_num_threads(ctx, (uint32_t)o.threads)) != DMLC_OK)
     api_error(ctx, status, "threads");
   else if (graph && (status = dmlc_graph_compile(graph, o.device, &s.exe)) != DMLC_OK)
-    api_error(ctx, status, "compile");
+    placed_error(ctx, status, &m, "compile");
   else if (graph) {
     s.n_in = dmlc_executable_input_count(s.exe);
     s.n_out = dmlc_executable_output_count(s.exe);
@@ -2080,6 +2124,10 @@ static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_a
   int rc = load_model(ctx, input, sa, &mod);
   if (rc != EXIT_OK)
     return rc;
+  if ((rc = model_verify(ctx, &mod)) != EXIT_OK) {
+    model_free(&mod);
+    return rc;
+  }
   dmlc_graph *graph = mod.graph;
   for (size_t j = 0; j < nkinds && rc == EXIT_OK; j++) {
     void *data = NULL;
