@@ -234,8 +234,8 @@ dmlc_status dmlc_executable_input_info(const dmlc_executable *exe, size_t index,
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(exe->ctx, out, "dmlc_executable_input_info: out is NULL");
   CHECK_ARG(exe->ctx, index < exe->ir->num_inputs,
-            "dmlc_executable_input_info: index %zu; the graph has %u inputs", index,
-            exe->ir->num_inputs);
+            "dmlc_executable_input_info: index %zu; the graph has %u input%s", index,
+            exe->ir->num_inputs, DMLC_PLURAL(exe->ir->num_inputs));
   fill_info(exe->ir, &exe->ir->inputs[index], out);
   return DMLC_OK;
 }
@@ -246,8 +246,8 @@ dmlc_status dmlc_executable_output_info(const dmlc_executable *exe, size_t index
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(exe->ctx, out, "dmlc_executable_output_info: out is NULL");
   CHECK_ARG(exe->ctx, index < exe->ir->num_outputs,
-            "dmlc_executable_output_info: index %zu; the graph has %u outputs", index,
-            exe->ir->num_outputs);
+            "dmlc_executable_output_info: index %zu; the graph has %u output%s", index,
+            exe->ir->num_outputs, DMLC_PLURAL(exe->ir->num_outputs));
   fill_info(exe->ir, &exe->ir->outputs[index], out);
   return DMLC_OK;
 }

@@ -14,10 +14,12 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
                                 size_t input_count, const void *outputs, size_t output_count) {
   dmlc_context *ctx = exe->ctx;
   const dmlc_ir_graph *ir = exe->ir;
-  CHECK_ARG(ctx, input_count == ir->num_inputs, "%s: %zu inputs bound; the graph has %u inputs", fn,
-            input_count, ir->num_inputs);
-  CHECK_ARG(ctx, output_count == ir->num_outputs, "%s: %zu outputs bound; the graph has %u outputs",
-            fn, output_count, ir->num_outputs);
+  CHECK_ARG(ctx, input_count == ir->num_inputs, "%s: %zu input%s bound; the graph has %u input%s",
+            fn, input_count, DMLC_PLURAL(input_count), ir->num_inputs,
+            DMLC_PLURAL(ir->num_inputs));
+  CHECK_ARG(ctx, output_count == ir->num_outputs,
+            "%s: %zu output%s bound; the graph has %u output%s", fn, output_count,
+            DMLC_PLURAL(output_count), ir->num_outputs, DMLC_PLURAL(ir->num_outputs));
   CHECK_ARG(ctx, inputs || input_count == 0, "%s: inputs is NULL", fn);
   CHECK_ARG(ctx, outputs || output_count == 0, "%s: outputs is NULL", fn);
   return DMLC_OK;

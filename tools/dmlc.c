@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -77,13 +78,18 @@ static const char main_usage[] =
     "  run FILE [options]       compile a graph for a device and run it on .npy/.pb data\n"
     "  devices                  list the devices and whether each is available\n"
     "  compile FILE -o OUT      ahead-of-time compilation: objects, libraries, programs, SPIR-V\n"
+    "  help [COMMAND]           show this help, or a command's\n"
     "\n"
     "options:\n"
     "  -h, --help               show this help (or a command's: dmlc run --help)\n"
     "  --version                show the version\n"
     "\n"
     "FILE is IR text (docs/ir.md) or an ONNX model (.onnx, docs/onnx.md); '-' reads\n"
-    "standard input, either kind.\n";
+    "standard input, either kind.\n"
+    "\n"
+    "exit status: 0 success; 1 an error (bad input, a failed run, an --expect\n"
+    "mismatch); 2 a usage error (an unknown command, option, device or pass, a\n"
+    "missing or malformed argument).\n";
 
 static const char opt_usage[] =
     "usage: dmlc opt FILE [--passes=P1,P2,...] [options] [-o OUT]\n"
@@ -114,10 +120,11 @@ static const char opt_usage[] =
 static const char run_usage[] =
     "usage: dmlc run FILE [--device=DEVICE] [--input [NAME=]X.npy]... [--output [NAME=]Y.npy]...\n"
     "                     [--expect [NAME=]Z.npy]... [--shape NAME=DIMS]... [--repeat N]\n"
-    "                     [--quiet] [--threads=N] [--dump=WHAT,...]\n"
+    "                     [-q|--quiet] [--no-generate] [--threads=N] [--dump=WHAT,...]\n"
     "\n"
     "Compiles the graph in FILE (IR text or an ONNX model; '-' reads standard input)\n"
-    "for DEVICE, binds inputs from files (generated data for inputs given none), runs\n"
+    "for DEVICE, binds inputs from files (generated data for inputs given none, noted\n"
+    "on standard error), runs\n"
     "it, prints the inputs, the outputs and the execution time, writes outputs to\n"
     "files and compares them with --expect files. Every file is .npy, or an ONNX\n"
     "TensorProto when its name ends in .pb. NAME is the graph's name for a tensor or\n"
@@ -140,7 +147,9 @@ static const char run_usage[] =
     "                           shape (x=8,1000); repeatable\n"
     "  --repeat N               run N times and report the median time (default 1);\n"
     "                           vulkan also reports the kernels' time on the device\n"
-    "  --quiet                  do not print the tensors\n"
+    "  -q, --quiet              do not print the tensors (the time is still printed)\n"
+    "  --no-generate            an input given no --input is an error (by default it\n"
+    "                           gets generated data, with a note on standard error)\n"
     "  -h, --help               show this help\n";
 
 static const char devices_usage[] = "usage: dmlc devices\n"
@@ -211,6 +220,31 @@ static int usage_error(const char *usage, const char *fmt, ...) {
   fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
   fputs("(--help shows more)\n", stderr);
   return EXIT_USAGE;
+}
+
+/* Each command's options, for "did you mean" (clang suggests the same way). */
+static const char *const opt_options[] = {
+    "--passes",       "--list-passes",   "--print-ir-after-all", "--print-ir-before-all",
+    "--print-ir-after", "--print-ir-before", "--verify-each",       "--pass-timing",
+    "--output",       "--shape",         "--help",               NULL};
+static const char *const run_options_list[] = {
+    "--device", "--input",  "--output",      "--expect", "--shape", "--repeat",
+    "--threads", "--dump",  "--quiet",       "--no-generate", "--help", NULL};
+static const char *const compile_options[] = {"--output", "--emit",  "--name",
+                                              "--target", "--mcpu",  "--mattr",
+                                              "--shape",  "--help",  NULL};
+static const char *const command_names[] = {"opt", "run", "devices", "compile", "help", NULL};
+
+/* The usage error for an unknown option arg, with the closest known
+ * spelling: "unknown option '--devcie=cpu'; did you mean '--device=cpu'?". */
+static int unknown_option(const char *usage, const char *arg, const char *const *known) {
+  const char *eq = strchr(arg, '=');
+  const size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+  const char *best = suggest_closest(arg, n, known);
+  if (best)
+    return usage_error(usage, "unknown option '%s'; did you mean '%s%s'?", arg, best,
+                       eq ? eq : "");
+  return usage_error(usage, "unknown option '%s'", arg);
 }
 
 static int is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
@@ -444,6 +478,70 @@ static int list_passes(void) {
   return EXIT_OK;
 }
 
+/* Whether name (len bytes) is an item of the comma-separated list. */
+static int list_has(const char *list, const char *name, size_t len) {
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    if (n == len && strncmp(p, name, n) == 0)
+      return 1;
+    if (!p[n])
+      return 0;
+    p += n + 1;
+  }
+}
+
+/* Every item of list names a pass (or list is "all" where all is allowed);
+ * otherwise a usage error naming the item and the closest pass name. */
+static int check_pass_list(const char *list, const char *option, int allow_all) {
+  if (allow_all && strcmp(list, "all") == 0)
+    return EXIT_OK;
+  const char *names[64];
+  size_t count = 0;
+  for (size_t i = 0; i < dmlc_pass_count() && count + 1 < sizeof names / sizeof names[0]; i++)
+    names[count++] = dmlc_pass_name(i);
+  names[count] = NULL;
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    int known = 0;
+    for (size_t i = 0; i < count; i++)
+      known |= strlen(names[i]) == n && strncmp(p, names[i], n) == 0;
+    if (!known && n > 0) {
+      const char *best = suggest_closest(p, n, names);
+      char hint[80] = "";
+      if (best)
+        snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
+      if (strcmp(option, "--passes") == 0)
+        return usage_error(opt_usage,
+                           "unknown pass '%.*s' in pipeline '%s'%s (dmlc opt --list-passes lists "
+                           "them)",
+                           (int)n, p, list, hint);
+      return usage_error(opt_usage, "%s: unknown pass '%.*s'%s (dmlc opt --list-passes lists them)",
+                         option, (int)n, p, hint);
+    }
+    if (!p[n])
+      return EXIT_OK;
+    p += n + 1;
+  }
+}
+
+/* A --print-ir-after/-before name the pipeline does not run prints nothing:
+ * say so. */
+static void note_unrun_passes(const char *list, const char *option, const char *pipeline) {
+  if (!list || strcmp(list, "all") == 0)
+    return;
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    if (n && !list_has(pipeline, p, n))
+      fprintf(stderr,
+              "dmlc: note: %s names '%.*s', which the pipeline '%s' does not run; nothing is "
+              "printed for it\n",
+              option, (int)n, p, pipeline);
+    if (!p[n])
+      return;
+    p += n + 1;
+  }
+}
+
 static void print_to_stderr(void *user, const char *text) {
   (void)user;
   fputs(text, stderr);
@@ -505,7 +603,7 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
       if (shape_arg_add(sa, (char *)value, opt_usage) != 0)
         return EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return usage_error(opt_usage, "unknown option '%s'", argv[i]);
+      return unknown_option(opt_usage, argv[i], opt_options);
     } else if (input) {
       return usage_error(opt_usage, "more than one input file ('%s' and '%s')", input, argv[i]);
     } else {
@@ -514,6 +612,23 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
   }
   if (!input)
     return usage_error(opt_usage, "no input file");
+  if ((passes && check_pass_list(passes, "--passes", 0) != EXIT_OK) ||
+      (options.print_ir_after &&
+       check_pass_list(options.print_ir_after, "--print-ir-after", 1) != EXIT_OK) ||
+      (options.print_ir_before &&
+       check_pass_list(options.print_ir_before, "--print-ir-before", 1) != EXIT_OK))
+    return EXIT_USAGE;
+  /* The pass manager's flags with no --passes would do nothing: run the
+   * default pipeline, as compile does, and say so. */
+  if (!passes && (options.print_ir_after || options.print_ir_before || options.verify_each ||
+                  options.timing)) {
+    passes = dmlc_default_pipeline();
+    fprintf(stderr, "dmlc: note: no --passes given: running the default pipeline (%s)\n", passes);
+  }
+  if (passes) {
+    note_unrun_passes(options.print_ir_after, "--print-ir-after", passes);
+    note_unrun_passes(options.print_ir_before, "--print-ir-before", passes);
+  }
   if (output && strcmp(input, "-") != 0 && same_file(output, input)) {
     /* The printer writes no comments: rewriting a commented file in place
      * would drop them. */
@@ -1091,24 +1206,36 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* "12.3 us", "45.6 ms", "1.2 s". */
-static void format_us(double us, char *out, size_t cap) {
+/* The unit for a time of us microseconds: us below 10 ms, ms below 1 s. */
+typedef struct time_unit {
+  double per_us;
+  const char *name;
+} time_unit;
+
+static time_unit unit_for(double us) {
   if (us >= 1e6)
-    snprintf(out, cap, "%.1f s", us / 1e6);
-  else if (us >= 1e4)
-    snprintf(out, cap, "%.1f ms", us / 1e3);
-  else
-    snprintf(out, cap, "%.1f us", us);
+    return (time_unit){1e6, "s"};
+  if (us >= 1e4)
+    return (time_unit){1e3, "ms"};
+  return (time_unit){1, "us"};
+}
+
+/* "12.3 us", "45.6 ms", "0.012 s": in the given unit, so that the times of
+ * one line share it; below 1 in that unit with three decimals. */
+static void format_us(double us, time_unit u, char *out, size_t cap) {
+  const double v = us / u.per_us;
+  snprintf(out, cap, v < 1 && v > 0 && u.per_us > 1 ? "%.3f %s" : "%.1f %s", v, u.name);
 }
 
 /* The wall time of dmlc_execute; with kernel_us >= 0 also the kernels' time
- * on the device (Vulkan timestamps). */
+ * on the device (Vulkan timestamps), in the wall time's unit. */
 static void print_time(double us, double kernel_us, dmlc_device device, long runs) {
   char wall[32], kernels[64] = "";
-  format_us(us, wall, sizeof wall);
+  const time_unit u = unit_for(us);
+  format_us(us, u, wall, sizeof wall);
   if (kernel_us >= 0) {
     char k[32];
-    format_us(kernel_us, k, sizeof k);
+    format_us(kernel_us, u, k, sizeof k);
     snprintf(kernels, sizeof kernels, "; kernels %s on the device", k);
   }
   if (runs == 1)
@@ -1140,7 +1267,7 @@ static int parse_device(const char *s, dmlc_device *out) {
                  {"cpu", DMLC_DEVICE_CPU},
                  {"vulkan", DMLC_DEVICE_VULKAN}};
   for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
-    if (strcmp(s, devices[i].name) == 0) {
+    if (strcasecmp(s, devices[i].name) == 0) {
       *out = devices[i].device;
       return 0;
     }
@@ -1193,9 +1320,15 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
     } else if ((m = option_value(argc, argv, &i, "--device", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
-      if (parse_device(value, &o->device) != 0)
-        return usage_error(run_usage, "unknown device '%s' (default, reference, cpu, vulkan)",
-                           value);
+      if (parse_device(value, &o->device) != 0) {
+        static const char *const names[] = {"default", "reference", "cpu", "vulkan", NULL};
+        const char *best = suggest_closest(value, strlen(value), names);
+        char hint[64] = "";
+        if (best)
+          snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
+        return usage_error(run_usage, "unknown device '%s'%s (default, reference, cpu, vulkan)",
+                           value, hint);
+      }
     } else if ((m = option_value(argc, argv, &i, "--input", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
@@ -1242,7 +1375,7 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
     } else if (strcmp(argv[i], "--no-generate") == 0) {
       o->no_generate = 1;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return usage_error(run_usage, "unknown option '%s'", argv[i]);
+      return unknown_option(run_usage, argv[i], run_options_list);
     } else if (o->file) {
       return usage_error(run_usage, "more than one input file ('%s' and '%s')", o->file, argv[i]);
     } else {
@@ -2087,7 +2220,7 @@ static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_a
     } else if (m < 0) {
       return usage_error(compile_usage, "option '%s' needs a value", argv[i]);
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return usage_error(compile_usage, "unknown option '%s'", argv[i]);
+      return unknown_option(compile_usage, argv[i], compile_options);
     } else if (input) {
       return usage_error(compile_usage, "more than one input file ('%s' and '%s')", input, argv[i]);
     } else {
@@ -2166,6 +2299,36 @@ static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_a
   return rc;
 }
 
+static int unknown_command(const char *command) {
+  const char *best = suggest_closest(command, strlen(command), command_names);
+  if (best)
+    return usage_error(main_usage, "unknown command '%s'; did you mean '%s'?", command, best);
+  return usage_error(main_usage, "unknown command '%s'", command);
+}
+
+/* dmlc help [COMMAND]: the same text as dmlc [COMMAND] --help. */
+static int cmd_help(int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(main_usage, "help takes at most one command, not %d arguments", argc);
+  if (argc == 0 || strcmp(argv[0], "help") == 0) {
+    fputs(main_usage, stdout);
+    return EXIT_OK;
+  }
+  static const struct {
+    const char *name;
+    const char *usage;
+  } commands[] = {{"opt", opt_usage},
+                  {"run", run_usage},
+                  {"devices", devices_usage},
+                  {"compile", compile_usage}};
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[0], commands[i].name) == 0) {
+      fputs(commands[i].usage, stdout);
+      return EXIT_OK;
+    }
+  return unknown_command(argv[0]);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     return usage_error(main_usage, "no command");
@@ -2178,6 +2341,8 @@ int main(int argc, char **argv) {
     printf("dmlc %s\n", DMLC_VERSION_STRING);
     return EXIT_OK;
   }
+  if (strcmp(command, "help") == 0)
+    return cmd_help(argc - 2, argv + 2);
   int (*run)(dmlc_context *, int, char **) = NULL;
   if (strcmp(command, "compile") == 0)
     run = cmd_compile;
@@ -2188,7 +2353,7 @@ int main(int argc, char **argv) {
   else if (strcmp(command, "devices") == 0)
     run = cmd_devices;
   else
-    return usage_error(main_usage, "unknown command '%s'", command);
+    return unknown_command(command);
   dmlc_context *ctx = NULL;
   const dmlc_status status = dmlc_context_create(&ctx);
   if (status != DMLC_OK) {

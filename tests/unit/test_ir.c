@@ -830,9 +830,9 @@ END_TEST
 
 START_TEST(test_error_return_count) {
   check_parse_error(SIG "  ^return %x, %x\n}\n",
-                    "return has 2 values but the signature declares 1 outputs");
+                    "return has 2 values but the signature declares 1 output");
   check_parse_error(SIG "  ^return\n}\n",
-                    "return has 0 values but the signature declares 1 outputs");
+                    "return has 0 values but the signature declares 1 output");
 }
 END_TEST
 
