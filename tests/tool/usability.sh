@@ -128,6 +128,27 @@ expect_run "--print-ir-after a pass the pipeline does not run: a note" 0 \
 expect_run "opt without pass flags runs nothing" 0 --out "hardmax %x" -- "$DMLC" opt "$EX/hardmax.dmlir"
 if grep -q . "$TMP/err"; then fail "plain opt printed to stderr"; else pass; fi
 
+# ---- 8. hand-edited kernels are refused, not silently discarded ----
+"$DMLC" opt "$EX/hardmax.dmlir" --passes=default -o "$TMP/fused.dmlir"
+check "the fused file has a kernel" grep -q 'kernel @k0 \[r2, 2, r2\] reads(%x \[4, 2, 1\])' "$TMP/fused.dmlir"
+expect_run "the fused file as dmlc wrote it verifies" 0 -- "$DMLC" opt "$TMP/fused.dmlir"
+expect_run "the fused file as dmlc wrote it runs" 0 -- "$DMLC" run "$TMP/fused.dmlir" \
+  --input "x=$D/hardmax_x.npy" --output "out0=$TMP/fused_out.npy"
+check "and computes hardmax" npy_equal "$TMP/fused_out.npy" float32 \
+  "[[[0, 0], [0, 1]], [[0, 1], [0, 0]]]"
+sed 's/reads(%x \[4, 2, 1\])/reads(%x [4, 1, 2])/' "$TMP/fused.dmlir" >"$TMP/edited.dmlir"
+for cmd in opt run; do
+  expect_run "$cmd: an edited reads(...) stride is refused at the kernel" 1 \
+    --err "^$TMP/edited.dmlir:2:3: error: kernel @k0 is not the kernel dmlc derives from the graph's nodes: reads\(...\) entry 0 has strides \[4, 1, 2\]; fuse derives \[4, 2, 1\] for it" \
+    --err "an edited kernel would have no effect" -- "$DMLC" $cmd "$TMP/edited.dmlir"
+done
+expect_run "compile: the edit is refused too" 1 --err "edited.dmlir:2:3: error: kernel @k0 is not the kernel" -- \
+  "$DMLC" compile "$TMP/edited.dmlir" -o "$TMP/edited.o"
+check "compile wrote nothing" test ! -e "$TMP/edited.o"
+sed 's/writes(%4 -> %out0 \[4, 2, 1\])/writes(%4 -> %out0 [1, 2, 4])/' "$TMP/fused.dmlir" >"$TMP/edited_w.dmlir"
+expect_run "an edited writes(...) stride is refused" 1 --err "writes\(...\) entry 0 has strides \[1, 2, 4\]; fuse derives \[4, 2, 1\]" -- \
+  "$DMLC" run "$TMP/edited_w.dmlir"
+
 # ---- 9. conventions ----
 printf 'graph @neg(%%x: f32[2,3]) -> (u32[2,1], f32[2,3]) {\n  %%0 = argmax %%x {axes = [-1]} : u32[2,1]\n  %%1 = hardmax %%x {axes = [-2]} : f32[2,3]\n  return %%0, %%1\n}\n' \
   >"$TMP/neg.dmlir"
