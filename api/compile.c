@@ -43,9 +43,8 @@ static void format_strides(const uint64_t *strides, uint32_t rank, char *buf, si
  * they agree). Values are compared by what they are to the kernel (the
  * space, each buffer's strides and output), not by number: fuse may number
  * a graph's values differently when it runs again. */
-static void kernel_difference(const dmlc_ir_graph *g, const dmlc_kernel *k,
-                              const dmlc_ir_graph *dg, const dmlc_kernel *d, char *why,
-                              size_t size) {
+static void kernel_difference(const dmlc_ir_graph *g, const dmlc_kernel *k, const dmlc_ir_graph *dg,
+                              const dmlc_kernel *d, char *why, size_t size) {
   why[0] = '\0';
   if (k->rank != d->rank || k->reduced_mask != d->reduced_mask ||
       memcmp(k->dims, d->dims, k->rank * sizeof k->dims[0]) != 0) {
@@ -61,7 +60,8 @@ static void kernel_difference(const dmlc_ir_graph *g, const dmlc_kernel *k,
   for (uint32_t j = 0; j < k->num_reads + k->num_writes; j++) {
     const bool read = j < k->num_reads;
     const uint32_t at = read ? j : j - k->num_reads;
-    const dmlc_kernel_buffer *a = read ? &dmlc_kernel_reads(g, k)[at] : &dmlc_kernel_writes(g, k)[at];
+    const dmlc_kernel_buffer *a =
+        read ? &dmlc_kernel_reads(g, k)[at] : &dmlc_kernel_writes(g, k)[at];
     const dmlc_kernel_buffer *b =
         read ? &dmlc_kernel_reads(dg, d)[at] : &dmlc_kernel_writes(dg, d)[at];
     const bool input_read = read && g->values[a->value].producer < 0;

@@ -15,8 +15,7 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
   dmlc_context *ctx = exe->ctx;
   const dmlc_ir_graph *ir = exe->ir;
   CHECK_ARG(ctx, input_count == ir->num_inputs, "%s: %zu input%s bound; the graph has %u input%s",
-            fn, input_count, DMLC_PLURAL(input_count), ir->num_inputs,
-            DMLC_PLURAL(ir->num_inputs));
+            fn, input_count, DMLC_PLURAL(input_count), ir->num_inputs, DMLC_PLURAL(ir->num_inputs));
   CHECK_ARG(ctx, output_count == ir->num_outputs,
             "%s: %zu output%s bound; the graph has %u output%s", fn, output_count,
             DMLC_PLURAL(output_count), ir->num_outputs, DMLC_PLURAL(ir->num_outputs));
@@ -74,17 +73,17 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
     DMLC_RETURN_IF_ERROR(check_extent(exe, "outputs", i, &ir->outputs[i], outputs[i].data,
                                       outputs[i].size_bytes, "buffer"));
     for (size_t j = 0; j < ir->num_inputs; j++)
-      CHECK_ARG(
-          ctx,
-          !ranges_overlap(outputs[i].data, size, inputs[j].data, touched_bytes(exe, &ir->inputs[j])),
-          "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
-          ir->outputs[i].name, j, ir->inputs[j].name);
+      CHECK_ARG(ctx,
+                !ranges_overlap(outputs[i].data, size, inputs[j].data,
+                                touched_bytes(exe, &ir->inputs[j])),
+                "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
+                ir->outputs[i].name, j, ir->inputs[j].name);
     for (size_t j = 0; j < i; j++)
-      CHECK_ARG(
-          ctx,
-          !ranges_overlap(outputs[i].data, size, outputs[j].data, touched_bytes(exe, &ir->outputs[j])),
-          "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
-          ir->outputs[j].name);
+      CHECK_ARG(ctx,
+                !ranges_overlap(outputs[i].data, size, outputs[j].data,
+                                touched_bytes(exe, &ir->outputs[j])),
+                "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
+                ir->outputs[j].name);
   }
   return DMLC_OK;
 }

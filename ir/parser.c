@@ -650,8 +650,9 @@ static dmlc_status parse_return(parser *p) {
       return expected(p, "a value name");
   }
   if (p->num_rets != p->num_outs)
-    return error_at(p, &return_tok, "return has %zu value%s but the signature declares %zu output%s",
-                    p->num_rets, DMLC_PLURAL(p->num_rets), p->num_outs, DMLC_PLURAL(p->num_outs));
+    return error_at(p, &return_tok,
+                    "return has %zu value%s but the signature declares %zu output%s", p->num_rets,
+                    DMLC_PLURAL(p->num_rets), p->num_outs, DMLC_PLURAL(p->num_outs));
   for (size_t i = 0; i < p->num_rets; i++) {
     const returned *r = &p->rets[i];
     const dmlc_type *type = &p->g->values[r->value].type;

@@ -223,16 +223,23 @@ static int usage_error(const char *usage, const char *fmt, ...) {
 }
 
 /* Each command's options, for "did you mean" (clang suggests the same way). */
-static const char *const opt_options[] = {
-    "--passes",       "--list-passes",   "--print-ir-after-all", "--print-ir-before-all",
-    "--print-ir-after", "--print-ir-before", "--verify-each",       "--pass-timing",
-    "--output",       "--shape",         "--help",               NULL};
-static const char *const run_options_list[] = {
-    "--device", "--input",  "--output",      "--expect", "--shape", "--repeat",
-    "--threads", "--dump",  "--quiet",       "--no-generate", "--help", NULL};
-static const char *const compile_options[] = {"--output", "--emit",  "--name",
-                                              "--target", "--mcpu",  "--mattr",
-                                              "--shape",  "--help",  NULL};
+static const char *const opt_options[] = {"--passes",
+                                          "--list-passes",
+                                          "--print-ir-after-all",
+                                          "--print-ir-before-all",
+                                          "--print-ir-after",
+                                          "--print-ir-before",
+                                          "--verify-each",
+                                          "--pass-timing",
+                                          "--output",
+                                          "--shape",
+                                          "--help",
+                                          NULL};
+static const char *const run_options_list[] = {"--device", "--input",       "--output",  "--expect",
+                                               "--shape",  "--repeat",      "--threads", "--dump",
+                                               "--quiet",  "--no-generate", "--help",    NULL};
+static const char *const compile_options[] = {"--output", "--emit",  "--name", "--target", "--mcpu",
+                                              "--mattr",  "--shape", "--help", NULL};
 static const char *const command_names[] = {"opt", "run", "devices", "compile", "help", NULL};
 
 /* The usage error for an unknown option arg, with the closest known
@@ -242,8 +249,7 @@ static int unknown_option(const char *usage, const char *arg, const char *const 
   const size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
   const char *best = suggest_closest(arg, n, known);
   if (best)
-    return usage_error(usage, "unknown option '%s'; did you mean '%s%s'?", arg, best,
-                       eq ? eq : "");
+    return usage_error(usage, "unknown option '%s'; did you mean '%s%s'?", arg, best, eq ? eq : "");
   return usage_error(usage, "unknown option '%s'", arg);
 }
 
@@ -446,8 +452,8 @@ static int load_model(dmlc_context *ctx, const char *path, const shape_args *sa,
   dmlc_status status;
   if (is_onnx(path, bytes, length)) {
     const dmlc_onnx_options options = {sa ? sa->shapes : NULL, sa ? sa->count : 0};
-    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, m->file, &options,
-                                                 &m->graph, &m->signature);
+    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, m->file, &options, &m->graph,
+                                                 &m->signature);
     free(m->text); /* binary: no line to show */
     m->text = NULL;
   } else if (sa && sa->count) {
@@ -998,9 +1004,9 @@ static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const ch
   if (npy_dtype_to_dml(a->dtype) != info->data_type || !same_shape) {
     /* f64 is NumPy's default float: say how to make the file dmlc wants. */
     static const char *const numpy_names[NPY_DTYPE_COUNT] = {
-        [NPY_DTYPE_BOOL] = "bool_",  [NPY_DTYPE_I8] = "int8",      [NPY_DTYPE_U8] = "uint8",
-        [NPY_DTYPE_I16] = "int16",   [NPY_DTYPE_U16] = "uint16",   [NPY_DTYPE_I32] = "int32",
-        [NPY_DTYPE_U32] = "uint32",  [NPY_DTYPE_I64] = "int64",    [NPY_DTYPE_U64] = "uint64",
+        [NPY_DTYPE_BOOL] = "bool_",  [NPY_DTYPE_I8] = "int8",     [NPY_DTYPE_U8] = "uint8",
+        [NPY_DTYPE_I16] = "int16",   [NPY_DTYPE_U16] = "uint16",  [NPY_DTYPE_I32] = "int32",
+        [NPY_DTYPE_U32] = "uint32",  [NPY_DTYPE_I64] = "int64",   [NPY_DTYPE_U64] = "uint64",
         [NPY_DTYPE_F16] = "float16", [NPY_DTYPE_F32] = "float32", [NPY_DTYPE_F64] = "float64"};
     npy_dtype wanted;
     char hint[128] = "";

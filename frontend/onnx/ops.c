@@ -28,8 +28,7 @@ static dmlc_status check_outputs(onnx_import *im, uint32_t max) {
     return onnx_node_fail(im, INVALID, "the node has no output");
   if (im->node->n_output > max)
     return onnx_node_fail(im, INVALID, "the node has %zu output%s; %s has %u", im->node->n_output,
-                          DMLC_PLURAL(im->node->n_output),
-                          im->node->op_type, max);
+                          DMLC_PLURAL(im->node->n_output), im->node->op_type, max);
   return DMLC_OK;
 }
 

@@ -70,7 +70,7 @@ typedef struct dmlc_tensor_info {
    * text), as DirectML requires; otherwise (IR text, ONNX) the end of the
    * last element, any multiple of the element size (f16[3] takes 6 bytes). */
   uint64_t total_size_bytes;
-  uint32_t alignment;              /* GuaranteedBaseOffsetAlignment, or 0 */
+  uint32_t alignment; /* GuaranteedBaseOffsetAlignment, or 0 */
 } dmlc_tensor_info;
 
 /* ---- status and context ---- */
