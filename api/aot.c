@@ -405,7 +405,7 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
             "the symbol prefix '%.64s' is not a C identifier of at most 200 characters", name);
   CHECK_ARG(ctx, options->opt_level >= 0 && options->opt_level <= 3,
             "optimization level %d is not 0 to 3", options->opt_level);
-  DMLC_RETURN_IF_ERROR(dmlc_ir_verify(graph->ir, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_api_verify(ctx, graph->ir));
 
   dmlc_kernel_plan plan = {0};
   dmlc_ir_graph *fused = NULL;

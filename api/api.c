@@ -223,7 +223,7 @@ dmlc_status dmlc_graph_parse(dmlc_context *ctx, const char *text, size_t length,
 dmlc_status dmlc_graph_verify(dmlc_graph *graph) {
   if (!graph)
     return DMLC_ERROR_INVALID_ARGUMENT;
-  return dmlc_ir_verify(graph->ir, &graph->ctx->diag);
+  return dmlc_api_verify(graph->ctx, graph->ir);
 }
 
 dmlc_status dmlc_graph_print(dmlc_graph *graph, char **out_text) {

@@ -72,6 +72,11 @@ bool dmlc_api_device_is_open(const dmlc_context *ctx, dmlc_device device);
  * asked for, receives the pipeline's graph (the caller destroys it). */
 dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan,
                                 dmlc_ir_graph **fused_out);
+/* The verifier's rules, then the rule for kernels written in the graph (IR
+ * text after `fuse`): every device re-derives kernels from the nodes, so a
+ * kernel must be the one `fuse` derives; a hand-edited one, which would
+ * silently have no effect, is refused with a message at its place. */
+dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir);
 /* Closes every device of ctx (dmlc_context_destroy). */
 void dmlc_context_close_devices(dmlc_context *ctx);
 

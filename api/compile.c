@@ -1,6 +1,7 @@
 /* Compiling graphs for a device, and what an executable tells about itself.
  * The kernel plan is built here, once, for every device that generates
  * code; the device only turns it into its own executable. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,100 @@ dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc
   }
   dmlc_ir_graph_destroy(fused);
   return status;
+}
+
+static void format_strides(const uint64_t *strides, uint32_t rank, char *buf, size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "[");
+  for (uint32_t d = 0; d < rank && used < size; d++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%llu", d ? ", " : "",
+                             (unsigned long long)strides[d]);
+  if (used < size)
+    snprintf(buf + used, size - used, "]");
+}
+
+/* How written kernel k differs from derived kernel d, into why (empty when
+ * they agree). Values are compared by what they are to the kernel (the
+ * space, each buffer's strides and output), not by number: fuse may number
+ * a graph's values differently when it runs again. */
+static void kernel_difference(const dmlc_ir_graph *g, const dmlc_kernel *k, const dmlc_ir_graph *dg,
+                              const dmlc_kernel *d, char *why, size_t size) {
+  why[0] = '\0';
+  if (k->rank != d->rank || k->reduced_mask != d->reduced_mask ||
+      memcmp(k->dims, d->dims, k->rank * sizeof k->dims[0]) != 0) {
+    snprintf(why, size, "its space differs from the one fuse derives");
+    return;
+  }
+  if (k->num_reads != d->num_reads || k->num_writes != d->num_writes) {
+    snprintf(why, size, "it has %u read%s and %u write%s; fuse derives %u and %u", k->num_reads,
+             DMLC_PLURAL(k->num_reads), k->num_writes, DMLC_PLURAL(k->num_writes), d->num_reads,
+             d->num_writes);
+    return;
+  }
+  for (uint32_t j = 0; j < k->num_reads + k->num_writes; j++) {
+    const bool read = j < k->num_reads;
+    const uint32_t at = read ? j : j - k->num_reads;
+    const dmlc_kernel_buffer *a =
+        read ? &dmlc_kernel_reads(g, k)[at] : &dmlc_kernel_writes(g, k)[at];
+    const dmlc_kernel_buffer *b =
+        read ? &dmlc_kernel_reads(dg, d)[at] : &dmlc_kernel_writes(dg, d)[at];
+    const bool input_read = read && g->values[a->value].producer < 0;
+    if (a->output != b->output ||
+        memcmp(a->strides, b->strides, k->rank * sizeof a->strides[0]) != 0 ||
+        (input_read && a->value != b->value)) {
+      char got[160], want[160];
+      format_strides(a->strides, k->rank, got, sizeof got);
+      format_strides(b->strides, k->rank, want, sizeof want);
+      snprintf(why, size, "%s(...) entry %u has strides %s; fuse derives %s for it",
+               read ? "reads" : "writes", at, got, want);
+      return;
+    }
+  }
+}
+
+dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir) {
+  DMLC_RETURN_IF_ERROR(dmlc_ir_verify(ir, &ctx->diag));
+  if (ir->num_kernels == 0)
+    return DMLC_OK;
+  dmlc_ir_graph *derived = dmlc_ir_graph_clone(ir);
+  if (!derived)
+    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory verifying kernels");
+  const dmlc_pipeline_options options = {0};
+  dmlc_status status = dmlc_run_pipeline(&derived, "fuse", &options, &ctx->diag);
+  /* Every written kernel must be one fuse derives (fuse may order and
+   * number them differently when it runs again on its own output). */
+  char why[512] = "";
+  uint32_t kernel = 0;
+  for (; status == DMLC_OK && kernel < ir->num_kernels; kernel++) {
+    char first_why[512] = "";
+    bool found = false;
+    for (uint32_t j = 0; j < derived->num_kernels && !found; j++) {
+      char w[512];
+      kernel_difference(ir, &ir->kernels[kernel], derived, &derived->kernels[j], w, sizeof w);
+      found = !w[0];
+      /* The explanation from the closest candidate: the same space. */
+      if (!found && (!first_why[0] || strncmp(first_why, "its space", 9) == 0))
+        snprintf(first_why, sizeof first_why, "%s", w);
+    }
+    if (!found) {
+      snprintf(why, sizeof why, "%s",
+               first_why[0] ? first_why : "fuse derives no kernel from the graph's nodes");
+      break;
+    }
+  }
+  dmlc_ir_graph_destroy(derived);
+  if (status != DMLC_OK || !why[0])
+    return status;
+  char place[DMLC_SOURCE_MAX + 32] = "";
+  const dmlc_kernel *k = &ir->kernels[kernel];
+  if (k->src_line && ir->source[0])
+    snprintf(place, sizeof place, "%.*s:%u:%u: ", (int)strnlen(ir->source, sizeof ir->source),
+             ir->source, k->src_line, k->src_col);
+  return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT,
+                       "%skernel @k%u is not the kernel dmlc derives from the graph's nodes: %s. "
+                       "dmlc compiles the nodes and derives every kernel itself, so an edited "
+                       "kernel would have no effect: undo the edit, or delete the kernel blocks "
+                       "(keeping their nodes) and edit the nodes",
+                       place, kernel, why);
 }
 
 static dmlc_status executable_compile(dmlc_executable *exe) {
@@ -58,7 +153,7 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   *out = NULL;
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
-  DMLC_RETURN_IF_ERROR(dmlc_ir_verify(graph->ir, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_api_verify(ctx, graph->ir));
   dmlc_executable *exe = calloc(1, sizeof *exe);
   dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph->ir) : NULL;
   if (!ir) {
@@ -224,7 +319,7 @@ static void fill_info(const dmlc_ir_graph *ir, const dmlc_graph_io *io, dmlc_ten
     out->sizes[i] = t->dims[i];
     out->strides[i] = io->layout.strides[i];
   }
-  out->total_size_bytes = io->layout.size_bytes;
+  out->total_size_bytes = dmlc_layout_needed_bytes(t, &io->layout);
   out->alignment = io->layout.alignment;
 }
 
@@ -234,8 +329,8 @@ dmlc_status dmlc_executable_input_info(const dmlc_executable *exe, size_t index,
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(exe->ctx, out, "dmlc_executable_input_info: out is NULL");
   CHECK_ARG(exe->ctx, index < exe->ir->num_inputs,
-            "dmlc_executable_input_info: index %zu; the graph has %u inputs", index,
-            exe->ir->num_inputs);
+            "dmlc_executable_input_info: index %zu; the graph has %u input%s", index,
+            exe->ir->num_inputs, DMLC_PLURAL(exe->ir->num_inputs));
   fill_info(exe->ir, &exe->ir->inputs[index], out);
   return DMLC_OK;
 }
@@ -246,8 +341,8 @@ dmlc_status dmlc_executable_output_info(const dmlc_executable *exe, size_t index
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(exe->ctx, out, "dmlc_executable_output_info: out is NULL");
   CHECK_ARG(exe->ctx, index < exe->ir->num_outputs,
-            "dmlc_executable_output_info: index %zu; the graph has %u outputs", index,
-            exe->ir->num_outputs);
+            "dmlc_executable_output_info: index %zu; the graph has %u output%s", index,
+            exe->ir->num_outputs, DMLC_PLURAL(exe->ir->num_outputs));
   fill_info(exe->ir, &exe->ir->outputs[index], out);
   return DMLC_OK;
 }

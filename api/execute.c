@@ -14,10 +14,11 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
                                 size_t input_count, const void *outputs, size_t output_count) {
   dmlc_context *ctx = exe->ctx;
   const dmlc_ir_graph *ir = exe->ir;
-  CHECK_ARG(ctx, input_count == ir->num_inputs, "%s: %zu inputs bound; the graph has %u inputs", fn,
-            input_count, ir->num_inputs);
-  CHECK_ARG(ctx, output_count == ir->num_outputs, "%s: %zu outputs bound; the graph has %u outputs",
-            fn, output_count, ir->num_outputs);
+  CHECK_ARG(ctx, input_count == ir->num_inputs, "%s: %zu input%s bound; the graph has %u input%s",
+            fn, input_count, DMLC_PLURAL(input_count), ir->num_inputs, DMLC_PLURAL(ir->num_inputs));
+  CHECK_ARG(ctx, output_count == ir->num_outputs,
+            "%s: %zu output%s bound; the graph has %u output%s", fn, output_count,
+            DMLC_PLURAL(output_count), ir->num_outputs, DMLC_PLURAL(ir->num_outputs));
   CHECK_ARG(ctx, inputs || input_count == 0, "%s: inputs is NULL", fn);
   CHECK_ARG(ctx, outputs || output_count == 0, "%s: outputs is NULL", fn);
   return DMLC_OK;
@@ -26,19 +27,35 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
 /* Size and alignment: the same rules for a host buffer and a tensor. data
  * is the bytes' host address, or NULL when the host cannot see them (a
  * device tensor starts at its allocation, aligned for any binding up to
- * 4096 bytes; a host tensor is checked here like a host buffer). */
-static dmlc_status check_extent(dmlc_context *ctx, const char *kind, size_t index,
+ * 4096 bytes; a host tensor is checked here like a host buffer). The size
+ * rule (docs/api.md, "Buffer sizes"): a binding whose size the user declared
+ * (a DML_BUFFER_TENSOR_DESC's TotalTensorSizeInBytes, "size = N" in IR
+ * text) needs that many bytes, as DirectML does; any other (IR text, ONNX)
+ * needs only to reach the end of its last element. */
+static dmlc_status check_extent(const dmlc_executable *exe, const char *kind, size_t index,
                                 const dmlc_graph_io *io, const void *data, uint64_t size,
                                 const char *what) {
-  CHECK_ARG(ctx, size >= io->layout.size_bytes,
-            "%s[%zu] ('%s') is a %s of %llu bytes; its tensor needs at least %llu "
-            "(TotalTensorSizeInBytes)",
-            kind, index, io->name, what, (unsigned long long)size,
-            (unsigned long long)io->layout.size_bytes);
+  dmlc_context *ctx = exe->ctx;
+  const dmlc_type *t = &exe->ir->values[io->value].type;
+  const uint64_t needed = dmlc_layout_needed_bytes(t, &io->layout);
+  char type[DMLC_TYPE_STR_MAX];
+  dmlc_type_str(t, type, sizeof type);
+  CHECK_ARG(ctx, size >= needed,
+            "%s[%zu] ('%s') is a %s of %llu bytes; its tensor %s needs at least %llu %s", kind,
+            index, io->name, what, (unsigned long long)size, type, (unsigned long long)needed,
+            io->layout.size_declared
+                ? "(its declared TotalTensorSizeInBytes, DirectML's rule for descriptors)"
+                : "(to the end of its last element; IR text and ONNX declare no "
+                  "TotalTensorSizeInBytes)");
   CHECK_ARG(ctx, !data || !io->layout.alignment || (uintptr_t)data % io->layout.alignment == 0,
             "%s[%zu] ('%s'): %s %p is not aligned to %u bytes (GuaranteedBaseOffsetAlignment)",
             kind, index, io->name, what, data, io->layout.alignment);
   return DMLC_OK;
+}
+
+/* The bytes of binding io that a run touches, for overlap checks. */
+static uint64_t touched_bytes(const dmlc_executable *exe, const dmlc_graph_io *io) {
+  return dmlc_layout_needed_bytes(&exe->ir->values[io->value].type, &io->layout);
 }
 
 static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *inputs,
@@ -47,26 +64,26 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
   const dmlc_ir_graph *ir = exe->ir;
   for (size_t i = 0; i < ir->num_inputs; i++) {
     CHECK_ARG(ctx, inputs[i].data, "inputs[%zu] ('%s'): data is NULL", i, ir->inputs[i].name);
-    DMLC_RETURN_IF_ERROR(check_extent(ctx, "inputs", i, &ir->inputs[i], inputs[i].data,
+    DMLC_RETURN_IF_ERROR(check_extent(exe, "inputs", i, &ir->inputs[i], inputs[i].data,
                                       inputs[i].size_bytes, "buffer"));
   }
   for (size_t i = 0; i < ir->num_outputs; i++) {
-    const uint64_t size = ir->outputs[i].layout.size_bytes;
+    const uint64_t size = touched_bytes(exe, &ir->outputs[i]);
     CHECK_ARG(ctx, outputs[i].data, "outputs[%zu] ('%s'): data is NULL", i, ir->outputs[i].name);
-    DMLC_RETURN_IF_ERROR(check_extent(ctx, "outputs", i, &ir->outputs[i], outputs[i].data,
+    DMLC_RETURN_IF_ERROR(check_extent(exe, "outputs", i, &ir->outputs[i], outputs[i].data,
                                       outputs[i].size_bytes, "buffer"));
     for (size_t j = 0; j < ir->num_inputs; j++)
-      CHECK_ARG(
-          ctx,
-          !ranges_overlap(outputs[i].data, size, inputs[j].data, ir->inputs[j].layout.size_bytes),
-          "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
-          ir->outputs[i].name, j, ir->inputs[j].name);
+      CHECK_ARG(ctx,
+                !ranges_overlap(outputs[i].data, size, inputs[j].data,
+                                touched_bytes(exe, &ir->inputs[j])),
+                "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
+                ir->outputs[i].name, j, ir->inputs[j].name);
     for (size_t j = 0; j < i; j++)
-      CHECK_ARG(
-          ctx,
-          !ranges_overlap(outputs[i].data, size, outputs[j].data, ir->outputs[j].layout.size_bytes),
-          "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
-          ir->outputs[j].name);
+      CHECK_ARG(ctx,
+                !ranges_overlap(outputs[i].data, size, outputs[j].data,
+                                touched_bytes(exe, &ir->outputs[j])),
+                "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
+                ir->outputs[j].name);
   }
   return DMLC_OK;
 }
@@ -97,7 +114,7 @@ static dmlc_status check_tensor(const dmlc_executable *exe, const char *kind, si
             index, io->name, t->device->name, exe->device->name);
   const dmlc_device_vtable *vt = exe->device->vtable;
   const void *data = vt->tensor_map ? vt->tensor_map(t->rt) : NULL;
-  return check_extent(ctx, kind, index, io, data, t->size_bytes, "tensor");
+  return check_extent(exe, kind, index, io, data, t->size_bytes, "tensor");
 }
 
 static dmlc_status check_tensors(const dmlc_executable *exe, dmlc_tensor *const *inputs,

@@ -159,8 +159,13 @@ static dmlc_status check_input_data_type(const op_view *v, const dmlc_type *in, 
     return DMLC_OK;
   char list[256];
   dmlc_format_data_types(types, count, ", ", list, sizeof list);
-  return INVALID(diag, "InputTensor.DataType is %s; %s accepts %s", data_type_name(in->dtype),
-                 v->name, list);
+  /* FLOAT64 is NumPy's default; say what to do with it. */
+  const char *hint = in->dtype == DMLC_DTYPE_F64
+                         ? " (FLOAT64 is not among them: convert the data to FLOAT32, e.g. "
+                           "x.astype(np.float32) in NumPy)"
+                         : "";
+  return INVALID(diag, "InputTensor.DataType is %s; %s accepts %s%s", data_type_name(in->dtype),
+                 v->name, list, hint);
 }
 
 /* The reduced axes, checked: at least one, each in range, none repeated. */

@@ -89,6 +89,7 @@ static dmlc_status check_size_and_alignment(const DML_BUFFER_TENSOR_DESC *b, con
                    "smaller than the element size (%u)",
                    field, align, esize);
   l->size_bytes = b->TotalTensorSizeInBytes;
+  l->size_declared = true;
   l->alignment = align;
   return DMLC_OK;
 }

@@ -7,6 +7,9 @@
 
 #define DMLC_DIAG_MAX 1024
 
+/* "s" unless n is 1: "1 input", "2 inputs". */
+#define DMLC_PLURAL(n) ((n) == 1 ? "" : "s")
+
 typedef struct dmlc_diag {
   dmlc_status status;
   char message[DMLC_DIAG_MAX];

@@ -130,6 +130,10 @@ typedef struct dmlc_layout {
   uint64_t strides[DMLC_MAX_RANK]; /* in elements; 0 broadcasts (inputs only) */
   uint64_t size_bytes;             /* the declared TotalTensorSizeInBytes */
   uint32_t alignment;              /* GuaranteedBaseOffsetAlignment, or 0 */
+  /* Whether the user stated size_bytes (a DML_BUFFER_TENSOR_DESC's
+   * TotalTensorSizeInBytes, or "size = N" in IR text). When not, size_bytes
+   * is the rounded minimum, and a buffer need only reach the last element. */
+  bool size_declared;
 } dmlc_layout;
 
 uint64_t dmlc_type_num_elements(const dmlc_type *t);
@@ -139,6 +143,11 @@ void dmlc_packed_strides(const dmlc_type *t, uint64_t *strides);
 /* The smallest TotalTensorSizeInBytes of t laid out with strides:
  * roundup4((sum((dims[i]-1) * strides[i]) + 1) * elementSize). */
 uint64_t dmlc_min_size_bytes(const dmlc_type *t, const uint64_t *strides);
+/* The byte just past the last element that strides reach. */
+uint64_t dmlc_layout_extent_bytes(const dmlc_type *t, const uint64_t *strides);
+/* The smallest buffer execute accepts for l: its declared size when the user
+ * declared one (DirectML's rule), else its extent. */
+uint64_t dmlc_layout_needed_bytes(const dmlc_type *t, const dmlc_layout *l);
 /* The packed layout of t with the minimum size and no alignment. */
 dmlc_layout dmlc_layout_packed(const dmlc_type *t);
 bool dmlc_layout_is_packed(const dmlc_type *t, const dmlc_layout *l);
@@ -171,6 +180,11 @@ typedef struct dmlc_node {
   uint32_t axes[DMLC_MAX_RANK];
   dmlc_direction direction; /* DMLC_ATTR_DIRECTION */
   int64_t value;            /* DMLC_ATTR_VALUE */
+  /* Where the node was written (IR text): its result's name as the user
+   * spelled it and its line and column, 1-based, for messages; line 0 and
+   * an empty name when it was not parsed (descriptors, ONNX, new nodes). */
+  uint32_t src_line, src_col;
+  char src_name[DMLC_NAME_MAX];
 } dmlc_node;
 
 typedef struct dmlc_value_def {
@@ -207,10 +221,17 @@ typedef struct dmlc_kernel {
   /* g->kernel_buffers[first_buffer...]: num_reads reads, then num_writes
    * writes (dmlc_kernel_reads / dmlc_kernel_writes). */
   uint32_t first_buffer, num_reads, num_writes;
+  uint32_t src_line, src_col; /* where 'kernel' was written; 0 when not parsed */
 } dmlc_kernel;
+
+#define DMLC_SOURCE_MAX 256
 
 typedef struct dmlc_ir_graph {
   char name[DMLC_NAME_MAX];
+  /* The file the graph was parsed from, as messages name it ("" when it was
+   * not parsed): the verifier reports "SOURCE:LINE:COL: ..." for a node with
+   * a place. */
+  char source[DMLC_SOURCE_MAX];
   dmlc_value_def *values;
   uint32_t num_values, cap_values;
   dmlc_node *nodes;

@@ -328,7 +328,7 @@ static dmlc_status check_new_value(const parser *p) {
 }
 
 /* ---- lists, types and layouts ---- */
-typedef enum list_kind { LIST_DIMS, LIST_STRIDES, LIST_AXES } list_kind;
+typedef enum list_kind { LIST_DIMS, LIST_STRIDES } list_kind;
 
 /* "[n, n, ...]" with at most max_count items. */
 static dmlc_status parse_list(parser *p, list_kind kind, uint32_t max_count, uint64_t *items,
@@ -343,15 +343,10 @@ static dmlc_status parse_list(parser *p, list_kind kind, uint32_t max_count, uin
         if (kind == LIST_DIMS)
           return error_at(p, &p->tok, "rank %u exceeds the maximum of %u", max_count + 1,
                           DMLC_MAX_RANK);
-        if (kind == LIST_AXES)
-          return error_at(p, &p->tok, "more than %u axes", max_count);
         return error_at(p, &p->tok, "more strides than the rank %u", max_count);
       }
       if (kind == LIST_DIMS && v > UINT32_MAX)
         return error_at(p, &p->tok, "number out of range");
-      if (kind == LIST_AXES && v >= DMLC_MAX_RANK)
-        return error_at(p, &p->tok, "axis %llu exceeds the maximum of %u", (unsigned long long)v,
-                        DMLC_MAX_RANK - 1);
       items[(*count)++] = v;
       DMLC_RETURN_IF_ERROR(lex(p));
       if (p->tok.kind != TOK_COMMA)
@@ -412,9 +407,10 @@ static dmlc_status parse_layout_entry(parser *p, const dmlc_type *type, dmlc_lay
   DMLC_RETURN_IF_ERROR(number_u64(p, &v));
   if (key == LAYOUT_ALIGN && v > UINT32_MAX)
     return error_at(p, &p->tok, "number out of range");
-  if (key == LAYOUT_SIZE)
+  if (key == LAYOUT_SIZE) {
     layout->size_bytes = v;
-  else
+    layout->size_declared = true;
+  } else
     layout->alignment = (uint32_t)v;
   return lex(p);
 }
@@ -502,6 +498,42 @@ static dmlc_status parse_direction(parser *p, dmlc_direction *out) {
   return lex(p);
 }
 
+/* "[a, b, ...]": axes as NumPy takes them, a negative axis counting from the
+ * end of the operand's rank (-1 is the last dim); stored non-negative. */
+static dmlc_status parse_axes(parser *p, dmlc_node *node) {
+  DMLC_RETURN_IF_ERROR(expect(p, TOK_LBRACKET, "'['"));
+  node->num_axes = 0;
+  const int64_t rank =
+      node->num_operands > 0 ? (int64_t)p->g->values[node->operands[0]].type.rank : -1;
+  while (p->tok.kind != TOK_RBRACKET) {
+    int64_t v = 0;
+    DMLC_RETURN_IF_ERROR(number_i64(p, &v));
+    if (node->num_axes == DMLC_MAX_RANK)
+      return error_at(p, &p->tok, "more than %u axes", DMLC_MAX_RANK);
+    if (v < 0 && rank < 0)
+      return error_at(p, &p->tok,
+                      "axis %lld: a negative axis counts from the end of the operand's rank, "
+                      "and '%s' has no operand; write it as 0 to %u",
+                      (long long)v, dmlc_op_get(node->op)->name, DMLC_MAX_RANK - 1);
+    if (v < 0 && v < -rank)
+      return error_at(p, &p->tok,
+                      "axis %lld is out of range for rank %lld (negative axes count from the end: "
+                      "-%lld to -1)",
+                      (long long)v, (long long)rank, (long long)rank);
+    if (v < 0)
+      v += rank;
+    if (v >= DMLC_MAX_RANK)
+      return error_at(p, &p->tok, "axis %lld exceeds the maximum of %u", (long long)v,
+                      DMLC_MAX_RANK - 1);
+    node->axes[node->num_axes++] = (uint32_t)v;
+    DMLC_RETURN_IF_ERROR(lex(p));
+    if (p->tok.kind != TOK_COMMA)
+      break;
+    DMLC_RETURN_IF_ERROR(lex(p));
+  }
+  return expect(p, TOK_RBRACKET, "']'");
+}
+
 static dmlc_status parse_attr(parser *p, dmlc_node *node, uint32_t *seen) {
   const dmlc_op_info *info = dmlc_op_get(node->op);
   if (p->tok.kind != TOK_IDENT)
@@ -523,11 +555,7 @@ static dmlc_status parse_attr(parser *p, dmlc_node *node, uint32_t *seen) {
     DMLC_RETURN_IF_ERROR(number_i64(p, &node->value));
     return lex(p);
   }
-  uint64_t axes[DMLC_MAX_RANK];
-  DMLC_RETURN_IF_ERROR(parse_list(p, LIST_AXES, DMLC_MAX_RANK, axes, &node->num_axes));
-  for (uint32_t i = 0; i < node->num_axes; i++)
-    node->axes[i] = (uint32_t)axes[i];
-  return DMLC_OK;
+  return parse_axes(p, node);
 }
 
 /* An optional "{key = value, ...}"; axes and value are required where the op
@@ -589,6 +617,10 @@ static dmlc_status parse_node(parser *p) {
   const token op_tok = p->tok;
   DMLC_RETURN_IF_ERROR(lex(p));
   dmlc_node node = dmlc_node_make(op);
+  node.src_line = (uint32_t)result_tok.line;
+  node.src_col = (uint32_t)result_tok.col;
+  if (!token_to_name(&result_tok, node.src_name))
+    node.src_name[0] = '\0';
   DMLC_RETURN_IF_ERROR(parse_operands(p, &node, &op_tok));
   DMLC_RETURN_IF_ERROR(parse_attrs(p, &node, &op_tok));
   DMLC_RETURN_IF_ERROR(expect(p, TOK_COLON, "':'"));
@@ -618,8 +650,9 @@ static dmlc_status parse_return(parser *p) {
       return expected(p, "a value name");
   }
   if (p->num_rets != p->num_outs)
-    return error_at(p, &return_tok, "return has %zu values but the signature declares %zu outputs",
-                    p->num_rets, p->num_outs);
+    return error_at(p, &return_tok,
+                    "return has %zu value%s but the signature declares %zu output%s", p->num_rets,
+                    DMLC_PLURAL(p->num_rets), p->num_outs, DMLC_PLURAL(p->num_outs));
   for (size_t i = 0; i < p->num_rets; i++) {
     const returned *r = &p->rets[i];
     const dmlc_type *type = &p->g->values[r->value].type;
@@ -745,6 +778,7 @@ static dmlc_status parse_buffers(parser *p, const dmlc_kernel *k, const char *ke
 }
 
 static dmlc_status parse_kernel_rest(parser *p, buffer_list *reads, buffer_list *writes) {
+  const token kernel_tok = p->tok;
   DMLC_RETURN_IF_ERROR(lex(p)); /* 'kernel' */
   if (p->tok.kind != TOK_GLOBAL)
     return expected(p, "a kernel name ('@name')");
@@ -755,6 +789,8 @@ static dmlc_status parse_kernel_rest(parser *p, buffer_list *reads, buffer_list 
   DMLC_RETURN_IF_ERROR(lex(p));
   dmlc_kernel k;
   memset(&k, 0, sizeof k);
+  k.src_line = (uint32_t)kernel_tok.line;
+  k.src_col = (uint32_t)kernel_tok.col;
   DMLC_RETURN_IF_ERROR(parse_space(p, &k));
   DMLC_RETURN_IF_ERROR(parse_buffers(p, &k, "reads", reads));
   DMLC_RETURN_IF_ERROR(parse_buffers(p, &k, "writes", writes));
@@ -870,6 +906,7 @@ dmlc_status dmlc_ir_parse(const char *text, size_t length, const char *filename,
     dmlc_ir_graph_destroy(p.g);
     return status;
   }
+  snprintf(p.g->source, sizeof p.g->source, "%s", p.filename);
   *out = p.g;
   return DMLC_OK;
 }

@@ -128,6 +128,20 @@ uint64_t dmlc_min_size_bytes(const dmlc_type *t, const uint64_t *strides) {
   return ((last + 1) * esize + 3) & ~UINT64_C(3);
 }
 
+uint64_t dmlc_layout_extent_bytes(const dmlc_type *t, const uint64_t *strides) {
+  const uint64_t rounded = dmlc_min_size_bytes(t, strides);
+  if (rounded == UINT64_MAX)
+    return UINT64_MAX;
+  uint64_t last = 0;
+  for (uint32_t i = 0; i < t->rank; i++)
+    last += (uint64_t)(t->dims[i] - 1) * strides[i]; /* no overflow: rounded is finite */
+  return (last + 1) * dmlc_dtype_size(t->dtype);
+}
+
+uint64_t dmlc_layout_needed_bytes(const dmlc_type *t, const dmlc_layout *l) {
+  return l->size_declared ? l->size_bytes : dmlc_layout_extent_bytes(t, l->strides);
+}
+
 dmlc_layout dmlc_layout_packed(const dmlc_type *t) {
   dmlc_layout l;
   memset(&l, 0, sizeof l);

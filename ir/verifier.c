@@ -14,6 +14,7 @@ typedef struct verifier {
   const dmlc_ir_graph *g;
   dmlc_diag *diag;
   char where[DMLC_NAME_MAX + 32]; /* what the next message is about */
+  uint32_t line, col;             /* where it was written, or 0 */
 } verifier;
 
 static dmlc_status fail(const verifier *v, const char *fmt, ...)
@@ -25,6 +26,10 @@ static dmlc_status fail(const verifier *v, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  if (v->line && v->g->source[0])
+    return dmlc_diag_set(v->diag, DMLC_ERROR_INVALID_ARGUMENT, "%.*s:%u:%u: %s: %s",
+                         (int)strnlen(v->g->source, sizeof v->g->source), v->g->source, v->line,
+                         v->col, v->where, msg);
   if (v->where[0])
     return dmlc_diag_set(v->diag, DMLC_ERROR_INVALID_ARGUMENT, "%s: %s", v->where, msg);
   return dmlc_diag_set(v->diag, DMLC_ERROR_INVALID_ARGUMENT, "%s", msg);
@@ -139,7 +144,11 @@ static dmlc_status check_dtype_in(const verifier *v, dmlc_dtype dtype, uint32_t 
     if (allowed & (1u << d))
       len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? " " : "",
                               dmlc_dtype_name((dmlc_dtype)d));
-  return fail(v, "%s dtype %s is not one of %s", what, dmlc_dtype_name(dtype), list);
+  /* f64 is NumPy's default; say what to do with it. */
+  const char *hint = dtype == DMLC_DTYPE_F64 && (allowed & BIT(F32))
+                         ? " (convert f64 data to f32, e.g. x.astype(np.float32) in NumPy)"
+                         : "";
+  return fail(v, "%s dtype %s is not one of %s%s", what, dmlc_dtype_name(dtype), list, hint);
 }
 
 static dmlc_status check_axes(const verifier *v, const dmlc_node *node, uint32_t rank) {
@@ -313,7 +322,13 @@ static dmlc_status check_node(verifier *v, uint32_t index) {
     return fail(v, "invalid op %d", (int)node->op);
   }
   const dmlc_op_info *info = dmlc_op_get(node->op);
-  snprintf(v->where, sizeof v->where, "%%%" PRIu32 " = %s", index, info->name);
+  /* The user's name and place for a node that was written as text. */
+  v->line = node->src_line;
+  v->col = node->src_col;
+  if (node->src_name[0] && memchr(node->src_name, '\0', sizeof node->src_name))
+    snprintf(v->where, sizeof v->where, "%%%s = %s", node->src_name, info->name);
+  else
+    snprintf(v->where, sizeof v->where, "%%%" PRIu32 " = %s", index, info->name);
   if (node->num_operands != info->num_operands)
     return fail(v, "%" PRIu32 " operands, the op takes %" PRIu32, node->num_operands,
                 info->num_operands);
@@ -465,6 +480,12 @@ static dmlc_status check_kernel_writes(const verifier *v, const dmlc_kernel *k) 
 
 /* Each value defined in a kernel and used by a later node outside it has a
  * dense write; each graph output defined in a kernel has its write. */
+static void set_where_kernel(verifier *v, const dmlc_kernel *k, uint32_t index) {
+  snprintf(v->where, sizeof v->where, "kernel @k%" PRIu32, index);
+  v->line = k->src_line;
+  v->col = k->src_col;
+}
+
 static dmlc_status check_kernel_escapes(verifier *v, const int32_t *kernel_of) {
   const dmlc_ir_graph *g = v->g;
   char a[DMLC_NAME_MAX + 16];
@@ -475,7 +496,7 @@ static dmlc_status check_kernel_escapes(verifier *v, const int32_t *kernel_of) {
       if (producer < 0 || kernel_of[producer] < 0 || kernel_of[producer] == kernel_of[n])
         continue;
       const dmlc_kernel *k = &g->kernels[kernel_of[producer]];
-      snprintf(v->where, sizeof v->where, "kernel @k%" PRId32, kernel_of[producer]);
+      set_where_kernel(v, k, (uint32_t)kernel_of[producer]);
       if (!has_buffer(dmlc_kernel_writes(g, k), k->num_writes, operand, -1))
         return fail(v, "%s is used by %%%" PRIu32 " outside the kernel but not written",
                     VALUE_STR(operand, a), n);
@@ -486,7 +507,7 @@ static dmlc_status check_kernel_escapes(verifier *v, const int32_t *kernel_of) {
     if (producer < 0 || kernel_of[producer] < 0)
       continue;
     const dmlc_kernel *k = &g->kernels[kernel_of[producer]];
-    snprintf(v->where, sizeof v->where, "kernel @k%" PRId32, kernel_of[producer]);
+    set_where_kernel(v, k, (uint32_t)kernel_of[producer]);
     if (!has_buffer(dmlc_kernel_writes(g, k), k->num_writes, value, (int32_t)o))
       return fail(v, "%s is output '%.*s' but not written to it", VALUE_STR(value, a),
                   name_len(g->outputs[o].name), g->outputs[o].name);
@@ -507,7 +528,7 @@ static dmlc_status check_kernels(verifier *v) {
   uint32_t prev_end = 0;
   for (uint32_t i = 0; i < g->num_kernels && st == DMLC_OK; i++) {
     const dmlc_kernel *k = &g->kernels[i];
-    snprintf(v->where, sizeof v->where, "kernel @k%" PRIu32, i);
+    set_where_kernel(v, k, i);
     st = check_kernel_shape(v, k, prev_end);
     if (st == DMLC_OK)
       st = check_kernel_reads(v, k);
@@ -526,7 +547,7 @@ static dmlc_status check_kernels(verifier *v) {
 }
 
 dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag) {
-  verifier v = {g, diag, ""};
+  verifier v = {g, diag, "", 0, 0};
   if (!name_ok(g->name))
     return fail(&v, "invalid graph name '%.*s'", name_len(g->name), g->name);
   if (g->num_outputs == 0)
@@ -536,6 +557,7 @@ dmlc_status dmlc_ir_verify(const dmlc_ir_graph *g, dmlc_diag *diag) {
     DMLC_RETURN_IF_ERROR(check_input(&v, i));
   for (uint32_t i = 0; i < g->num_nodes; i++)
     DMLC_RETURN_IF_ERROR(check_node(&v, i));
+  v.line = v.col = 0;
   for (uint32_t i = 0; i < g->num_outputs; i++)
     DMLC_RETURN_IF_ERROR(check_output(&v, i));
   return check_kernels(&v);

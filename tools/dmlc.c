@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,7 +14,9 @@
 #include "dmlc/dmlc.h"
 #include "ir/strbuf.h"
 #include "tools/compile_exe.h"
+#include "tools/diagnostic.h"
 #include "tools/npy.h"
+#include "tools/suggest.h"
 #include "tools/tensor_file.h"
 
 #ifndef DMLC_VERSION_STRING
@@ -48,10 +52,21 @@ static int api_error(const dmlc_context *ctx, dmlc_status status, const char *wh
   return EXIT_ERROR;
 }
 
-/* The verifier's messages name the node but not the file. */
-static int verify_error(const dmlc_context *ctx, dmlc_status status, const char *file) {
+/* A parse or verifier error in file (text: its bytes, or NULL): at its
+ * place, clang's way, when the message has one; else naming the file. */
+static int source_error(const dmlc_context *ctx, dmlc_status status, const char *file,
+                        const char *text, size_t length) {
   const char *message = dmlc_context_error(ctx);
-  error("%s: %s", file, message && message[0] ? message : dmlc_status_string(status));
+  if (!message || !message[0]) {
+    error("%s: %s", file, dmlc_status_string(status));
+    return EXIT_ERROR;
+  }
+  const size_t n = strlen(file);
+  if (strncmp(message, file, n) == 0 && message[n] == ':') {
+    diagnostic_print(stderr, message, file, text, length);
+    return EXIT_ERROR;
+  }
+  error("%s: %s", file, message);
   return EXIT_ERROR;
 }
 
@@ -63,13 +78,18 @@ static const char main_usage[] =
     "  run FILE [options]       compile a graph for a device and run it on .npy/.pb data\n"
     "  devices                  list the devices and whether each is available\n"
     "  compile FILE -o OUT      ahead-of-time compilation: objects, libraries, programs, SPIR-V\n"
+    "  help [COMMAND]           show this help, or a command's\n"
     "\n"
     "options:\n"
     "  -h, --help               show this help (or a command's: dmlc run --help)\n"
     "  --version                show the version\n"
     "\n"
     "FILE is IR text (docs/ir.md) or an ONNX model (.onnx, docs/onnx.md); '-' reads\n"
-    "standard input, either kind.\n";
+    "standard input, either kind.\n"
+    "\n"
+    "exit status: 0 success; 1 an error (bad input, a failed run, an --expect\n"
+    "mismatch); 2 a usage error (an unknown command, option, device or pass, a\n"
+    "missing or malformed argument).\n";
 
 static const char opt_usage[] =
     "usage: dmlc opt FILE [--passes=P1,P2,...] [options] [-o OUT]\n"
@@ -100,10 +120,11 @@ static const char opt_usage[] =
 static const char run_usage[] =
     "usage: dmlc run FILE [--device=DEVICE] [--input [NAME=]X.npy]... [--output [NAME=]Y.npy]...\n"
     "                     [--expect [NAME=]Z.npy]... [--shape NAME=DIMS]... [--repeat N]\n"
-    "                     [--quiet] [--threads=N] [--dump=WHAT,...]\n"
+    "                     [-q|--quiet] [--no-generate] [--threads=N] [--dump=WHAT,...]\n"
     "\n"
     "Compiles the graph in FILE (IR text or an ONNX model; '-' reads standard input)\n"
-    "for DEVICE, binds inputs from files (generated data for inputs given none), runs\n"
+    "for DEVICE, binds inputs from files (generated data for inputs given none, noted\n"
+    "on standard error), runs\n"
     "it, prints the inputs, the outputs and the execution time, writes outputs to\n"
     "files and compares them with --expect files. Every file is .npy, or an ONNX\n"
     "TensorProto when its name ends in .pb. NAME is the graph's name for a tensor or\n"
@@ -126,7 +147,9 @@ static const char run_usage[] =
     "                           shape (x=8,1000); repeatable\n"
     "  --repeat N               run N times and report the median time (default 1);\n"
     "                           vulkan also reports the kernels' time on the device\n"
-    "  --quiet                  do not print the tensors\n"
+    "  -q, --quiet              do not print the tensors (the time is still printed)\n"
+    "  --no-generate            an input given no --input is an error (by default it\n"
+    "                           gets generated data, with a note on standard error)\n"
     "  -h, --help               show this help\n";
 
 static const char devices_usage[] = "usage: dmlc devices\n"
@@ -199,6 +222,37 @@ static int usage_error(const char *usage, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+/* Each command's options, for "did you mean" (clang suggests the same way). */
+static const char *const opt_options[] = {"--passes",
+                                          "--list-passes",
+                                          "--print-ir-after-all",
+                                          "--print-ir-before-all",
+                                          "--print-ir-after",
+                                          "--print-ir-before",
+                                          "--verify-each",
+                                          "--pass-timing",
+                                          "--output",
+                                          "--shape",
+                                          "--help",
+                                          NULL};
+static const char *const run_options_list[] = {"--device", "--input",       "--output",  "--expect",
+                                               "--shape",  "--repeat",      "--threads", "--dump",
+                                               "--quiet",  "--no-generate", "--help",    NULL};
+static const char *const compile_options[] = {"--output", "--emit",  "--name", "--target", "--mcpu",
+                                              "--mattr",  "--shape", "--help", NULL};
+static const char *const command_names[] = {"opt", "run", "devices", "compile", "help", NULL};
+
+/* The usage error for an unknown option arg, with the closest known
+ * spelling: "unknown option '--devcie=cpu'; did you mean '--device=cpu'?". */
+static int unknown_option(const char *usage, const char *arg, const char *const *known) {
+  const char *eq = strchr(arg, '=');
+  const size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+  const char *best = suggest_closest(arg, n, known);
+  if (best)
+    return usage_error(usage, "unknown option '%s'; did you mean '%s%s'?", arg, best, eq ? eq : "");
+  return usage_error(usage, "unknown option '%s'", arg);
+}
+
 static int is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 /* Matches argv[*i] against --name=VALUE or --name VALUE (or short, e.g.
@@ -223,6 +277,11 @@ static int option_value(int argc, char **argv, int *i, const char *name, const c
 /* ---- files ---- */
 
 static char *read_text(const char *path, size_t *length) {
+  struct stat st;
+  if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    error("%s: is a directory; FILE is an IR text file (.dmlir) or an ONNX model (.onnx)", path);
+    return NULL;
+  }
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
     error("%s: cannot open: %s", path, strerror(errno));
@@ -244,16 +303,25 @@ static char *read_text(const char *path, size_t *length) {
     }
   }
   const int failed = !buf || ferror(f);
+  const int read_errno = errno;
   if (f != stdin)
     fclose(f);
   if (failed) {
-    error("%s: %s", path, buf ? "read error" : "out of memory");
+    error("%s: %s", path, buf ? strerror(read_errno) : "out of memory");
     free(buf);
     return NULL;
   }
   buf[len] = '\0';
   *length = len;
   return buf;
+}
+
+/* Whether two paths name one file: the same text, or the same inode. */
+static int same_file(const char *a, const char *b) {
+  if (strcmp(a, b) == 0)
+    return 1;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static const char *display_name(const char *path) {
@@ -267,13 +335,39 @@ static const char *display_name(const char *path) {
 typedef struct model {
   dmlc_graph *graph;
   dmlc_onnx_signature *signature; /* NULL for IR text */
+  char *text;                     /* the file's bytes, for messages at a place */
+  size_t length;
+  const char *file; /* its name in messages */
 } model;
 
 static void model_free(model *m) {
   dmlc_graph_destroy(m->graph);
   dmlc_free(m->signature);
+  free(m->text);
   m->graph = NULL;
   m->signature = NULL;
+  m->text = NULL;
+}
+
+/* A failed call on m's graph: at its place in the file when the message
+ * has one, else as api_error prints it. */
+static int placed_error(const dmlc_context *ctx, dmlc_status status, const model *m,
+                        const char *what) {
+  const char *message = dmlc_context_error(ctx);
+  const size_t n = strlen(m->file);
+  if (message && strncmp(message, m->file, n) == 0 && message[n] == ':') {
+    diagnostic_print(stderr, message, m->file, m->text, m->length);
+    return EXIT_ERROR;
+  }
+  return api_error(ctx, status, what);
+}
+
+/* Verifies m's graph; a failure is printed at its place in the file. */
+static int model_verify(const dmlc_context *ctx, const model *m) {
+  const dmlc_status status = dmlc_graph_verify(m->graph);
+  if (status == DMLC_OK)
+    return EXIT_OK;
+  return source_error(ctx, status, m->file, m->text, m->length);
 }
 
 /* --shape NAME=DIMS, collected by a command: NAME a graph input's ONNX name
@@ -347,30 +441,35 @@ static int is_onnx(const char *path, const char *bytes, size_t length) {
 /* Reads FILE as IR text or an ONNX model (docs/onnx.md) into *m; returns
  * EXIT_OK, or an exit code after printing the error. */
 static int load_model(dmlc_context *ctx, const char *path, const shape_args *sa, model *m) {
-  m->graph = NULL;
-  m->signature = NULL;
+  memset(m, 0, sizeof *m);
+  m->file = display_name(path);
   size_t length;
   char *bytes = read_text(path, &length);
   if (!bytes)
     return EXIT_ERROR;
+  m->text = bytes;
+  m->length = length;
   dmlc_status status;
   if (is_onnx(path, bytes, length)) {
     const dmlc_onnx_options options = {sa ? sa->shapes : NULL, sa ? sa->count : 0};
-    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, display_name(path), &options,
-                                                 &m->graph, &m->signature);
+    status = dmlc_graph_import_onnx_with_options(ctx, bytes, length, m->file, &options, &m->graph,
+                                                 &m->signature);
+    free(m->text); /* binary: no line to show */
+    m->text = NULL;
   } else if (sa && sa->count) {
-    free(bytes);
+    model_free(m);
     error("%s: --shape gives sizes to an ONNX model's symbolic dims; this is IR text, whose "
           "shapes are all fixed",
-          display_name(path));
+          m->file);
     return EXIT_USAGE;
   } else {
-    status = dmlc_graph_parse(ctx, bytes, length, display_name(path), &m->graph);
+    status = dmlc_graph_parse(ctx, bytes, length, m->file, &m->graph);
   }
-  free(bytes);
   if (status != DMLC_OK) {
+    const int rc = m->text ? source_error(ctx, status, m->file, m->text, m->length)
+                           : api_error(ctx, status, m->file);
     model_free(m);
-    return api_error(ctx, status, display_name(path));
+    return rc;
   }
   return EXIT_OK;
 }
@@ -383,6 +482,70 @@ static int list_passes(void) {
     printf("  %-20s %s\n", dmlc_pass_name(i), dmlc_pass_summary(i));
   printf("default pipeline: %s\n", dmlc_default_pipeline());
   return EXIT_OK;
+}
+
+/* Whether name (len bytes) is an item of the comma-separated list. */
+static int list_has(const char *list, const char *name, size_t len) {
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    if (n == len && strncmp(p, name, n) == 0)
+      return 1;
+    if (!p[n])
+      return 0;
+    p += n + 1;
+  }
+}
+
+/* Every item of list names a pass (or list is "all" where all is allowed);
+ * otherwise a usage error naming the item and the closest pass name. */
+static int check_pass_list(const char *list, const char *option, int allow_all) {
+  if (allow_all && strcmp(list, "all") == 0)
+    return EXIT_OK;
+  const char *names[64];
+  size_t count = 0;
+  for (size_t i = 0; i < dmlc_pass_count() && count + 1 < sizeof names / sizeof names[0]; i++)
+    names[count++] = dmlc_pass_name(i);
+  names[count] = NULL;
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    int known = 0;
+    for (size_t i = 0; i < count; i++)
+      known |= strlen(names[i]) == n && strncmp(p, names[i], n) == 0;
+    if (!known && n > 0) {
+      const char *best = suggest_closest(p, n, names);
+      char hint[80] = "";
+      if (best)
+        snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
+      if (strcmp(option, "--passes") == 0)
+        return usage_error(opt_usage,
+                           "unknown pass '%.*s' in pipeline '%s'%s (dmlc opt --list-passes lists "
+                           "them)",
+                           (int)n, p, list, hint);
+      return usage_error(opt_usage, "%s: unknown pass '%.*s'%s (dmlc opt --list-passes lists them)",
+                         option, (int)n, p, hint);
+    }
+    if (!p[n])
+      return EXIT_OK;
+    p += n + 1;
+  }
+}
+
+/* A --print-ir-after/-before name the pipeline does not run prints nothing:
+ * say so. */
+static void note_unrun_passes(const char *list, const char *option, const char *pipeline) {
+  if (!list || strcmp(list, "all") == 0)
+    return;
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    if (n && !list_has(pipeline, p, n))
+      fprintf(stderr,
+              "dmlc: note: %s names '%.*s', which the pipeline '%s' does not run; nothing is "
+              "printed for it\n",
+              option, (int)n, p, pipeline);
+    if (!p[n])
+      return;
+    p += n + 1;
+  }
 }
 
 static void print_to_stderr(void *user, const char *text) {
@@ -446,7 +609,7 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
       if (shape_arg_add(sa, (char *)value, opt_usage) != 0)
         return EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return usage_error(opt_usage, "unknown option '%s'", argv[i]);
+      return unknown_option(opt_usage, argv[i], opt_options);
     } else if (input) {
       return usage_error(opt_usage, "more than one input file ('%s' and '%s')", input, argv[i]);
     } else {
@@ -455,6 +618,39 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
   }
   if (!input)
     return usage_error(opt_usage, "no input file");
+  if ((passes && check_pass_list(passes, "--passes", 0) != EXIT_OK) ||
+      (options.print_ir_after &&
+       check_pass_list(options.print_ir_after, "--print-ir-after", 1) != EXIT_OK) ||
+      (options.print_ir_before &&
+       check_pass_list(options.print_ir_before, "--print-ir-before", 1) != EXIT_OK))
+    return EXIT_USAGE;
+  /* The pass manager's flags with no --passes would do nothing: run the
+   * default pipeline, as compile does, and say so. */
+  if (!passes && (options.print_ir_after || options.print_ir_before || options.verify_each ||
+                  options.timing)) {
+    passes = dmlc_default_pipeline();
+    fprintf(stderr, "dmlc: note: no --passes given: running the default pipeline (%s)\n", passes);
+  }
+  if (passes) {
+    note_unrun_passes(options.print_ir_after, "--print-ir-after", passes);
+    note_unrun_passes(options.print_ir_before, "--print-ir-before", passes);
+  }
+  if (output && strcmp(input, "-") != 0 && same_file(output, input)) {
+    /* The printer writes no comments: rewriting a commented file in place
+     * would drop them. */
+    size_t length;
+    char *text = read_text(input, &length);
+    if (!text)
+      return EXIT_ERROR;
+    const int commented = strstr(text, "//") != NULL;
+    free(text);
+    if (commented) {
+      error("-o '%s' is the input file; its comments would be lost (dmlc opt prints the graph "
+            "without them): write to another file",
+            output);
+      return EXIT_ERROR;
+    }
+  }
 
   model m;
   int rc = load_model(ctx, input, sa, &m);
@@ -462,8 +658,8 @@ static int opt_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_args 
     return rc;
   dmlc_graph *graph = m.graph;
   char *text = NULL;
-  dmlc_status status = dmlc_graph_verify(graph);
-  rc = status == DMLC_OK ? EXIT_OK : verify_error(ctx, status, display_name(input));
+  dmlc_status status = DMLC_OK;
+  rc = model_verify(ctx, &m);
   if (rc == EXIT_OK && passes &&
       (status = dmlc_graph_run_passes(graph, passes, &options)) != DMLC_OK)
     rc = api_error(ctx, status, display_name(input));
@@ -806,8 +1002,20 @@ static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const ch
   for (uint32_t i = 0; same_shape && i < a->ndim; i++)
     same_shape = a->shape[i] == info->sizes[i];
   if (npy_dtype_to_dml(a->dtype) != info->data_type || !same_shape) {
-    error("%s: holds %s%s, but input '%s' is %s%s", path, npy_dtype_name(a->dtype), have,
-          info->name, want_type ? want_type : "?", want);
+    /* f64 is NumPy's default float: say how to make the file dmlc wants. */
+    static const char *const numpy_names[NPY_DTYPE_COUNT] = {
+        [NPY_DTYPE_BOOL] = "bool_",  [NPY_DTYPE_I8] = "int8",     [NPY_DTYPE_U8] = "uint8",
+        [NPY_DTYPE_I16] = "int16",   [NPY_DTYPE_U16] = "uint16",  [NPY_DTYPE_I32] = "int32",
+        [NPY_DTYPE_U32] = "uint32",  [NPY_DTYPE_I64] = "int64",   [NPY_DTYPE_U64] = "uint64",
+        [NPY_DTYPE_F16] = "float16", [NPY_DTYPE_F32] = "float32", [NPY_DTYPE_F64] = "float64"};
+    npy_dtype wanted;
+    char hint[128] = "";
+    if (a->dtype == NPY_DTYPE_F64 && npy_dtype_from_dml(info->data_type, &wanted) == 0 &&
+        wanted != a->dtype)
+      snprintf(hint, sizeof hint, " (NumPy's default float64; convert it: x.astype(np.%s))",
+               numpy_names[wanted]);
+    error("%s: holds %s%s, but input '%s' is %s%s%s", path, npy_dtype_name(a->dtype), have,
+          info->name, want_type ? want_type : "?", want, hint);
     return -1;
   }
   const uint32_t es = npy_dtype_size(a->dtype);
@@ -846,6 +1054,12 @@ static int pack_input(const dmlc_tensor_info *info, const npy_array *a, const ch
   return rc;
 }
 
+static int is_unsigned_type(const dmlc_tensor_info *info) {
+  const DML_TENSOR_DATA_TYPE t = info->data_type;
+  return t == DML_TENSOR_DATA_TYPE_UINT8 || t == DML_TENSOR_DATA_TYPE_UINT16 ||
+         t == DML_TENSOR_DATA_TYPE_UINT32 || t == DML_TENSOR_DATA_TYPE_UINT64;
+}
+
 /* Deterministic data: small integers in [-4, 4] ([0, 4] when unsigned), so
  * that ties happen. Every element of the buffer is filled, padding too. */
 static void generate_input(const dmlc_tensor_info *info, size_t index, void *buf) {
@@ -853,8 +1067,7 @@ static void generate_input(const dmlc_tensor_info *info, size_t index, void *buf
   if (npy_dtype_from_dml(info->data_type, &dtype) != 0)
     return;
   const uint32_t es = npy_dtype_size(dtype);
-  const int is_unsigned = dtype == NPY_DTYPE_U8 || dtype == NPY_DTYPE_U16 ||
-                          dtype == NPY_DTYPE_U32 || dtype == NPY_DTYPE_U64;
+  const int is_unsigned = is_unsigned_type(info);
   uint64_t state = 0x9e3779b97f4a7c15ull * (index + 1);
   for (uint64_t e = 0; e < info->total_size_bytes / es; e++) {
     /* splitmix64 */
@@ -999,24 +1212,36 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* "12.3 us", "45.6 ms", "1.2 s". */
-static void format_us(double us, char *out, size_t cap) {
+/* The unit for a time of us microseconds: us below 10 ms, ms below 1 s. */
+typedef struct time_unit {
+  double per_us;
+  const char *name;
+} time_unit;
+
+static time_unit unit_for(double us) {
   if (us >= 1e6)
-    snprintf(out, cap, "%.1f s", us / 1e6);
-  else if (us >= 1e4)
-    snprintf(out, cap, "%.1f ms", us / 1e3);
-  else
-    snprintf(out, cap, "%.1f us", us);
+    return (time_unit){1e6, "s"};
+  if (us >= 1e4)
+    return (time_unit){1e3, "ms"};
+  return (time_unit){1, "us"};
+}
+
+/* "12.3 us", "45.6 ms", "0.012 s": in the given unit, so that the times of
+ * one line share it; below 1 in that unit with three decimals. */
+static void format_us(double us, time_unit u, char *out, size_t cap) {
+  const double v = us / u.per_us;
+  snprintf(out, cap, v < 1 && v > 0 && u.per_us > 1 ? "%.3f %s" : "%.1f %s", v, u.name);
 }
 
 /* The wall time of dmlc_execute; with kernel_us >= 0 also the kernels' time
- * on the device (Vulkan timestamps). */
+ * on the device (Vulkan timestamps), in the wall time's unit. */
 static void print_time(double us, double kernel_us, dmlc_device device, long runs) {
   char wall[32], kernels[64] = "";
-  format_us(us, wall, sizeof wall);
+  const time_unit u = unit_for(us);
+  format_us(us, u, wall, sizeof wall);
   if (kernel_us >= 0) {
     char k[32];
-    format_us(kernel_us, k, sizeof k);
+    format_us(kernel_us, u, k, sizeof k);
     snprintf(kernels, sizeof kernels, "; kernels %s on the device", k);
   }
   if (runs == 1)
@@ -1036,6 +1261,7 @@ typedef struct run_options {
   shape_args shapes;
   long repeat;
   int quiet;
+  int no_generate;
 } run_options;
 
 static int parse_device(const char *s, dmlc_device *out) {
@@ -1047,7 +1273,7 @@ static int parse_device(const char *s, dmlc_device *out) {
                  {"cpu", DMLC_DEVICE_CPU},
                  {"vulkan", DMLC_DEVICE_VULKAN}};
   for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
-    if (strcmp(s, devices[i].name) == 0) {
+    if (strcasecmp(s, devices[i].name) == 0) {
       *out = devices[i].device;
       return 0;
     }
@@ -1100,9 +1326,15 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
     } else if ((m = option_value(argc, argv, &i, "--device", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
-      if (parse_device(value, &o->device) != 0)
-        return usage_error(run_usage, "unknown device '%s' (default, reference, cpu, vulkan)",
-                           value);
+      if (parse_device(value, &o->device) != 0) {
+        static const char *const names[] = {"default", "reference", "cpu", "vulkan", NULL};
+        const char *best = suggest_closest(value, strlen(value), names);
+        char hint[64] = "";
+        if (best)
+          snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
+        return usage_error(run_usage, "unknown device '%s'%s (default, reference, cpu, vulkan)",
+                           value, hint);
+      }
     } else if ((m = option_value(argc, argv, &i, "--input", NULL, &value)) != 0) {
       if (m < 0)
         return usage_error(run_usage, "option '%s' needs a value", argv[i]);
@@ -1146,8 +1378,10 @@ static int parse_run_options(int argc, char **argv, run_options *o) {
       o->dump = value;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       o->quiet = 1;
+    } else if (strcmp(argv[i], "--no-generate") == 0) {
+      o->no_generate = 1;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return usage_error(run_usage, "unknown option '%s'", argv[i]);
+      return unknown_option(run_usage, argv[i], run_options_list);
     } else if (o->file) {
       return usage_error(run_usage, "more than one input file ('%s' and '%s')", o->file, argv[i]);
     } else {
@@ -1186,6 +1420,122 @@ static uint32_t tensor_rank(const run_state *s, size_t i) {
   return i < s->n_in ? s->signature->inputs[i].rank : s->signature->outputs[i - s->n_in].rank;
 }
 
+/* Whether path can be written (created, or replaced) without writing it:
+ * checked before anything runs, so that a run's result is not lost at the
+ * end. Returns 0, or -1 after the message. */
+static int check_writable(const char *path, const char *option) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      error("--%s '%s' is a directory (checked before running)", option, path);
+      return -1;
+    }
+    if (access(path, W_OK) != 0) {
+      error("--%s '%s' cannot be written: %s (checked before running)", option, path,
+            strerror(errno));
+      return -1;
+    }
+    return 0;
+  }
+  if (errno != ENOENT) {
+    error("--%s '%s' cannot be written: %s (checked before running)", option, path,
+          strerror(errno));
+    return -1;
+  }
+  /* A new file: its directory must exist and take new files. */
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    error("--%s '%s' cannot be created: directory '%s': %s (checked before running)", option, path,
+          dir, stat(dir, &st) != 0 ? strerror(errno) : "is not a directory");
+    return -1;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    error("--%s '%s' cannot be created in '%s': %s (checked before running)", option, path, dir,
+          strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Before running: every --output goes to a file of its own that is not
+ * the graph's file, an --input's or an --expect's (it would overwrite it,
+ * or compare the output with itself), and can be written. */
+static int check_output_paths(const run_state *s, const run_options *o) {
+  for (size_t i = 0; i < s->n_out; i++) {
+    const char *path = s->paths[s->n_in + i];
+    if (!path)
+      continue;
+    const char *name = tensor_name(s, s->n_in + i);
+    for (size_t j = 0; j < i; j++)
+      if (s->paths[s->n_in + j] && same_file(path, s->paths[s->n_in + j])) {
+        error("--output '%s' is given to outputs '%s' and '%s'; each output needs a file of its "
+              "own (the second would overwrite the first)",
+              path, tensor_name(s, s->n_in + j), name);
+        return -1;
+      }
+    for (size_t j = 0; j < s->n_in; j++)
+      if (s->paths[j] && same_file(path, s->paths[j])) {
+        error("--output '%s' (output '%s') is the file given to --input '%s'; writing it would "
+              "overwrite the input",
+              path, name, tensor_name(s, j));
+        return -1;
+      }
+    for (size_t j = 0; j < s->n_out; j++)
+      if (s->expects[j] && same_file(path, s->expects[j])) {
+        error("--output '%s' (output '%s') is the file given to --expect for output '%s'; "
+              "writing it would overwrite what it is compared with",
+              path, name, tensor_name(s, s->n_in + j));
+        return -1;
+      }
+    if (strcmp(o->file, "-") != 0 && same_file(path, o->file)) {
+      error("--output '%s' (output '%s') is the graph's file; writing it would overwrite the "
+            "graph",
+            path, name);
+      return -1;
+    }
+    if (check_writable(path, "output") != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Inputs given no --input get generated data, and a note on standard error
+ * naming each (with -q too); with --no-generate they are an error. */
+static int check_unbound_inputs(const run_state *s, const run_options *o) {
+  size_t unbound = 0;
+  char names[512] = "";
+  for (size_t i = 0; i < s->n_in; i++) {
+    if (s->paths[i])
+      continue;
+    const size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s'%s'", unbound ? ", " : "", tensor_name(s, i));
+    unbound++;
+    if (!o->no_generate) {
+      char dims[128];
+      format_dims(&s->infos[i], dims, sizeof dims);
+      const char *type = dmlc_data_type_name(s->infos[i].data_type);
+      fprintf(stderr,
+              "dmlc: note: input '%s' (%s%s) has no --input; using generated data (integers "
+              "in [%d, 4]; --no-generate makes this an error)\n",
+              tensor_name(s, i), type ? type : "?", dims, is_unsigned_type(&s->infos[i]) ? 0 : -4);
+    }
+  }
+  if (unbound && o->no_generate) {
+    error("--no-generate: %s %s %s no --input (bind %s with --input NAME=FILE.npy)",
+          unbound == 1 ? "input" : "inputs", names, unbound == 1 ? "has" : "have",
+          unbound == 1 ? "it" : "each");
+    return -1;
+  }
+  return 0;
+}
+
 static int prepare_buffers(dmlc_context *ctx, run_state *s, const run_options *o) {
   const size_t n = s->n_in + s->n_out;
   s->infos = calloc(n ? n : 1, sizeof *s->infos);
@@ -1221,6 +1571,8 @@ static int prepare_buffers(dmlc_context *ctx, run_state *s, const run_options *o
                        "output", s->paths + s->n_in) != 0 ||
       resolve_bindings(o->expects, o->expect_count, s->infos + s->n_in, out_ios, s->n_out, "expect",
                        "output", s->expects) != 0)
+    return -1;
+  if (check_output_paths(s, o) != 0 || check_unbound_inputs(s, o) != 0)
     return -1;
   for (size_t i = 0; i < s->n_in; i++) {
     if (!s->paths[i]) {
@@ -1442,13 +1794,13 @@ static int cmd_run(dmlc_context *ctx, int argc, char **argv) {
   dmlc_graph *graph = m.graph;
   s.signature = m.signature;
   dmlc_status status = DMLC_OK;
-  if (graph && (status = dmlc_graph_verify(graph)) != DMLC_OK)
-    verify_error(ctx, status, display_name(o.file));
+  if (graph && model_verify(ctx, &m) != EXIT_OK)
+    ;
   else if (graph && o.threads > 0 &&
            (status = dmlc_context_set_num_threads(ctx, (uint32_t)o.threads)) != DMLC_OK)
     api_error(ctx, status, "threads");
   else if (graph && (status = dmlc_graph_compile(graph, o.device, &s.exe)) != DMLC_OK)
-    api_error(ctx, status, "compile");
+    placed_error(ctx, status, &m, "compile");
   else if (graph) {
     s.n_in = dmlc_executable_input_count(s.exe);
     s.n_out = dmlc_executable_output_count(s.exe);
@@ -1874,7 +2226,7 @@ static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_a
     } else if (m < 0) {
       return usage_error(compile_usage, "option '%s' needs a value", argv[i]);
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return usage_error(compile_usage, "unknown option '%s'", argv[i]);
+      return unknown_option(compile_usage, argv[i], compile_options);
     } else if (input) {
       return usage_error(compile_usage, "more than one input file ('%s' and '%s')", input, argv[i]);
     } else {
@@ -1911,6 +2263,10 @@ static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_a
   int rc = load_model(ctx, input, sa, &mod);
   if (rc != EXIT_OK)
     return rc;
+  if ((rc = model_verify(ctx, &mod)) != EXIT_OK) {
+    model_free(&mod);
+    return rc;
+  }
   dmlc_graph *graph = mod.graph;
   for (size_t j = 0; j < nkinds && rc == EXIT_OK; j++) {
     void *data = NULL;
@@ -1949,6 +2305,36 @@ static int compile_with_shapes(dmlc_context *ctx, int argc, char **argv, shape_a
   return rc;
 }
 
+static int unknown_command(const char *command) {
+  const char *best = suggest_closest(command, strlen(command), command_names);
+  if (best)
+    return usage_error(main_usage, "unknown command '%s'; did you mean '%s'?", command, best);
+  return usage_error(main_usage, "unknown command '%s'", command);
+}
+
+/* dmlc help [COMMAND]: the same text as dmlc [COMMAND] --help. */
+static int cmd_help(int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(main_usage, "help takes at most one command, not %d arguments", argc);
+  if (argc == 0 || strcmp(argv[0], "help") == 0) {
+    fputs(main_usage, stdout);
+    return EXIT_OK;
+  }
+  static const struct {
+    const char *name;
+    const char *usage;
+  } commands[] = {{"opt", opt_usage},
+                  {"run", run_usage},
+                  {"devices", devices_usage},
+                  {"compile", compile_usage}};
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[0], commands[i].name) == 0) {
+      fputs(commands[i].usage, stdout);
+      return EXIT_OK;
+    }
+  return unknown_command(argv[0]);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     return usage_error(main_usage, "no command");
@@ -1961,6 +2347,8 @@ int main(int argc, char **argv) {
     printf("dmlc %s\n", DMLC_VERSION_STRING);
     return EXIT_OK;
   }
+  if (strcmp(command, "help") == 0)
+    return cmd_help(argc - 2, argv + 2);
   int (*run)(dmlc_context *, int, char **) = NULL;
   if (strcmp(command, "compile") == 0)
     run = cmd_compile;
@@ -1971,7 +2359,7 @@ int main(int argc, char **argv) {
   else if (strcmp(command, "devices") == 0)
     run = cmd_devices;
   else
-    return usage_error(main_usage, "unknown command '%s'", command);
+    return unknown_command(command);
   dmlc_context *ctx = NULL;
   const dmlc_status status = dmlc_context_create(&ctx);
   if (status != DMLC_OK) {

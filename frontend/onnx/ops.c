@@ -27,15 +27,16 @@ static dmlc_status check_outputs(onnx_import *im, uint32_t max) {
   if (im->node->n_output == 0)
     return onnx_node_fail(im, INVALID, "the node has no output");
   if (im->node->n_output > max)
-    return onnx_node_fail(im, INVALID, "the node has %zu outputs; %s has %u", im->node->n_output,
-                          im->node->op_type, max);
+    return onnx_node_fail(im, INVALID, "the node has %zu output%s; %s has %u", im->node->n_output,
+                          DMLC_PLURAL(im->node->n_output), im->node->op_type, max);
   return DMLC_OK;
 }
 
 static dmlc_status check_inputs(onnx_import *im, uint32_t max) {
   if (im->node->n_input > max)
-    return onnx_node_fail(im, INVALID, "the node has %zu inputs; %s-%d takes at most %u",
-                          im->node->n_input, im->node->op_type, im->op_version, max);
+    return onnx_node_fail(im, INVALID, "the node has %zu input%s; %s-%d takes at most %u",
+                          im->node->n_input, DMLC_PLURAL(im->node->n_input), im->node->op_type,
+                          im->op_version, max);
   return DMLC_OK;
 }
 

@@ -65,8 +65,12 @@ typedef struct dmlc_tensor_info {
   uint32_t dimension_count;
   uint32_t sizes[DMLC_MAX_RANK];
   uint64_t strides[DMLC_MAX_RANK]; /* in elements */
-  uint64_t total_size_bytes;       /* the smallest buffer accepted */
-  uint32_t alignment;              /* GuaranteedBaseOffsetAlignment, or 0 */
+  /* The smallest buffer accepted: the declared TotalTensorSizeInBytes for
+   * a tensor described by a DML_BUFFER_TENSOR_DESC (or "size = N" in IR
+   * text), as DirectML requires; otherwise (IR text, ONNX) the end of the
+   * last element, any multiple of the element size (f16[3] takes 6 bytes). */
+  uint64_t total_size_bytes;
+  uint32_t alignment; /* GuaranteedBaseOffsetAlignment, or 0 */
 } dmlc_tensor_info;
 
 /* ---- status and context ---- */
@@ -199,7 +203,9 @@ DMLC_API dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind,
 
 /* ---- executables ---- */
 /* Buffers are bound in order: the graph's inputs, then its outputs. Each must
- * be at least its tensor's total_size_bytes, and aligned to its alignment;
+ * be at least its tensor's total_size_bytes (see dmlc_tensor_info: a
+ * descriptor's TotalTensorSizeInBytes, else the end of the last element),
+ * and aligned to its alignment;
  * otherwise nothing runs. Inputs are never written. Executables of one
  * context must not execute concurrently: on the CPU they share the context's
  * thread pool, on Vulkan its device and queue. On Vulkan a call uploads the

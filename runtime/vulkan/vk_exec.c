@@ -983,8 +983,8 @@ dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, 
       return status;
     }
     dmlc_strbuf_printf(
-        &sb, "; kernel %" PRIu32 ": %s\n; local size %" PRIu32 ", %" PRIu64 " workgroups\n", i,
-        k->key, k->module.local_size, k->module.num_groups);
+        &sb, "; kernel %" PRIu32 ": %s\n; local size %" PRIu32 ", %" PRIu64 " workgroup%s\n", i,
+        k->key, k->module.local_size, k->module.num_groups, DMLC_PLURAL(k->module.num_groups));
     dmlc_strbuf_append(&sb, body);
     free(body);
   }
@@ -1006,8 +1006,10 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
     const vk_kernel *k = exe->kernels[i];
     dmlc_strbuf_printf(&sb,
                        "// kernel %" PRIu32 ": workgroups of %" PRIu32 ", %" PRIu64
-                       " workgroups, %" PRIu32 " bindings\n",
-                       i, k->module.local_size, k->module.num_groups, k->module.num_bindings);
+                       " workgroup%s, %" PRIu32 " binding%s\n",
+                       i, k->module.local_size, k->module.num_groups,
+                       DMLC_PLURAL(k->module.num_groups), k->module.num_bindings,
+                       DMLC_PLURAL(k->module.num_bindings));
     dmlc_strbuf_append(&sb, k->key);
     dmlc_strbuf_end_line(&sb);
   }

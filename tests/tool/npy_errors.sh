@@ -115,7 +115,8 @@ expect_run "bound twice" 1 --err "input 'x' is bound twice" -- \
   "$DMLC" run "$EX" --input "x=$TMP/int32.npy" --input "x=$TMP/int32.npy"
 expect_run "unknown output" 1 --err "no output named 'idx' \(its outputs: 'out0'\)" -- \
   "$DMLC" run "$EX" --output "idx=$TMP/o.npy"
-expect_run "unwritable output" 1 --err "^dmlc: error: $TMP/no/o.npy: cannot create" -- \
+expect_run "unwritable output: refused before running" 1 \
+  --err "^dmlc: error: --output '$TMP/no/o.npy' cannot be created: directory '$TMP/no': No such file or directory \(checked before running\)" -- \
   "$DMLC" run "$EX" --output "$TMP/no/o.npy"
 
 finish

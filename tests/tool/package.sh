@@ -189,6 +189,6 @@ expect_run "dmlc_add_library: unknown argument" 1 --err "unexpected arguments 'B
   cmake_build "$TMP/bad-build" "$TMP/bad"
 bad_project 'dmlc_add_library(m SOURCE broken.dmlir)'
 expect_run "dmlc_add_library: a broken graph fails the build with dmlc's message" 1 \
-  --err "broken.dmlir:2:8: unknown op 'argmx'" -- cmake_build "$TMP/bad-build" "$TMP/bad"
+  --err "broken.dmlir:2:8: error: unknown op 'argmx'" -- cmake_build "$TMP/bad-build" "$TMP/bad"
 
 finish

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "api/api_internal.h"
 #include "codegen/llvm/jit.h"
@@ -345,6 +347,58 @@ START_TEST(context_destroy_frees_live_jit) {
 }
 END_TEST
 
+/* Issue 15: GPT-2's vocabulary, f16[1,50257], bound as the 100514 bytes its
+ * logits take (not a multiple of 4): a graph from IR text declares no
+ * TotalTensorSizeInBytes. The input ends where a PROT_NONE page begins, so
+ * a kernel that read past its last element would fault; one byte less is
+ * refused with the rule in the message. */
+START_TEST(gpt2_vocab_exact_buffer) {
+  static const char text[] =
+      "graph @next_token(%logits: f16[1,50257]) -> (%next: u32[1,1]) {\n"
+      "  %0 = argmax %logits {axes = [-1]} : u32[1,1]\n"
+      "  return %0\n"
+      "}\n";
+  dmlc_context *ctx = NULL;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  dmlc_graph *g = NULL;
+  ck_assert_int_eq(dmlc_graph_parse(ctx, text, sizeof text - 1, "gpt2.dmlir", &g), DMLC_OK);
+  static const dmlc_device devices[] = {DMLC_DEVICE_CPU, DMLC_DEVICE_REFERENCE};
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = 100514;
+  const size_t map_size = (bytes + page - 1) / page * page + page;
+  unsigned char *map =
+      mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(map, MAP_FAILED);
+  ck_assert_int_eq(mprotect(map + map_size - page, page, PROT_NONE), 0);
+  uint16_t *logits = (uint16_t *)(map + map_size - page - bytes);
+  for (size_t i = 0; i < 50257; i++)
+    logits[i] = (uint16_t)(i % 7 == 0 ? 0x3c00 : 0x0000); /* 1.0 ties: the first wins */
+  logits[50256] = 0x4000;                                  /* 2.0, the maximum, last */
+  for (size_t d = 0; d < 2; d++) {
+    dmlc_executable *exe = NULL;
+    ck_assert_int_eq(dmlc_graph_compile(g, devices[d], &exe), DMLC_OK);
+    dmlc_tensor_info info;
+    ck_assert_int_eq(dmlc_executable_input_info(exe, 0, &info), DMLC_OK);
+    ck_assert_uint_eq(info.total_size_bytes, 100514);
+    uint32_t next = 7;
+    dmlc_buffer in = {logits, bytes - 1}, out = {&next, sizeof next};
+    ck_assert_int_eq(dmlc_execute(exe, &in, 1, &out, 1), DMLC_ERROR_INVALID_ARGUMENT);
+    ck_assert_str_eq(dmlc_context_error(ctx),
+                     "inputs[0] ('logits') is a buffer of 100513 bytes; its tensor f16[1,50257] "
+                     "needs at least 100514 (to the end of its last element; IR text and ONNX "
+                     "declare no TotalTensorSizeInBytes)");
+    ck_assert_uint_eq(next, 7);
+    in.size_bytes = bytes;
+    ck_assert_msg(dmlc_execute(exe, &in, 1, &out, 1) == DMLC_OK, "%s",
+                  dmlc_context_error(ctx));
+    ck_assert_uint_eq(next, 50256);
+    dmlc_executable_destroy(exe);
+  }
+  munmap(map, map_size);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
 static Suite *cpu_runtime_suite(void) {
   Suite *s = suite_create("cpu_runtime");
   TCase *pool = tcase_create("pool");
@@ -361,6 +415,7 @@ static Suite *cpu_runtime_suite(void) {
   tcase_add_test(device, thread_counts_agree);
   tcase_add_test(device, dumps_show_code);
   tcase_add_test(device, context_destroy_frees_live_jit);
+  tcase_add_test(device, gpt2_vocab_exact_buffer);
   suite_add_tcase(s, device);
   return s;
 }

@@ -468,7 +468,8 @@ START_TEST(test_argmax_input_float64) {
   in_t.buffer.DataType = DML_TENSOR_DATA_TYPE_FLOAT64;
   expect_error(DMLC_ERROR_INVALID_ARGUMENT,
                "InputTensor.DataType is FLOAT64; ARGMAX accepts FLOAT32, FLOAT16, INT32, INT16, "
-               "INT8, UINT32, UINT16, UINT8, INT64, UINT64");
+               "INT8, UINT32, UINT16, UINT8, INT64, UINT64 (FLOAT64 is not among them: convert "
+               "the data to FLOAT32, e.g. x.astype(np.float32) in NumPy)");
 }
 END_TEST
 

@@ -295,7 +295,8 @@ static void free_outputs(buffers *b) {
 
 static void run_reference(dmlc_graph *graph, const buffers *b) {
   dmlc_executable *exe = NULL;
-  ck_assert_int_eq(dmlc_graph_compile(graph, DMLC_DEVICE_REFERENCE, &exe), DMLC_OK);
+  const dmlc_status cst = dmlc_graph_compile(graph, DMLC_DEVICE_REFERENCE, &exe);
+  ck_assert_msg(cst == DMLC_OK, "compile: %s", dmlc_context_error(graph->ctx));
   ck_assert_int_eq(dmlc_execute(exe, b->in, b->num_in, b->out, b->num_out), DMLC_OK);
   dmlc_executable_destroy(exe);
 }

@@ -729,7 +729,47 @@ START_TEST(test_error_number_out_of_range) {
                     "number out of range");
   check_parse_error(SIG "  %0 = constant {value = ^-9223372036854775809} : i64[1]\n",
                     "number out of range");
-  check_parse_error(SIG "  %0 = argmax %x {axes = [^-1]} : u32[1]\n", "number out of range");
+  check_parse_error(SIG "  %0 = argmax %x {axes = [^-9223372036854775809]} : u32[1]\n",
+                    "number out of range");
+}
+END_TEST
+
+/* Negative axes count from the end of the operand's rank, as NumPy's do;
+ * the graph holds (and prints) them non-negative. */
+START_TEST(test_negative_axes) {
+  dmlc_ir_graph *g = parse_ok("graph @g(%x: f32[2,3,4]) -> (u32[2,1,1], f32[2,3,4]) {\n"
+                              "  %0 = argmax %x {axes = [-1, -2]} : u32[2,1,1]\n"
+                              "  %1 = hardmax %x {axes = [-3]} : f32[2,3,4]\n"
+                              "  return %0, %1\n"
+                              "}\n");
+  ck_assert_uint_eq(g->nodes[0].num_axes, 2);
+  ck_assert_uint_eq(g->nodes[0].axes[0], 2);
+  ck_assert_uint_eq(g->nodes[0].axes[1], 1);
+  ck_assert_uint_eq(g->nodes[1].axes[0], 0);
+  char *text = print_ok(g);
+  ck_assert_ptr_nonnull(strstr(text, "axes = [2, 1]"));
+  ck_assert_ptr_nonnull(strstr(text, "axes = [0]"));
+  free(text);
+  dmlc_ir_graph_destroy(g);
+  check_parse_error(SIG "  %0 = argmax %x {axes = [^-2]} : u32[1]\n",
+                    "axis -2 is out of range for rank 1 (negative axes count from the end: -1 to "
+                    "-1)");
+  check_parse_error("graph @g(%x: f32[2]) -> (u32[2]) {\n"
+                    "  %0 = reduced_index {axes = [^-1]} : u32[2]\n",
+                    "axis -1: a negative axis counts from the end of the operand's rank, and "
+                    "'reduced_index' has no operand; write it as 0 to 7");
+}
+END_TEST
+
+/* The verifier names a parsed node by the user's name and place. */
+START_TEST(test_verify_source_names) {
+  dmlc_ir_graph *g = parse_ok("graph @g(%x: f32[3,4]) -> (u32[3,1]) {\n"
+                              "  // a comment line\n"
+                              "    %bad = argmin %x {axes = [5]} : u32[3,1]\n"
+                              "  return %bad\n"
+                              "}\n");
+  check_graph_verify_error(g, "t.dmlir:3:5: %bad = argmin: axes[0] = 5 is out of range for rank 2");
+  dmlc_ir_graph_destroy(g);
 }
 END_TEST
 
@@ -790,9 +830,9 @@ END_TEST
 
 START_TEST(test_error_return_count) {
   check_parse_error(SIG "  ^return %x, %x\n}\n",
-                    "return has 2 values but the signature declares 1 outputs");
+                    "return has 2 values but the signature declares 1 output");
   check_parse_error(SIG "  ^return\n}\n",
-                    "return has 0 values but the signature declares 1 outputs");
+                    "return has 0 values but the signature declares 1 output");
 }
 END_TEST
 
@@ -1496,6 +1536,8 @@ static Suite *ir_suite(void) {
   tcase_add_test(errors, test_error_rank);
   tcase_add_test(errors, test_error_number_out_of_range);
   tcase_add_test(errors, test_error_axes);
+  tcase_add_test(errors, test_negative_axes);
+  tcase_add_test(errors, test_verify_source_names);
   tcase_add_test(errors, test_error_operand_count);
   tcase_add_test(errors, test_error_end_of_input);
   tcase_add_test(errors, test_error_unknown_attribute);
