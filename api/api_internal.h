@@ -18,6 +18,7 @@ struct dmlc_context {
    * loader). */
   dmlc_rt_device *devices[DMLC_API_MAX_DEVICES];
   uint32_t num_threads; /* for devices with threads; 0 = the online cores */
+  uint64_t memory_limit; /* dmlc_context_set_memory_limit; 0 = physical memory */
 };
 
 struct dmlc_graph {
@@ -72,6 +73,11 @@ bool dmlc_api_device_is_open(const dmlc_context *ctx, dmlc_device device);
  * asked for, receives the pipeline's graph (the caller destroys it). */
 dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan,
                                 dmlc_ir_graph **fused_out);
+/* The context's memory limit in bytes (the physical memory when unset). */
+uint64_t dmlc_api_memory_limit(const dmlc_context *ctx);
+/* DMLC_ERROR_OUT_OF_MEMORY, with a message naming what, unless bytes fit
+ * under the context's memory limit. */
+dmlc_status dmlc_api_check_memory(dmlc_context *ctx, uint64_t bytes, const char *what);
 /* Closes every device of ctx (dmlc_context_destroy). */
 void dmlc_context_close_devices(dmlc_context *ctx);
 

@@ -1,6 +1,7 @@
 /* Compiling graphs for a device, and what an executable tells about itself.
  * The kernel plan is built here, once, for every device that generates
  * code; the device only turns it into its own executable. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,22 @@ static dmlc_status executable_compile(dmlc_executable *exe) {
   return status;
 }
 
+/* A device that evaluates the graph as given (the reference) holds every
+ * value densely while it runs: all of them must fit, whatever the inputs'
+ * buffers hold (a broadcast input of 8 bytes may stand for 32 GiB). */
+static dmlc_status check_evaluator_memory(dmlc_context *ctx, const dmlc_ir_graph *ir) {
+  uint64_t total = 0;
+  for (uint32_t v = 0; v < ir->num_values; v++) {
+    const dmlc_type *t = &ir->values[v].type;
+    const uint64_t n = dmlc_type_num_elements(t), size = dmlc_dtype_size(t->dtype);
+    const uint64_t bytes = n > UINT64_MAX / (size ? size : 1) ? UINT64_MAX : n * size;
+    total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+  }
+  char what[DMLC_NAME_MAX + 64];
+  snprintf(what, sizeof what, "graph '%s' on the reference device (all its values)", ir->name);
+  return dmlc_api_check_memory(ctx, total, what);
+}
+
 dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_executable **out) {
   if (!graph)
     return DMLC_ERROR_INVALID_ARGUMENT;
@@ -59,6 +76,8 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
   DMLC_RETURN_IF_ERROR(dmlc_ir_verify(graph->ir, &ctx->diag));
+  if (!entry->vtable->compiles_plan)
+    DMLC_RETURN_IF_ERROR(check_evaluator_memory(ctx, graph->ir));
   dmlc_executable *exe = calloc(1, sizeof *exe);
   dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph->ir) : NULL;
   if (!ir) {

@@ -3,6 +3,8 @@
  * runtime/registry.c does. */
 #include <stdlib.h>
 
+#include <unistd.h>
+
 #include "api/api_internal.h"
 
 const char *dmlc_device_name(dmlc_device device) {
@@ -95,6 +97,34 @@ dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **o
   dmlc_rt_device *dev = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, e, &dev));
   return e->vtable->describe(dev, out_text, &ctx->diag);
+}
+
+dmlc_status dmlc_context_set_memory_limit(dmlc_context *ctx, uint64_t bytes) {
+  if (!ctx)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  ctx->memory_limit = bytes;
+  return DMLC_OK;
+}
+
+uint64_t dmlc_api_memory_limit(const dmlc_context *ctx) {
+  if (ctx->memory_limit)
+    return ctx->memory_limit;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return UINT64_MAX;
+  return (uint64_t)pages > UINT64_MAX / (uint64_t)page ? UINT64_MAX
+                                                       : (uint64_t)pages * (uint64_t)page;
+}
+
+dmlc_status dmlc_api_check_memory(dmlc_context *ctx, uint64_t bytes, const char *what) {
+  const uint64_t limit = dmlc_api_memory_limit(ctx);
+  if (bytes <= limit)
+    return DMLC_OK;
+  return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY,
+                       "%s needs %llu bytes of host memory; the limit is %llu bytes (%s)", what,
+                       (unsigned long long)bytes, (unsigned long long)limit,
+                       ctx->memory_limit ? "dmlc_context_set_memory_limit"
+                                         : "the machine's physical memory");
 }
 
 /* More threads than this is a mistake, not a machine. */

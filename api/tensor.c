@@ -13,6 +13,8 @@ dmlc_status dmlc_tensor_create(dmlc_context *ctx, dmlc_device device, uint64_t s
   CHECK_ARG(ctx, size_bytes > 0, "dmlc_tensor_create: size_bytes is 0");
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
+  if (entry->vtable->tensor_map)
+    DMLC_RETURN_IF_ERROR(dmlc_api_check_memory(ctx, size_bytes, "dmlc_tensor_create: a host tensor"));
   dmlc_rt_device *dev = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, entry, &dev));
   dmlc_tensor *t = calloc(1, sizeof *t);

@@ -99,6 +99,13 @@ DMLC_API dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device,
  * workers start on the first kernel big enough to split. */
 DMLC_API dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n);
 
+/* The most host memory dmlc allocates for the tensors of one graph or one
+ * dmlc_tensor_create (the reference device's values, a host tensor), in
+ * bytes; 0 (the default) = the machine's physical memory. A graph or a
+ * tensor that needs more is DMLC_ERROR_OUT_OF_MEMORY, with a message giving
+ * both sizes, before anything is allocated (docs/reliability.md). */
+DMLC_API dmlc_status dmlc_context_set_memory_limit(dmlc_context *ctx, uint64_t bytes);
+
 /* ---- one operator ---- */
 /* Validates desc, builds a graph of that one operator (inputs named "input",
  * outputs "output") and compiles it for device. */
