@@ -2,6 +2,8 @@
 #ifndef DMLC_API_INTERNAL_H
 #define DMLC_API_INTERNAL_H
 
+#include <pthread.h>
+
 #include "codegen/kernel_desc.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -11,7 +13,11 @@
 #define DMLC_API_MAX_DEVICES 8
 
 struct dmlc_context {
-  dmlc_diag diag; /* the last failed call's message */
+  uint64_t id; /* unique in the process: keys each thread's messages for it */
+  /* Held by whatever opens devices or compiles (recursive: an API call may
+   * call another): compiles of one context run one at a time, executes do
+   * not take it (docs/reliability.md). */
+  pthread_mutex_t lock;
   /* Each device the context has used, by registry index, opened by the
    * first call that needs it (a context that never compiles for the CPU
    * never initializes LLVM; one that never uses Vulkan never loads the
@@ -39,7 +45,6 @@ struct dmlc_executable {
   dmlc_rt_device *rt_device;       /* the context's */
   dmlc_ir_graph *ir;               /* the graph as compiled (before passes), owned */
   dmlc_rt_executable *rt;
-  dmlc_rt_binding *bindings; /* inputs then outputs, filled per execute */
 };
 
 struct dmlc_tensor {
@@ -49,11 +54,19 @@ struct dmlc_tensor {
   uint64_t size_bytes;
 };
 
+/* The calling thread's message slot for ctx: each thread keeps the last
+ * failure of its own calls on each context (of the last few it used), so
+ * concurrent calls never write one buffer. */
+dmlc_diag *dmlc_ctx_diag(const dmlc_context *ctx);
+/* ctx->lock, taken and released. */
+void dmlc_ctx_lock(dmlc_context *ctx);
+void dmlc_ctx_unlock(dmlc_context *ctx);
+
 /* Fails the call with DMLC_ERROR_INVALID_ARGUMENT and the message unless cond. */
 #define CHECK_ARG(ctx, cond, ...)                                                                  \
   do {                                                                                             \
     if (!(cond))                                                                                   \
-      return dmlc_diag_set(&(ctx)->diag, DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                \
+      return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                \
   } while (0)
 
 /* The registry's entry of device (DEFAULT resolved); UNSUPPORTED for a

@@ -41,9 +41,9 @@ dmlc_status dmlc_api_resolve_device(dmlc_context *ctx, dmlc_device device,
                                     const dmlc_device_entry **out) {
   const dmlc_device_entry *e = dmlc_device_registry_find(device);
   if (!e)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d", (int)device);
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d", (int)device);
   if (!e->vtable)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_UNSUPPORTED,
                          "device '%s' is not built into this dmlc (%s); use the cpu or reference "
                          "device",
                          e->name, e->not_built);
@@ -55,13 +55,17 @@ dmlc_status dmlc_context_device(dmlc_context *ctx, const dmlc_device_entry *entr
                                 dmlc_rt_device **out) {
   const size_t i = registry_index(entry);
   if (i >= DMLC_API_MAX_DEVICES)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INTERNAL, "device '%s' has no slot in a context",
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INTERNAL, "device '%s' has no slot in a context",
                          entry->name);
+  dmlc_status status = DMLC_OK;
+  dmlc_ctx_lock(ctx);
   if (!ctx->devices[i]) {
     const dmlc_rt_options options = {ctx->num_threads};
-    DMLC_RETURN_IF_ERROR(entry->vtable->create(&options, &ctx->devices[i], &ctx->diag));
+    status = entry->vtable->create(&options, &ctx->devices[i], dmlc_ctx_diag(ctx));
   }
   *out = ctx->devices[i];
+  dmlc_ctx_unlock(ctx);
+  DMLC_RETURN_IF_ERROR(status);
   return DMLC_OK;
 }
 
@@ -96,7 +100,10 @@ dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device, char **o
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &e));
   dmlc_rt_device *dev = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, e, &dev));
-  return e->vtable->describe(dev, out_text, &ctx->diag);
+  dmlc_ctx_lock(ctx);
+  const dmlc_status status = e->vtable->describe(dev, out_text, dmlc_ctx_diag(ctx));
+  dmlc_ctx_unlock(ctx);
+  return status;
 }
 
 dmlc_status dmlc_context_set_memory_limit(dmlc_context *ctx, uint64_t bytes) {
@@ -120,7 +127,7 @@ dmlc_status dmlc_api_check_memory(dmlc_context *ctx, uint64_t bytes, const char 
   const uint64_t limit = dmlc_api_memory_limit(ctx);
   if (bytes <= limit)
     return DMLC_OK;
-  return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY,
+  return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
                        "%s needs %llu bytes of host memory; the limit is %llu bytes (%s)", what,
                        (unsigned long long)bytes, (unsigned long long)limit,
                        ctx->memory_limit ? "dmlc_context_set_memory_limit"
@@ -135,11 +142,14 @@ dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n) {
     return DMLC_ERROR_INVALID_ARGUMENT;
   CHECK_ARG(ctx, n <= MAX_THREADS, "dmlc_context_set_num_threads: %u threads (at most %d)", n,
             MAX_THREADS);
+  dmlc_status status = DMLC_OK;
+  dmlc_ctx_lock(ctx);
   ctx->num_threads = n;
-  for (size_t i = 0; i < dmlc_device_registry_size() && i < DMLC_API_MAX_DEVICES; i++) {
+  for (size_t i = 0; status == DMLC_OK && i < dmlc_device_registry_size() && i < DMLC_API_MAX_DEVICES; i++) {
     const dmlc_device_vtable *vt = dmlc_device_registry_entry(i)->vtable;
     if (ctx->devices[i] && vt->set_num_threads)
-      DMLC_RETURN_IF_ERROR(vt->set_num_threads(ctx->devices[i], n, &ctx->diag));
+      status = vt->set_num_threads(ctx->devices[i], n, dmlc_ctx_diag(ctx));
   }
-  return DMLC_OK;
+  dmlc_ctx_unlock(ctx);
+  return status;
 }
