@@ -381,7 +381,7 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
   CHECK_ARG(ctx, kind, "dmlc_graph_emit: kind is NULL");
   CHECK_ARG(ctx, options, "dmlc_graph_emit: options is NULL");
   if (strcmp(kind, "sharedlib") == 0 || strcmp(kind, "exe") == 0)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_UNSUPPORTED,
                          "the library does not link: emit 'obj' and link it with the C compiler "
                          "(dmlc compile does)");
   static const char *const kinds[] = {"ir",     "llvm",      "bc",       "asm", "obj",
@@ -412,40 +412,40 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
   DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(ctx, graph->ir, &plan, &fused));
   dmlc_status status = DMLC_OK;
   if (spirv) {
-    status = emit_spirv(&plan, kind, spirv_text, spirv_index, out_data, out_size, &ctx->diag);
+    status = emit_spirv(&plan, kind, spirv_text, spirv_index, out_data, out_size, dmlc_ctx_diag(ctx));
   } else if (strcmp(kind, "ir") == 0) {
     char *text = dmlc_ir_print(fused);
     if (text) {
       *out_data = text;
       *out_size = strlen(text);
     } else {
-      status = dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory printing IR");
+      status = dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory printing IR");
     }
   } else {
     const dmlc_llvm_aot_options o = {name, options->target, options->cpu, options->features,
                                      options->opt_level};
     dmlc_llvm_aot *aot = NULL;
     status = dmlc_llvm_aot_create(&plan, graph->ir->num_inputs, graph->ir->num_outputs, &o, &aot,
-                                  &ctx->diag);
+                                  dmlc_ctx_diag(ctx));
     if (status == DMLC_OK && strcmp(kind, "header") == 0) {
       char *text = header_text(name, graph->ir, aot);
       if (text) {
         *out_data = text;
         *out_size = strlen(text);
       } else {
-        status = dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
+        status = dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
       }
     } else if (status == DMLC_OK && (strcmp(kind, "metadata") == 0 || strcmp(kind, "dot") == 0)) {
       const bool metadata = strcmp(kind, "metadata") == 0;
       dmlc_spirv_caps caps;
       dmlc_aot_spirv modules = {0};
       if (metadata)
-        status = spirv_modules(&plan, &caps, &modules, &ctx->diag);
+        status = spirv_modules(&plan, &caps, &modules, dmlc_ctx_diag(ctx));
       const dmlc_aot_graph g = {graph->ir, fused, &plan, name, aot, metadata ? &modules : NULL};
       char *text = NULL;
       if (status == DMLC_OK)
-        status = metadata ? dmlc_aot_metadata(&g, &text, &ctx->diag)
-                          : dmlc_aot_dot(&g, &text, &ctx->diag);
+        status = metadata ? dmlc_aot_metadata(&g, &text, dmlc_ctx_diag(ctx))
+                          : dmlc_aot_dot(&g, &text, dmlc_ctx_diag(ctx));
       spirv_modules_free(&plan, &modules);
       if (status == DMLC_OK) {
         *out_data = text;
@@ -454,13 +454,13 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
     } else if (status == DMLC_OK && strcmp(kind, "staticlib") == 0) {
       void *obj = NULL;
       size_t obj_size = 0;
-      status = dmlc_llvm_aot_emit(aot, "obj", &obj, &obj_size, &ctx->diag);
+      status = dmlc_llvm_aot_emit(aot, "obj", &obj, &obj_size, dmlc_ctx_diag(ctx));
       if (status == DMLC_OK)
         status = archive(name, dmlc_llvm_aot_num_variants(aot) > 1, obj, obj_size, out_data,
-                         out_size, &ctx->diag);
+                         out_size, dmlc_ctx_diag(ctx));
       free(obj);
     } else if (status == DMLC_OK) {
-      status = dmlc_llvm_aot_emit(aot, kind, out_data, out_size, &ctx->diag);
+      status = dmlc_llvm_aot_emit(aot, kind, out_data, out_size, dmlc_ctx_diag(ctx));
     }
     dmlc_llvm_aot_destroy(aot);
   }

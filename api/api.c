@@ -1,6 +1,7 @@
 /* The public API (include/dmlc/dmlc.h) over the layers below: frontend,
  * IR, passes and the runtimes. Every entry point validates its arguments and
  * records failures on the context. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,22 +29,76 @@ const char *dmlc_status_string(dmlc_status status) {
   return "unknown status";
 }
 
+/* Context ids: never reused, so a thread's slot for a destroyed context is
+ * never taken for a new one at the same address. */
+static _Atomic uint64_t next_context_id = 1;
+
 dmlc_status dmlc_context_create(dmlc_context **out) {
   if (!out)
     return DMLC_ERROR_INVALID_ARGUMENT;
-  *out = calloc(1, sizeof **out);
-  return *out ? DMLC_OK : DMLC_ERROR_OUT_OF_MEMORY;
+  *out = NULL;
+  dmlc_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return DMLC_ERROR_OUT_OF_MEMORY;
+  pthread_mutexattr_t attr;
+  bool locked = pthread_mutexattr_init(&attr) == 0;
+  if (locked) {
+    locked = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE) == 0 &&
+             pthread_mutex_init(&ctx->lock, &attr) == 0;
+    pthread_mutexattr_destroy(&attr);
+  }
+  if (!locked) {
+    free(ctx);
+    return DMLC_ERROR_OUT_OF_MEMORY;
+  }
+  ctx->id = atomic_fetch_add(&next_context_id, 1);
+  *out = ctx;
+  return DMLC_OK;
 }
 
 void dmlc_context_destroy(dmlc_context *ctx) {
   if (!ctx)
     return;
   dmlc_context_close_devices(ctx);
+  pthread_mutex_destroy(&ctx->lock);
   free(ctx);
 }
 
+void dmlc_ctx_lock(dmlc_context *ctx) { pthread_mutex_lock(&ctx->lock); }
+void dmlc_ctx_unlock(dmlc_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+
+/* Each thread's messages, for the last DIAG_SLOTS contexts it failed or
+ * asked about (round robin). */
+enum { DIAG_SLOTS = 4 };
+typedef struct diag_slot {
+  uint64_t ctx_id;
+  dmlc_diag diag;
+} diag_slot;
+static _Thread_local diag_slot diag_slots[DIAG_SLOTS];
+static _Thread_local unsigned diag_next;
+
+static diag_slot *find_slot(uint64_t id) {
+  for (unsigned i = 0; i < DIAG_SLOTS; i++)
+    if (diag_slots[i].ctx_id == id)
+      return &diag_slots[i];
+  return NULL;
+}
+
+dmlc_diag *dmlc_ctx_diag(const dmlc_context *ctx) {
+  diag_slot *s = find_slot(ctx->id);
+  if (!s) {
+    s = &diag_slots[diag_next++ % DIAG_SLOTS];
+    s->ctx_id = ctx->id;
+    dmlc_diag_clear(&s->diag);
+  }
+  return &s->diag;
+}
+
 const char *dmlc_context_error(const dmlc_context *ctx) {
-  return ctx ? ctx->diag.message : "dmlc_context_error: ctx is NULL";
+  if (!ctx)
+    return "dmlc_context_error: ctx is NULL";
+  const diag_slot *s = find_slot(ctx->id);
+  return s ? s->diag.message : "";
 }
 
 void dmlc_free(void *p) { free(p); }
@@ -67,7 +122,7 @@ static dmlc_status graph_wrap(dmlc_context *ctx, dmlc_ir_graph *ir, dmlc_graph *
   dmlc_graph *g = calloc(1, sizeof *g);
   if (!g) {
     dmlc_ir_graph_destroy(ir);
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
   }
   g->ctx = ctx;
   g->ir = ir;
@@ -88,7 +143,7 @@ dmlc_status dmlc_graph_create(dmlc_context *ctx, const char *name, dmlc_graph **
             name, DMLC_NAME_MAX - 1);
   dmlc_ir_graph *ir = dmlc_ir_graph_create(name);
   if (!ir)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
   return graph_wrap(ctx, ir, out);
 }
 
@@ -127,9 +182,9 @@ dmlc_status dmlc_graph_add_input(dmlc_graph *graph, const char *name, const DML_
             "dmlc_graph_add_input: the graph already has an input named '%s'", name);
   dmlc_type type;
   dmlc_layout layout;
-  DMLC_RETURN_IF_ERROR(dmlc_frontend_tensor(desc, name, false, &type, &layout, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_frontend_tensor(desc, name, false, &type, &layout, dmlc_ctx_diag(ctx)));
   uint32_t v;
-  DMLC_RETURN_IF_ERROR(dmlc_ir_add_input(graph->ir, name, &type, &layout, &v, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_ir_add_input(graph->ir, name, &type, &layout, &v, dmlc_ctx_diag(ctx)));
   if (out)
     *out = v;
   return DMLC_OK;
@@ -138,7 +193,7 @@ dmlc_status dmlc_graph_add_input(dmlc_graph *graph, const char *name, const DML_
 static dmlc_status remember_layout(dmlc_graph *graph, uint32_t value, const dmlc_layout *layout) {
   if (value == UINT32_MAX ||
       !DMLC_ARRAY_RESERVE(&graph->result_layouts, &graph->cap_layouts, value + 1, 16))
-    return dmlc_diag_set(&graph->ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
+    return dmlc_diag_set(dmlc_ctx_diag(graph->ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory");
   graph->result_layouts[value].layout = *layout;
   graph->result_layouts[value].given = true;
   return DMLC_OK;
@@ -151,7 +206,7 @@ dmlc_status dmlc_graph_add_operator(dmlc_graph *graph, const DML_OPERATOR_DESC *
     return DMLC_ERROR_INVALID_ARGUMENT;
   dmlc_context *ctx = graph->ctx;
   dmlc_operator_tensors tensors;
-  DMLC_RETURN_IF_ERROR(dmlc_frontend_operator_tensors(desc, &tensors, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_frontend_operator_tensors(desc, &tensors, dmlc_ctx_diag(ctx)));
   CHECK_ARG(ctx, input_count == tensors.num_inputs,
             "dmlc_graph_add_operator: input_count is %zu; the operator has %u input tensors",
             input_count, tensors.num_inputs);
@@ -167,7 +222,7 @@ dmlc_status dmlc_graph_add_operator(dmlc_graph *graph, const DML_OPERATOR_DESC *
   uint32_t results[DMLC_FRONTEND_MAX_TENSORS];
   dmlc_layout layouts[DMLC_FRONTEND_MAX_TENSORS];
   DMLC_RETURN_IF_ERROR(
-      dmlc_frontend_add_operator(graph->ir, desc, inputs, results, layouts, &ctx->diag));
+      dmlc_frontend_add_operator(graph->ir, desc, inputs, results, layouts, dmlc_ctx_diag(ctx)));
   for (size_t i = 0; i < output_count; i++) {
     DMLC_RETURN_IF_ERROR(remember_layout(graph, results[i], &layouts[i]));
     outputs[i] = results[i];
@@ -200,11 +255,11 @@ dmlc_status dmlc_graph_add_output(dmlc_graph *graph, const char *name, dmlc_valu
     if (ir->inputs[i].value == value)
       layout = &ir->inputs[i].layout;
   if (layout && !dmlc_strides_disjoint(&ir->values[value].type, layout->strides))
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT,
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT,
                          "dmlc_graph_add_output: output '%s' would be laid out with zero or "
                          "overlapping strides (the layout of its value)",
                          name);
-  return dmlc_ir_add_output(ir, name, value, layout, &ctx->diag);
+  return dmlc_ir_add_output(ir, name, value, layout, dmlc_ctx_diag(ctx));
 }
 
 dmlc_status dmlc_graph_parse(dmlc_context *ctx, const char *text, size_t length,
@@ -216,7 +271,7 @@ dmlc_status dmlc_graph_parse(dmlc_context *ctx, const char *text, size_t length,
   CHECK_ARG(ctx, text || length == 0, "dmlc_graph_parse: text is NULL");
   dmlc_ir_graph *ir = NULL;
   DMLC_RETURN_IF_ERROR(
-      dmlc_ir_parse(text ? text : "", length, filename ? filename : "<input>", &ir, &ctx->diag));
+      dmlc_ir_parse(text ? text : "", length, filename ? filename : "<input>", &ir, dmlc_ctx_diag(ctx)));
   return graph_wrap(ctx, ir, out);
 }
 
@@ -232,7 +287,7 @@ dmlc_status dmlc_graph_print(dmlc_graph *graph, char **out_text) {
   CHECK_ARG(graph->ctx, out_text, "dmlc_graph_print: out_text is NULL");
   *out_text = dmlc_ir_print(graph->ir);
   if (!*out_text)
-    return dmlc_diag_set(&graph->ctx->diag, DMLC_ERROR_OUT_OF_MEMORY,
+    return dmlc_diag_set(dmlc_ctx_diag(graph->ctx), DMLC_ERROR_OUT_OF_MEMORY,
                          "out of memory printing a graph");
   return DMLC_OK;
 }
@@ -257,7 +312,7 @@ dmlc_status dmlc_graph_run_passes(dmlc_graph *graph, const char *pipeline,
   graph->cap_layouts = 0;
   free(graph->result_layouts);
   graph->result_layouts = NULL;
-  return dmlc_run_pipeline(&graph->ir, pipeline, &o, &graph->ctx->diag);
+  return dmlc_run_pipeline(&graph->ir, pipeline, &o, dmlc_ctx_diag(graph->ctx));
 }
 
 const char *dmlc_default_pipeline(void) { return DMLC_DEFAULT_PIPELINE; }

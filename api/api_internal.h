@@ -2,6 +2,8 @@
 #ifndef DMLC_API_INTERNAL_H
 #define DMLC_API_INTERNAL_H
 
+#include <pthread.h>
+
 #include "codegen/kernel_desc.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -11,13 +13,18 @@
 #define DMLC_API_MAX_DEVICES 8
 
 struct dmlc_context {
-  dmlc_diag diag; /* the last failed call's message */
+  uint64_t id; /* unique in the process: keys each thread's messages for it */
+  /* Held by whatever opens devices or compiles (recursive: an API call may
+   * call another): compiles of one context run one at a time, executes do
+   * not take it (docs/reliability.md). */
+  pthread_mutex_t lock;
   /* Each device the context has used, by registry index, opened by the
    * first call that needs it (a context that never compiles for the CPU
    * never initializes LLVM; one that never uses Vulkan never loads the
    * loader). */
   dmlc_rt_device *devices[DMLC_API_MAX_DEVICES];
   uint32_t num_threads; /* for devices with threads; 0 = the online cores */
+  uint64_t memory_limit; /* dmlc_context_set_memory_limit; 0 = physical memory */
 };
 
 struct dmlc_graph {
@@ -38,7 +45,6 @@ struct dmlc_executable {
   dmlc_rt_device *rt_device;       /* the context's */
   dmlc_ir_graph *ir;               /* the graph as compiled (before passes), owned */
   dmlc_rt_executable *rt;
-  dmlc_rt_binding *bindings; /* inputs then outputs, filled per execute */
 };
 
 struct dmlc_tensor {
@@ -48,11 +54,19 @@ struct dmlc_tensor {
   uint64_t size_bytes;
 };
 
+/* The calling thread's message slot for ctx: each thread keeps the last
+ * failure of its own calls on each context (of the last few it used), so
+ * concurrent calls never write one buffer. */
+dmlc_diag *dmlc_ctx_diag(const dmlc_context *ctx);
+/* ctx->lock, taken and released. */
+void dmlc_ctx_lock(dmlc_context *ctx);
+void dmlc_ctx_unlock(dmlc_context *ctx);
+
 /* Fails the call with DMLC_ERROR_INVALID_ARGUMENT and the message unless cond. */
 #define CHECK_ARG(ctx, cond, ...)                                                                  \
   do {                                                                                             \
     if (!(cond))                                                                                   \
-      return dmlc_diag_set(&(ctx)->diag, DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                \
+      return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                \
   } while (0)
 
 /* The registry's entry of device (DEFAULT resolved); UNSUPPORTED for a
@@ -77,6 +91,11 @@ dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc
  * kernel must be the one `fuse` derives; a hand-edited one, which would
  * silently have no effect, is refused with a message at its place. */
 dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir);
+/* The context's memory limit in bytes (the physical memory when unset). */
+uint64_t dmlc_api_memory_limit(const dmlc_context *ctx);
+/* DMLC_ERROR_OUT_OF_MEMORY, with a message naming what, unless bytes fit
+ * under the context's memory limit. */
+dmlc_status dmlc_api_check_memory(dmlc_context *ctx, uint64_t bytes, const char *what);
 /* Closes every device of ctx (dmlc_context_destroy). */
 void dmlc_context_close_devices(dmlc_context *ctx);
 

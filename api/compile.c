@@ -17,11 +17,11 @@ dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc
     *fused_out = NULL;
   dmlc_ir_graph *fused = dmlc_ir_graph_clone(ir);
   if (!fused)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   const dmlc_pipeline_options options = {0};
-  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, &ctx->diag);
+  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, dmlc_ctx_diag(ctx));
   if (status == DMLC_OK)
-    status = dmlc_kernel_plan_build(fused, plan, &ctx->diag);
+    status = dmlc_kernel_plan_build(fused, plan, dmlc_ctx_diag(ctx));
   if (status == DMLC_OK && fused_out) {
     *fused_out = fused;
     return DMLC_OK;
@@ -79,14 +79,14 @@ static void kernel_difference(const dmlc_ir_graph *g, const dmlc_kernel *k, cons
 }
 
 dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir) {
-  DMLC_RETURN_IF_ERROR(dmlc_ir_verify(ir, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_ir_verify(ir, dmlc_ctx_diag(ctx)));
   if (ir->num_kernels == 0)
     return DMLC_OK;
   dmlc_ir_graph *derived = dmlc_ir_graph_clone(ir);
   if (!derived)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory verifying kernels");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory verifying kernels");
   const dmlc_pipeline_options options = {0};
-  dmlc_status status = dmlc_run_pipeline(&derived, "fuse", &options, &ctx->diag);
+  dmlc_status status = dmlc_run_pipeline(&derived, "fuse", &options, dmlc_ctx_diag(ctx));
   /* Every written kernel must be one fuse derives (fuse may order and
    * number them differently when it runs again on its own output). */
   char why[512] = "";
@@ -116,7 +116,7 @@ dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir) {
   if (k->src_line && ir->source[0])
     snprintf(place, sizeof place, "%.*s:%u:%u: ", (int)strnlen(ir->source, sizeof ir->source),
              ir->source, k->src_line, k->src_col);
-  return dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT,
+  return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT,
                        "%skernel @k%u is not the kernel dmlc derives from the graph's nodes: %s. "
                        "dmlc compiles the nodes and derives every kernel itself, so an edited "
                        "kernel would have no effect: undo the edit, or delete the kernel blocks "
@@ -127,22 +127,38 @@ dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir) {
 static dmlc_status executable_compile(dmlc_executable *exe) {
   dmlc_context *ctx = exe->ctx;
   const dmlc_device_vtable *vt = exe->device->vtable;
-  const uint32_t io = exe->ir->num_inputs + exe->ir->num_outputs;
-  exe->bindings = calloc(io ? io : 1, sizeof *exe->bindings);
-  if (!exe->bindings)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   /* The graph first: a graph no device could run says so even where the
    * device is missing. */
   dmlc_kernel_plan plan = {0};
   if (vt->compiles_plan)
     DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(ctx, exe->ir, &plan, NULL));
+  /* The plan above is the caller's alone; the device (its JIT, kernel
+   * cache, Vulkan objects) is the context's: one compile at a time. */
+  dmlc_ctx_lock(ctx);
   dmlc_status status = dmlc_context_device(ctx, exe->device, &exe->rt_device);
   if (status == DMLC_OK) {
     const dmlc_rt_program program = {exe->ir, vt->compiles_plan ? &plan : NULL};
-    status = vt->compile(exe->rt_device, &program, &exe->rt, &ctx->diag);
+    status = vt->compile(exe->rt_device, &program, &exe->rt, dmlc_ctx_diag(ctx));
   }
+  dmlc_ctx_unlock(ctx);
   dmlc_kernel_plan_free(&plan);
   return status;
+}
+
+/* A device that evaluates the graph as given (the reference) holds every
+ * value densely while it runs: all of them must fit, whatever the inputs'
+ * buffers hold (a broadcast input of 8 bytes may stand for 32 GiB). */
+static dmlc_status check_evaluator_memory(dmlc_context *ctx, const dmlc_ir_graph *ir) {
+  uint64_t total = 0;
+  for (uint32_t v = 0; v < ir->num_values; v++) {
+    const dmlc_type *t = &ir->values[v].type;
+    const uint64_t n = dmlc_type_num_elements(t), size = dmlc_dtype_size(t->dtype);
+    const uint64_t bytes = n > UINT64_MAX / (size ? size : 1) ? UINT64_MAX : n * size;
+    total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+  }
+  char what[DMLC_NAME_MAX + 64];
+  snprintf(what, sizeof what, "graph '%s' on the reference device (all its values)", ir->name);
+  return dmlc_api_check_memory(ctx, total, what);
 }
 
 dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_executable **out) {
@@ -154,11 +170,13 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
   DMLC_RETURN_IF_ERROR(dmlc_api_verify(ctx, graph->ir));
+  if (!entry->vtable->compiles_plan)
+    DMLC_RETURN_IF_ERROR(check_evaluator_memory(ctx, graph->ir));
   dmlc_executable *exe = calloc(1, sizeof *exe);
   dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph->ir) : NULL;
   if (!ir) {
     free(exe);
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   }
   exe->ctx = ctx;
   exe->device = entry;
@@ -178,15 +196,15 @@ static const char *const output_names[DMLC_FRONTEND_MAX_TENSORS] = {"output", "o
 static dmlc_status build_operator_graph(dmlc_graph *graph, const DML_OPERATOR_DESC *desc) {
   dmlc_context *ctx = graph->ctx;
   dmlc_operator_tensors tensors;
-  DMLC_RETURN_IF_ERROR(dmlc_frontend_operator_tensors(desc, &tensors, &ctx->diag));
+  DMLC_RETURN_IF_ERROR(dmlc_frontend_operator_tensors(desc, &tensors, dmlc_ctx_diag(ctx)));
   uint32_t inputs[DMLC_FRONTEND_MAX_TENSORS], outputs[DMLC_FRONTEND_MAX_TENSORS];
   for (uint32_t i = 0; i < tensors.num_inputs; i++) {
     dmlc_type type;
     dmlc_layout layout;
     DMLC_RETURN_IF_ERROR(dmlc_frontend_tensor(tensors.inputs[i], tensors.input_fields[i], false,
-                                              &type, &layout, &ctx->diag));
+                                              &type, &layout, dmlc_ctx_diag(ctx)));
     DMLC_RETURN_IF_ERROR(
-        dmlc_ir_add_input(graph->ir, input_names[i], &type, &layout, &inputs[i], &ctx->diag));
+        dmlc_ir_add_input(graph->ir, input_names[i], &type, &layout, &inputs[i], dmlc_ctx_diag(ctx)));
   }
   DMLC_RETURN_IF_ERROR(dmlc_graph_add_operator(graph, desc, inputs, tensors.num_inputs, outputs,
                                                tensors.num_outputs));
@@ -213,10 +231,12 @@ dmlc_status dmlc_operator_compile(dmlc_context *ctx, const DML_OPERATOR_DESC *de
 void dmlc_executable_destroy(dmlc_executable *exe) {
   if (!exe)
     return;
-  if (exe->rt)
+  if (exe->rt) {
+    dmlc_ctx_lock(exe->ctx);
     exe->device->vtable->executable_destroy(exe->rt);
+    dmlc_ctx_unlock(exe->ctx);
+  }
   dmlc_ir_graph_destroy(exe->ir);
-  free(exe->bindings);
   free(exe);
 }
 
@@ -270,7 +290,7 @@ dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, c
   if (!known) {
     dmlc_strbuf kinds = {0};
     dump_kind_list(&kinds);
-    dmlc_diag_set(&ctx->diag, DMLC_ERROR_INVALID_ARGUMENT,
+    dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT,
                   "dmlc_executable_dump: cannot dump '%.32s' (%s)", what,
                   kinds.data ? kinds.data : "no device dumps anything");
     dmlc_strbuf_free(&kinds);
@@ -278,10 +298,14 @@ dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char *what, c
   }
   const dmlc_device_vtable *vt = exe->device->vtable;
   if (!find_dump_kind(vt->dump_kinds, what))
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_UNSUPPORTED,
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_UNSUPPORTED,
                          "dmlc_executable_dump: an executable for device '%s' has no %s",
                          exe->device->name, known->what);
-  return vt->dump(exe->rt, what, out_text, &ctx->diag);
+  /* Text is made on first request and kept in the context's kernel cache. */
+  dmlc_ctx_lock(ctx);
+  const dmlc_status status = vt->dump(exe->rt, what, out_text, dmlc_ctx_diag(ctx));
+  dmlc_ctx_unlock(ctx);
+  return status;
 }
 
 dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns, size_t max,
@@ -291,7 +315,14 @@ dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns,
   CHECK_ARG(exe->ctx, count, "dmlc_executable_kernel_times: count is NULL");
   CHECK_ARG(exe->ctx, ns || max == 0, "dmlc_executable_kernel_times: ns is NULL");
   const dmlc_device_vtable *vt = exe->device->vtable;
-  *count = vt->kernel_times ? vt->kernel_times(exe->rt, ns, max) : 0;
+  if (!vt->kernel_times) {
+    *count = 0;
+    return DMLC_OK;
+  }
+  /* Vulkan's timestamps are written by executes, which hold the lock. */
+  dmlc_ctx_lock(exe->ctx);
+  *count = vt->kernel_times(exe->rt, ns, max);
+  dmlc_ctx_unlock(exe->ctx);
   return DMLC_OK;
 }
 

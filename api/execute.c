@@ -88,6 +88,30 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
   return DMLC_OK;
 }
 
+/* Runs the device's execute with this call's bindings (an executable may
+ * run on many threads at once), under the context's lock on a device whose
+ * executes are serial. */
+static dmlc_status run(dmlc_executable *exe, const dmlc_rt_binding *in, const dmlc_rt_binding *out) {
+  const dmlc_device_vtable *vt = exe->device->vtable;
+  if (vt->concurrent_execute)
+    return vt->execute(exe->rt, in, out, dmlc_ctx_diag(exe->ctx));
+  dmlc_ctx_lock(exe->ctx);
+  const dmlc_status status = vt->execute(exe->rt, in, out, dmlc_ctx_diag(exe->ctx));
+  dmlc_ctx_unlock(exe->ctx);
+  return status;
+}
+
+enum { LOCAL_BINDINGS = 16 };
+
+static dmlc_rt_binding *bindings_for(dmlc_executable *exe, size_t count, dmlc_rt_binding *local) {
+  if (count <= LOCAL_BINDINGS)
+    return local;
+  dmlc_rt_binding *b = malloc(count * sizeof *b);
+  if (!b)
+    dmlc_diag_set(dmlc_ctx_diag(exe->ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory executing");
+  return b;
+}
+
 dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t input_count,
                          const dmlc_buffer *outputs, size_t output_count) {
   if (!exe)
@@ -95,12 +119,19 @@ dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t
   DMLC_RETURN_IF_ERROR(
       check_counts(exe, "dmlc_execute", inputs, input_count, outputs, output_count));
   DMLC_RETURN_IF_ERROR(check_buffers(exe, inputs, outputs));
-  dmlc_rt_binding *in = exe->bindings, *out = exe->bindings + input_count;
+  dmlc_rt_binding local[LOCAL_BINDINGS];
+  dmlc_rt_binding *in = bindings_for(exe, input_count + output_count, local);
+  if (!in)
+    return DMLC_ERROR_OUT_OF_MEMORY;
+  dmlc_rt_binding *out = in + input_count;
   for (size_t i = 0; i < input_count; i++)
     in[i] = (dmlc_rt_binding){inputs[i].data, NULL, inputs[i].size_bytes};
   for (size_t i = 0; i < output_count; i++)
     out[i] = (dmlc_rt_binding){outputs[i].data, NULL, outputs[i].size_bytes};
-  return exe->device->vtable->execute(exe->rt, in, out, &exe->ctx->diag);
+  const dmlc_status status = run(exe, in, out);
+  if (in != local)
+    free(in);
+  return status;
 }
 
 static dmlc_status check_tensor(const dmlc_executable *exe, const char *kind, size_t index,
@@ -146,10 +177,17 @@ dmlc_status dmlc_execute_tensors(dmlc_executable *exe, dmlc_tensor *const *input
   DMLC_RETURN_IF_ERROR(
       check_counts(exe, "dmlc_execute_tensors", inputs, input_count, outputs, output_count));
   DMLC_RETURN_IF_ERROR(check_tensors(exe, inputs, outputs));
-  dmlc_rt_binding *in = exe->bindings, *out = exe->bindings + input_count;
+  dmlc_rt_binding local[LOCAL_BINDINGS];
+  dmlc_rt_binding *in = bindings_for(exe, input_count + output_count, local);
+  if (!in)
+    return DMLC_ERROR_OUT_OF_MEMORY;
+  dmlc_rt_binding *out = in + input_count;
   for (size_t i = 0; i < input_count; i++)
     in[i] = (dmlc_rt_binding){NULL, inputs[i]->rt, inputs[i]->size_bytes};
   for (size_t i = 0; i < output_count; i++)
     out[i] = (dmlc_rt_binding){NULL, outputs[i]->rt, outputs[i]->size_bytes};
-  return exe->device->vtable->execute(exe->rt, in, out, &exe->ctx->diag);
+  const dmlc_status status = run(exe, in, out);
+  if (in != local)
+    free(in);
+  return status;
 }

@@ -13,12 +13,16 @@ dmlc_status dmlc_tensor_create(dmlc_context *ctx, dmlc_device device, uint64_t s
   CHECK_ARG(ctx, size_bytes > 0, "dmlc_tensor_create: size_bytes is 0");
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
+  if (entry->vtable->tensor_map)
+    DMLC_RETURN_IF_ERROR(dmlc_api_check_memory(ctx, size_bytes, "dmlc_tensor_create: a host tensor"));
   dmlc_rt_device *dev = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, entry, &dev));
   dmlc_tensor *t = calloc(1, sizeof *t);
   if (!t)
-    return dmlc_diag_set(&ctx->diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a tensor");
-  const dmlc_status status = entry->vtable->tensor_create(dev, size_bytes, &t->rt, &ctx->diag);
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a tensor");
+  dmlc_ctx_lock(ctx);
+  const dmlc_status status = entry->vtable->tensor_create(dev, size_bytes, &t->rt, dmlc_ctx_diag(ctx));
+  dmlc_ctx_unlock(ctx);
   if (status != DMLC_OK) {
     free(t);
     return status;
@@ -46,7 +50,13 @@ dmlc_status dmlc_tensor_write(dmlc_tensor *t, uint64_t offset, const void *src, 
   DMLC_RETURN_IF_ERROR(check_range(t, "dmlc_tensor_write", offset, src, size));
   if (size == 0)
     return DMLC_OK;
-  return t->device->vtable->tensor_write(t->rt, offset, src, size, &t->ctx->diag);
+  const dmlc_device_vtable *vt = t->device->vtable;
+  if (vt->concurrent_execute)
+    return vt->tensor_write(t->rt, offset, src, size, dmlc_ctx_diag(t->ctx));
+  dmlc_ctx_lock(t->ctx);
+  const dmlc_status status = vt->tensor_write(t->rt, offset, src, size, dmlc_ctx_diag(t->ctx));
+  dmlc_ctx_unlock(t->ctx);
+  return status;
 }
 
 dmlc_status dmlc_tensor_read(const dmlc_tensor *t, uint64_t offset, void *dst, uint64_t size) {
@@ -55,7 +65,13 @@ dmlc_status dmlc_tensor_read(const dmlc_tensor *t, uint64_t offset, void *dst, u
   DMLC_RETURN_IF_ERROR(check_range(t, "dmlc_tensor_read", offset, dst, size));
   if (size == 0)
     return DMLC_OK;
-  return t->device->vtable->tensor_read(t->rt, offset, dst, size, &t->ctx->diag);
+  const dmlc_device_vtable *vt = t->device->vtable;
+  if (vt->concurrent_execute)
+    return vt->tensor_read(t->rt, offset, dst, size, dmlc_ctx_diag(t->ctx));
+  dmlc_ctx_lock(t->ctx);
+  const dmlc_status status = vt->tensor_read(t->rt, offset, dst, size, dmlc_ctx_diag(t->ctx));
+  dmlc_ctx_unlock(t->ctx);
+  return status;
 }
 
 void *dmlc_tensor_map(dmlc_tensor *t) {
@@ -73,6 +89,8 @@ dmlc_device dmlc_tensor_device(const dmlc_tensor *t) {
 void dmlc_tensor_destroy(dmlc_tensor *t) {
   if (!t)
     return;
+  dmlc_ctx_lock(t->ctx);
   t->device->vtable->tensor_destroy(t->rt);
+  dmlc_ctx_unlock(t->ctx);
   free(t);
 }

@@ -53,6 +53,10 @@ typedef struct dmlc_device_vtable {
   /* Compiles dmlc_rt_program.plan (code generation); false: evaluates the
    * graph as given. */
   bool compiles_plan;
+  /* Whether executes (and tensor reads and writes) of one context may run
+   * concurrently on this device; false: the API runs them one at a time
+   * under the context's lock (Vulkan: one queue, one command pool). */
+  bool concurrent_execute;
   /* Opens the device. Cheap where it can be: a device whose setup is costly
    * or may fail for lack of hardware (Vulkan) defers it to the first compile
    * or tensor, so describe works without it. */

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config git
-  llvm-19-dev llvm-19-tools clang-19
+  llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
   spirv-tools spirv-headers
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   check libsubunit-dev

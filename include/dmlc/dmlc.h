@@ -1,10 +1,34 @@
 /* dmlc: a graph compiler and runtime for DirectML-style operators.
  *
  * Every fallible call returns a dmlc_status; on failure the context keeps a
- * human-readable message, returned by dmlc_context_error(). No call aborts
- * on bad input. A context is not thread-safe: use one per thread, or lock.
- * Graphs and executables belong to the context that created them and must
- * be destroyed before it. */
+ * human-readable message for the calling thread, returned by
+ * dmlc_context_error(). No call aborts on bad input. Graphs and executables
+ * belong to the context that created them and must be destroyed before it.
+ *
+ * Threads (docs/reliability.md):
+ * - Contexts are independent: any number may be used side by side, one
+ *   thread or many each.
+ * - One context may be used from many threads at once: compiles
+ *   (dmlc_graph_compile, dmlc_operator_compile, dmlc_graph_emit), executes,
+ *   tensor calls, dumps and destroys of distinct objects. Compiles and other
+ *   calls that change the context's devices take the context's lock and run
+ *   one at a time; building the plan (the passes) runs outside it.
+ * - One executable may be executed from many threads at once
+ *   (dmlc_execute, dmlc_execute_tensors), each call with its own buffers.
+ *   On the reference device and the CPU the calls run in parallel (a CPU
+ *   call that finds the context's thread pool busy runs its kernels on its
+ *   own thread: no waiting on another call, never more threads than the
+ *   pool's); on Vulkan a context's executes and tensor reads and writes run
+ *   one at a time under its lock (one queue, one command pool).
+ *   dmlc_executable_kernel_times reports the last execute of any thread.
+ * - A graph (dmlc_graph_*) is used by one thread at a time; calls that only
+ *   read it (compile, verify, print, emit) may run on several at once.
+ * - Not concurrently with anything else on the same object: destroying it
+ *   (a context, graph, executable or tensor), dmlc_context_set_num_threads
+ *   and dmlc_context_set_memory_limit (set them before sharing the context),
+ *   and writing a tensor that another call reads or runs on.
+ * - dmlc_context_error() returns the message of the calling thread's last
+ *   failed call on ctx (kept for the last 4 contexts each thread used). */
 #ifndef DMLC_DMLC_H
 #define DMLC_DMLC_H
 
@@ -77,8 +101,9 @@ typedef struct dmlc_tensor_info {
 DMLC_API const char *dmlc_status_string(dmlc_status status);
 DMLC_API dmlc_status dmlc_context_create(dmlc_context **out);
 DMLC_API void dmlc_context_destroy(dmlc_context *ctx);
-/* The message of the last failed call on ctx (or on a graph or executable of
- * ctx); "" if none failed. Valid until the next call on ctx. */
+/* The message of the calling thread's last failed call on ctx (or on a
+ * graph, executable or tensor of ctx); "" if none failed. Valid until the
+ * thread's next call on ctx. */
 DMLC_API const char *dmlc_context_error(const dmlc_context *ctx);
 DMLC_API const char *dmlc_device_name(dmlc_device device);
 /* The devices built into this dmlc, in the registry's order (reference,
@@ -102,6 +127,13 @@ DMLC_API dmlc_status dmlc_device_describe(dmlc_context *ctx, dmlc_device device,
  * created by the context's first CPU compile and lives as long as ctx; its
  * workers start on the first kernel big enough to split. */
 DMLC_API dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n);
+
+/* The most host memory dmlc allocates for the tensors of one graph or one
+ * dmlc_tensor_create (the reference device's values, a host tensor), in
+ * bytes; 0 (the default) = the machine's physical memory. A graph or a
+ * tensor that needs more is DMLC_ERROR_OUT_OF_MEMORY, with a message giving
+ * both sizes, before anything is allocated (docs/reliability.md). */
+DMLC_API dmlc_status dmlc_context_set_memory_limit(dmlc_context *ctx, uint64_t bytes);
 
 /* ---- one operator ---- */
 /* Validates desc, builds a graph of that one operator (inputs named "input",
@@ -206,9 +238,10 @@ DMLC_API dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind,
  * be at least its tensor's total_size_bytes (see dmlc_tensor_info: a
  * descriptor's TotalTensorSizeInBytes, else the end of the last element),
  * and aligned to its alignment;
- * otherwise nothing runs. Inputs are never written. Executables of one
- * context must not execute concurrently: on the CPU they share the context's
- * thread pool, on Vulkan its device and queue. On Vulkan a call uploads the
+ * otherwise nothing runs. Inputs are never written. Any executable may be
+ * executed from many threads at once (see the top of this file: on the CPU
+ * the calls share the context's thread pool, on Vulkan they take turns on
+ * its device and queue). On Vulkan a call uploads the
  * inputs (and the outputs' bytes, so gaps of strided outputs keep what they
  * held), runs every kernel, waits for them and downloads the outputs. */
 DMLC_API dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs,

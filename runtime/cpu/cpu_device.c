@@ -1,6 +1,7 @@
 /* See cpu_device.h. */
 #include "runtime/cpu/cpu_device.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,26 @@ typedef struct cpu_kernel {
   const char *key;           /* the cache's */
 } cpu_kernel;
 
+/* What one execute writes besides its outputs. */
+typedef struct cpu_workspace {
+  void **io;     /* the inputs' then the outputs' addresses */
+  void **temps;  /* BUFFER_ALIGNMENT-aligned */
+  void *scratch; /* the largest scratch any kernel needs, shared: they run in turn */
+} cpu_workspace;
+
 typedef struct cpu_executable {
   cpu_device *dev;
   uint32_t num_inputs, num_outputs;
   uint32_t num_kernels;
   cpu_kernel *kernels;
   uint32_t num_temps;
-  void **temps;  /* BUFFER_ALIGNMENT-aligned */
-  void *scratch; /* the largest scratch any kernel needs, shared: they run in turn */
-  void **io;     /* per execute: the inputs' then the outputs' addresses */
+  uint64_t *temp_bytes;
+  uint64_t scratch_bytes;
+  /* The executable's own workspace, taken by whichever execute finds it
+   * free; an execute that finds it taken (the same executable running on
+   * another thread) makes one of its own for the call. */
+  cpu_workspace own;
+  atomic_flag own_busy;
 } cpu_executable;
 
 static cpu_device *device_of(dmlc_rt_device *d) { return (cpu_device *)d; }
@@ -164,19 +176,48 @@ static dmlc_status check_kernel_bindings(const cpu_executable *exe, const dmlc_k
                             "kernel %u of the plan binds a buffer the graph does not have", i);
 }
 
+static void workspace_destroy(const cpu_executable *exe, cpu_workspace *ws) {
+  for (uint32_t i = 0; ws->temps && i < exe->num_temps; i++)
+    free(ws->temps[i]);
+  free(ws->temps);
+  free(ws->scratch);
+  free(ws->io);
+  memset(ws, 0, sizeof *ws);
+}
+
+static dmlc_status workspace_create(const cpu_executable *exe, cpu_workspace *ws, dmlc_diag *diag) {
+  const uint32_t io = exe->num_inputs + exe->num_outputs;
+  ws->io = calloc(io ? io : 1, sizeof *ws->io);
+  ws->temps = calloc(exe->num_temps ? exe->num_temps : 1, sizeof *ws->temps);
+  if (!ws->io || !ws->temps) {
+    workspace_destroy(exe, ws);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory for an execute's bindings");
+  }
+  for (uint32_t i = 0; i < exe->num_temps; i++)
+    if (!(ws->temps[i] = aligned_buffer(exe->temp_bytes[i]))) {
+      const uint64_t bytes = exe->temp_bytes[i];
+      workspace_destroy(exe, ws);
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
+                           "out of memory for a temporary of %llu bytes", (unsigned long long)bytes);
+    }
+  if (exe->scratch_bytes && !(ws->scratch = aligned_buffer(exe->scratch_bytes))) {
+    workspace_destroy(exe, ws);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
+                         "out of memory for %llu bytes of kernel scratch",
+                         (unsigned long long)exe->scratch_bytes);
+  }
+  return DMLC_OK;
+}
+
 static dmlc_status executable_fill(cpu_executable *exe, const dmlc_kernel_plan *plan,
                                    dmlc_diag *diag) {
-  const uint32_t io = exe->num_inputs + exe->num_outputs;
   exe->kernels = calloc(plan->num_kernels ? plan->num_kernels : 1, sizeof *exe->kernels);
-  exe->temps = calloc(plan->num_temps ? plan->num_temps : 1, sizeof *exe->temps);
-  exe->io = calloc(io ? io : 1, sizeof *exe->io);
-  if (!exe->kernels || !exe->temps || !exe->io)
+  exe->temp_bytes = calloc(plan->num_temps ? plan->num_temps : 1, sizeof *exe->temp_bytes);
+  if (!exe->kernels || !exe->temp_bytes)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
-  for (; exe->num_temps < plan->num_temps; exe->num_temps++)
-    if (!(exe->temps[exe->num_temps] = aligned_buffer(plan->temp_bytes[exe->num_temps])))
-      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
-                           "out of memory for a temporary of %llu bytes",
-                           (unsigned long long)plan->temp_bytes[exe->num_temps]);
+  exe->num_temps = plan->num_temps;
+  for (uint32_t i = 0; i < plan->num_temps; i++)
+    exe->temp_bytes[i] = plan->temp_bytes[i];
   uint64_t scratch_bytes = 0;
   for (; exe->num_kernels < plan->num_kernels; exe->num_kernels++) {
     cpu_kernel *k = &exe->kernels[exe->num_kernels];
@@ -188,23 +229,17 @@ static dmlc_status executable_fill(cpu_executable *exe, const dmlc_kernel_plan *
     if (k->cached->kernel.info.scratch_bytes > scratch_bytes)
       scratch_bytes = k->cached->kernel.info.scratch_bytes;
   }
-  if (scratch_bytes && !(exe->scratch = aligned_buffer(scratch_bytes)))
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
-                         "out of memory for %llu bytes of kernel scratch",
-                         (unsigned long long)scratch_bytes);
-  return DMLC_OK;
+  exe->scratch_bytes = scratch_bytes;
+  return workspace_create(exe, &exe->own, diag);
 }
 
 static void cpu_executable_destroy(dmlc_rt_executable *e) {
   cpu_executable *exe = executable_of(e);
   if (!exe)
     return;
-  for (uint32_t i = 0; i < exe->num_temps; i++)
-    free(exe->temps[i]);
-  free(exe->temps);
-  free(exe->scratch);
+  workspace_destroy(exe, &exe->own);
+  free(exe->temp_bytes);
   free(exe->kernels);
-  free(exe->io);
   free(exe);
 }
 
@@ -215,6 +250,7 @@ static dmlc_status cpu_compile(dmlc_rt_device *d, const dmlc_rt_program *program
   if (!exe)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   exe->dev = device_of(d);
+  atomic_flag_clear(&exe->own_busy);
   exe->num_inputs = program->graph->num_inputs;
   exe->num_outputs = program->graph->num_outputs;
   const dmlc_status status = executable_fill(exe, program->plan, diag);
@@ -226,14 +262,14 @@ static dmlc_status cpu_compile(dmlc_rt_device *d, const dmlc_rt_program *program
   return DMLC_OK;
 }
 
-static void *bound(const cpu_executable *exe, dmlc_binding b) {
+static void *bound(const cpu_executable *exe, const cpu_workspace *ws, dmlc_binding b) {
   switch (b.kind) {
   case DMLC_BINDING_INPUT:
-    return exe->io[b.index];
+    return ws->io[b.index];
   case DMLC_BINDING_OUTPUT:
-    return exe->io[exe->num_inputs + b.index];
+    return ws->io[exe->num_inputs + b.index];
   case DMLC_BINDING_TEMP:
-    return exe->temps[b.index];
+    return ws->temps[b.index];
   }
   return NULL;
 }
@@ -248,14 +284,14 @@ static uint64_t chunk_tasks(const dmlc_cpu_kernel_info *info, uint32_t threads) 
   return chunk < min_chunk ? min_chunk : chunk;
 }
 
-static void run_kernel(cpu_executable *exe, const cpu_kernel *k) {
+static void run_kernel(cpu_executable *exe, const cpu_workspace *ws, const cpu_kernel *k) {
   void *buffers[2 + DMLC_KDESC_MAX_OUTPUTS] = {0};
   const dmlc_kdesc *d = &k->desc;
   if (d->has_read)
-    buffers[0] = bound(exe, d->read_binding);
+    buffers[0] = bound(exe, ws, d->read_binding);
   for (uint32_t o = 0; o < d->num_outputs; o++)
-    buffers[1 + o] = bound(exe, d->outputs[o].binding);
-  buffers[1 + d->num_outputs] = exe->scratch;
+    buffers[1 + o] = bound(exe, ws, d->outputs[o].binding);
+  buffers[1 + d->num_outputs] = ws->scratch;
 
   const dmlc_llvm_kernel *kernel = &k->cached->kernel;
   const dmlc_cpu_kernel_info *info = &kernel->info;
@@ -274,14 +310,22 @@ static void run_kernel(cpu_executable *exe, const cpu_kernel *k) {
 
 static dmlc_status cpu_execute(dmlc_rt_executable *e, const dmlc_rt_binding *inputs,
                                const dmlc_rt_binding *outputs, dmlc_diag *diag) {
-  (void)diag;
   cpu_executable *exe = executable_of(e);
+  cpu_workspace mine = {0}, *ws = &exe->own;
+  if (atomic_flag_test_and_set_explicit(&exe->own_busy, memory_order_acquire)) {
+    DMLC_RETURN_IF_ERROR(workspace_create(exe, &mine, diag));
+    ws = &mine;
+  }
   for (uint32_t i = 0; i < exe->num_inputs; i++)
-    exe->io[i] = dmlc_host_binding_data(&inputs[i]);
+    ws->io[i] = dmlc_host_binding_data(&inputs[i]);
   for (uint32_t i = 0; i < exe->num_outputs; i++)
-    exe->io[exe->num_inputs + i] = dmlc_host_binding_data(&outputs[i]);
+    ws->io[exe->num_inputs + i] = dmlc_host_binding_data(&outputs[i]);
   for (uint32_t i = 0; i < exe->num_kernels; i++)
-    run_kernel(exe, &exe->kernels[i]);
+    run_kernel(exe, ws, &exe->kernels[i]);
+  if (ws == &mine)
+    workspace_destroy(exe, &mine);
+  else
+    atomic_flag_clear_explicit(&exe->own_busy, memory_order_release);
   return DMLC_OK;
 }
 
@@ -331,6 +375,7 @@ static const dmlc_dump_kind cpu_dump_kinds[] = {
 
 const dmlc_device_vtable dmlc_cpu_device_vtable = {
     .compiles_plan = true,
+    .concurrent_execute = true,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .describe = cpu_describe,

@@ -24,6 +24,10 @@ struct dmlc_thread_pool {
   bool start_failed;    /* do not retry pthread_create on every run */
   pthread_t *workers;
   pthread_mutex_t mutex;
+  /* Held by the one run using the workers; a run that finds it held runs
+   * on its calling thread alone (no waiting on another run, no more threads
+   * than the pool has). */
+  pthread_mutex_t run_lock;
   pthread_cond_t wake; /* workers wait for a job */
   pthread_cond_t idle; /* the caller waits for active == 0 */
   /* The job; written under the mutex. */
@@ -115,6 +119,7 @@ dmlc_status dmlc_thread_pool_create(uint32_t num_threads, dmlc_thread_pool **out
     return DMLC_ERROR_OUT_OF_MEMORY;
   }
   pthread_mutex_init(&p->mutex, NULL);
+  pthread_mutex_init(&p->run_lock, NULL);
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->idle, NULL);
   *out = p;
@@ -133,6 +138,7 @@ void dmlc_thread_pool_destroy(dmlc_thread_pool *p) {
   pthread_cond_destroy(&p->idle);
   pthread_cond_destroy(&p->wake);
   pthread_mutex_destroy(&p->mutex);
+  pthread_mutex_destroy(&p->run_lock);
   free(p->workers);
   free(p);
 }
@@ -152,7 +158,7 @@ void dmlc_thread_pool_run(dmlc_thread_pool *p, uint64_t num_tasks, uint64_t chun
                           dmlc_cpu_kernel_fn fn, void *const *buffers) {
   if (chunk == 0)
     chunk = 1;
-  if (num_tasks <= chunk || p->num_threads == 1) {
+  if (num_tasks <= chunk || p->num_threads == 1 || pthread_mutex_trylock(&p->run_lock) != 0) {
     if (num_tasks)
       fn(buffers, 0, num_tasks);
     return;
@@ -176,13 +182,17 @@ void dmlc_thread_pool_run(dmlc_thread_pool *p, uint64_t num_tasks, uint64_t chun
   p->open = false;
   pthread_mutex_unlock(&p->mutex);
   /* The others are finishing their last chunks: usually a short wait. */
-  for (int i = 0; i < SPIN_ITERATIONS; i++) {
-    if (atomic_load_explicit(&p->active, memory_order_acquire) == 0)
-      return;
-    cpu_relax();
+  bool done = false;
+  for (int i = 0; !done && i < SPIN_ITERATIONS; i++) {
+    done = atomic_load_explicit(&p->active, memory_order_acquire) == 0;
+    if (!done)
+      cpu_relax();
   }
-  pthread_mutex_lock(&p->mutex);
-  while (atomic_load_explicit(&p->active, memory_order_acquire) > 0)
-    pthread_cond_wait(&p->idle, &p->mutex);
-  pthread_mutex_unlock(&p->mutex);
+  if (!done) {
+    pthread_mutex_lock(&p->mutex);
+    while (atomic_load_explicit(&p->active, memory_order_acquire) > 0)
+      pthread_cond_wait(&p->idle, &p->mutex);
+    pthread_mutex_unlock(&p->mutex);
+  }
+  pthread_mutex_unlock(&p->run_lock);
 }

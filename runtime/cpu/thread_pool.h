@@ -2,7 +2,9 @@
  * threads plus the calling thread, which takes chunks like the others. It
  * lives on a context (no global state); its workers start on the first run
  * that needs them and sleep on a condition variable between runs. One run at
- * a time: the pool is not reentrant and not for concurrent callers. */
+ * a time uses the workers; a run from another thread meanwhile runs on its
+ * calling thread alone (dmlc_thread_pool_run may be called from any number
+ * of threads at once). Not reentrant from inside a kernel. */
 #ifndef DMLC_RUNTIME_CPU_THREAD_POOL_H
 #define DMLC_RUNTIME_CPU_THREAD_POOL_H
 

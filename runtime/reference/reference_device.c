@@ -58,19 +58,30 @@ static dmlc_status ref_compile(dmlc_rt_device *dev, const dmlc_rt_program *progr
 
 static dmlc_status ref_execute(dmlc_rt_executable *exe, const dmlc_rt_binding *inputs,
                                const dmlc_rt_binding *outputs, dmlc_diag *diag) {
+  /* The buffers of this call: an executable may run on many threads at
+   * once. */
   const dmlc_ir_graph *g = exe->graph;
-  dmlc_buffer *in = exe->buffers, *out = exe->buffers + g->num_inputs;
+  const uint32_t io = g->num_inputs + g->num_outputs;
+  dmlc_buffer local[16];
+  dmlc_buffer *in = io <= 16 ? local : malloc(io * sizeof *in);
+  if (!in)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "reference: out of memory executing");
+  dmlc_buffer *out = in + g->num_inputs;
   for (uint32_t i = 0; i < g->num_inputs; i++)
     in[i] = (dmlc_buffer){dmlc_host_binding_data(&inputs[i]), inputs[i].size_bytes};
   for (uint32_t i = 0; i < g->num_outputs; i++)
     out[i] = (dmlc_buffer){dmlc_host_binding_data(&outputs[i]), outputs[i].size_bytes};
-  return dmlc_reference_execute(g, in, out, diag);
+  const dmlc_status status = dmlc_reference_execute(g, in, out, diag);
+  if (in != local)
+    free(in);
+  return status;
 }
 
 static const dmlc_dump_kind ref_dump_kinds[] = {{NULL, NULL}};
 
 const dmlc_device_vtable dmlc_reference_device_vtable = {
     .compiles_plan = false,
+    .concurrent_execute = true,
     .create = ref_create,
     .destroy = ref_destroy,
     .describe = ref_describe,

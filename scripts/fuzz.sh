@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz with clang-19, AddressSanitizer
+# and UBSan (in build-fuzz/ or $DMLC_FUZZ_BUILD) and runs each for SECONDS
+# (default 60) on a copy of its seed corpus (tests/fuzz/corpus/NAME; what a
+# run adds stays in the build directory). Any crash, leak, timeout (an input
+# running over 25 s), out-of-memory (over 2.5 GB) or sanitizer report fails
+# the script; the input is saved as build-fuzz/artifacts/NAME/crash-... and
+# belongs in tests/fuzz/corpus/NAME once fixed (docs/reliability.md).
+# DMLC_FUZZ_TARGETS="npy onnx" runs a subset.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+build=${DMLC_FUZZ_BUILD:-build-fuzz}
+targets=${DMLC_FUZZ_TARGETS:-ir_parse descriptor npy onnx execute}
+CC=${DMLC_FUZZ_CC:-clang-19} CXX=${DMLC_FUZZ_CXX:-clang++-19} \
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMLC_SANITIZE=ON -DDMLC_FUZZ=ON \
+  -DDMLC_VULKAN=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzz_all >/dev/null || {
+  cmake --build "$build" -j1 --target fuzz_all
+  exit 1
+}
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+failed=()
+for t in $targets; do
+  work="$build/corpus/$t" artifacts="$build/artifacts/$t"
+  mkdir -p "$work" "$artifacts"
+  start=$(date +%s)
+  if "$build/bin/fuzz_$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 \
+    -max_len=16384 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+    "$work" "tests/fuzz/corpus/$t" >"$build/fuzz_$t.log" 2>&1; then
+    echo "fuzz: $t: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build/fuzz_$t.log" |
+      grep -o '[0-9]*$') runs in $(($(date +%s) - start)) s, no findings"
+  else
+    echo "fuzz: $t FAILED; the end of $build/fuzz_$t.log:"
+    tail -n 60 "$build/fuzz_$t.log"
+    ls "$artifacts"
+    failed+=("$t")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: findings in ${failed[*]}"
+  exit 1
+fi
