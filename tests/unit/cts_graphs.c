@@ -88,20 +88,22 @@ static const char *const graphs[] = {
      * then the innermost reduced), channel argmax over NCHW (u8, f16) and
      * NHWC (u8: short packed rows), narrow types over several axes, short
      * rows down columns, a column-major input (read in storage order) */
-    "graph @layouts(%a: f32[6,40,5,24], %b: u8[2,3,16,20], %c: f16[2,5,9,33], %d: u8[4,7,3], "
-    "%e: i8[5,4,6], %f: u16[3,40,3], %g: f32[12,8]{strides = [1, 12]}) -> (u32[1,40,1,24], "
-    "i64[6,1,5,1], u32[2,1,16,20], i64[2,1,9,33], f16[2,5,9,33], u32[4,7,1], u32[1,4,1], "
-    "u32[3,1,3], u32[12,1]) {\n"
-    "  %0 = argmin %a {axes = [0, 2]} : u32[1,40,1,24]\n"
-    "  %1 = argmax %a {axes = [1, 3], direction = decreasing} : i64[6,1,5,1]\n"
+    "graph @layouts(%a: f32[4,8,5,12], %b: u8[2,3,16,20], %c: f16[2,5,9,33]) -> "
+    "(u32[1,8,1,12], i64[4,1,5,1], u32[2,1,16,20], i64[2,1,9,33], f16[2,5,9,33]) {\n"
+    "  %0 = argmin %a {axes = [0, 2]} : u32[1,8,1,12]\n"
+    "  %1 = argmax %a {axes = [1, 3], direction = decreasing} : i64[4,1,5,1]\n"
     "  %2 = argmax %b {axes = [1]} : u32[2,1,16,20]\n"
     "  %3 = argmin %c {axes = [1]} : i64[2,1,9,33]\n"
     "  %4 = hardmax %c {axes = [1]} : f16[2,5,9,33]\n"
-    "  %5 = argmax %d {axes = [2]} : u32[4,7,1]\n"
-    "  %6 = argmax %e {axes = [0, 2]} : u32[1,4,1]\n"
-    "  %7 = argmin %f {axes = [1]} : u32[3,1,3]\n"
-    "  %8 = argmax %g {axes = [1]} : u32[12,1]\n"
-    "  return %0, %1, %2, %3, %4, %5, %6, %7, %8\n"
+    "  return %0, %1, %2, %3, %4\n"
+    "}\n",
+    "graph @layouts2(%d: u8[4,7,3], %e: i8[5,4,6], %f: u16[3,40,3], "
+    "%g: f32[12,8]{strides = [1, 12]}) -> (u32[4,7,1], u32[1,4,1], u32[3,1,3], u32[12,1]) {\n"
+    "  %0 = argmax %d {axes = [2]} : u32[4,7,1]\n"
+    "  %1 = argmax %e {axes = [0, 2]} : u32[1,4,1]\n"
+    "  %2 = argmin %f {axes = [1]} : u32[3,1,3]\n"
+    "  %3 = argmax %g {axes = [1]} : u32[12,1]\n"
+    "  return %0, %1, %2, %3\n"
     "}\n",
     /* a hardmax and an argmax sharing one reduction, the index reshaped
      * and widened after it */
