@@ -19,5 +19,14 @@ cp "$BUILD/tests/onnx/cases/symbolic_dims_bound/model.onnx" "\$ws/model.onnx"
 printf 'graph @g(%%x: f32[3,4]) -> (u32[3,1]) {\n  // the node below reduces an axis the input lacks\n  %%bad = argmin %%x {axes = [5]} : u32[3,1]\n  return %%bad\n}\n' >"\$ws/bad.dmlir"
 printf 'graph @g(%%x: f32[3]) -> (u32[1]) {\n  %%0 = argmx %%x {axes = [0]} : u32[1]\n  return %%0\n}\n' >"\$ws/typo.dmlir"
 SETUP
-PATH="$(dirname "$DMLC"):$PATH" "$PY" "$SRC/tests/tool/check_docs.py" "$TMP/setup.sh" \
+# A sanitized build's library needs its runtime linked into the programs
+# the documents build with `cc` (as its .pc files add it): a cc that adds it.
+path=$(dirname "$DMLC")
+if nm -D "$BUILD/lib/libdmlc.so" 2>/dev/null | grep -q __asan_init; then
+  mkdir "$TMP/bin"
+  printf '#!/bin/sh\nexec /usr/bin/cc -fsanitize=address,undefined "$@"\n' >"$TMP/bin/cc"
+  chmod +x "$TMP/bin/cc"
+  path=$TMP/bin:$path
+fi
+PATH="$path:$PATH" "$PY" "$SRC/tests/tool/check_docs.py" "$TMP/setup.sh" \
   "$SRC/README.md" "$SRC"/docs/*.md
