@@ -243,6 +243,63 @@ START_TEST(test_tensors) {
 }
 END_TEST
 
+/* ---- ONNX models ---- */
+
+static dmlc_status import_and_compile(dmlc_context *ctx, const char *bytes, size_t size,
+                                      dmlc_device device) {
+  dmlc_graph *g = NULL;
+  dmlc_onnx_signature *sig = NULL;
+  dmlc_status st =
+      dmlc_graph_import_onnx_with_options(ctx, bytes, size, "model.onnx", NULL, &g, &sig);
+  dmlc_executable *exe = NULL;
+  if (st == DMLC_OK)
+    st = dmlc_graph_compile(g, device, &exe);
+  dmlc_executable_destroy(exe);
+  dmlc_free(sig);
+  dmlc_graph_destroy(g);
+  return st;
+}
+
+/* Every N across importing ONNX models (dmlc's side of the reader: the
+ * decoded protobuf is protobuf-c's, whose allocations are not counted) and
+ * compiling them for the CPU. */
+START_TEST(test_onnx_models) {
+  static const char *const models[] = {"argmax_opset13_types.onnx",
+                                       "plumbing_reshape_initializer_opset11.onnx",
+                                       "hardmax_opset13_axis0_float16.onnx"};
+  for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fuzz/corpus/onnx/%s", DMLC_SOURCE_DIR, models[m]);
+    size_t size;
+    char *bytes = dmlc_test_read_file(path, &size);
+    ck_assert_msg(bytes, "cannot read %s", path);
+    dmlc_context *ctx;
+    ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+    uint64_t n = 1;
+    for (;; n++) {
+      dmlc_fault_set(n);
+      const dmlc_status st = import_and_compile(ctx, bytes, size, DMLC_DEVICE_CPU);
+      const bool fired = dmlc_fault_fired();
+      dmlc_fault_set(0);
+      if (!fired) {
+        ck_assert_msg(st == DMLC_OK, "%s: %s", models[m], dmlc_context_error(ctx));
+        break;
+      }
+      if (st != DMLC_OK)
+        check_failure(ctx, st, models[m], n);
+      ck_assert_msg(import_and_compile(ctx, bytes, size, DMLC_DEVICE_CPU) == DMLC_OK,
+                    "%s after allocation %llu failed: %s", models[m], (unsigned long long)n,
+                    dmlc_context_error(ctx));
+    }
+    printf("alloc failures: %s on cpu: %llu allocations failed in turn\n", models[m],
+           (unsigned long long)(n - 1));
+    ck_assert_uint_gt(n, 10);
+    dmlc_context_destroy(ctx);
+    free(bytes);
+  }
+}
+END_TEST
+
 /* The harness itself: injection is on in this build and counts. */
 START_TEST(test_injection_counts) {
   dmlc_context *ctx;
@@ -267,6 +324,7 @@ Suite *alloc_suite(void) {
   tcase_set_timeout(tc, 1800);
   tcase_add_test(tc, test_injection_counts);
   tcase_add_test(tc, test_tensors);
+  tcase_add_test(tc, test_onnx_models);
   tcase_add_test(tc, test_examples_reference);
   tcase_add_test(tc, test_examples_cpu_warm);
   tcase_add_test(tc, test_examples_cpu_fresh);
