@@ -155,9 +155,18 @@ dmlc_status dmlc_run_pipeline(dmlc_ir_graph **g, const char *pipeline,
       return status;
     if (list_has(o.print_ir_after, passes[i]->name))
       DMLC_RETURN_IF_ERROR(dump(&o, "After", passes[i]->name, *g, diag));
-    if (o.verify_each && dmlc_ir_verify(*g, diag) != DMLC_OK)
+    const dmlc_status verified = o.verify_each ? dmlc_ir_verify(*g, diag) : DMLC_OK;
+    /* Out of memory while verifying is that, not a broken pass. */
+    if (verified == DMLC_ERROR_OUT_OF_MEMORY)
+      return verified;
+    if (verified != DMLC_OK) {
+      /* The verifier's message, copied: formatting diag from itself
+       * overlaps. */
+      char why[DMLC_DIAG_MAX];
+      snprintf(why, sizeof why, "%s", diag ? diag->message : "");
       return dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "verifier failed after pass '%s': %s",
-                           passes[i]->name, diag->message);
+                           passes[i]->name, why);
+    }
   }
   if (o.timing)
     report_timing(&o, passes, seconds, count);

@@ -4,7 +4,7 @@
 # Any sanitizer report fails the test that triggered it. Leaks are checked
 # in every test that does not load a Vulkan driver; the tests that do (label
 # vulkan, tool.cli's `dmlc devices`, tool.run's, tool.onnx's, tool.usability's and
-# tool.docs's --device=vulkan) run with
+# tool.docs's --device=vulkan, unit.test_threads's Vulkan threads) run with
 # leak detection off, because lavapipe leaks 128 bytes from a module it
 # unloads, which LeakSanitizer can neither name nor suppress.
 set -euo pipefail
@@ -14,6 +14,6 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDMLC_SANITIZE=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 # Check's per-test timeouts were set for the plain build.
 export CK_TIMEOUT_MULTIPLIER=10 UBSAN_OPTIONS=print_stacktrace=1
-vulkan='vulkan|^tool\.cli$|^tool\.run$|^tool\.onnx$|^tool\.usability$|^tool\.docs$'
+vulkan='vulkan|^tool\.cli$|^tool\.run$|^tool\.onnx$|^tool\.usability$|^tool\.docs$|^unit\.test_threads$'
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -E "$vulkan"
 ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -R "$vulkan"

@@ -5,7 +5,8 @@
 # every libFuzzer target for DMLC_FUZZ_SECONDS (default 60) each under ASan
 # and UBSan (scripts/fuzz.sh; DMLC_TEST_FUZZ=0 skips it), after the
 # concurrency suite under ThreadSanitizer (scripts/tsan.sh;
-# DMLC_TEST_TSAN=0 skips it). Each stage's time
+# DMLC_TEST_TSAN=0 skips it) and the allocation-failure test (scripts/oom.sh;
+# DMLC_TEST_OOM=0 skips it). Each stage's time
 # is printed at the end (docs/reliability.md lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,9 @@ if [ "${DMLC_TEST_SANITIZE:-1}" != 0 ]; then
 fi
 if [ "${DMLC_TEST_TSAN:-1}" != 0 ]; then
   stage tsan bash scripts/tsan.sh
+fi
+if [ "${DMLC_TEST_OOM:-1}" != 0 ]; then
+  stage oom bash scripts/oom.sh
 fi
 if [ "${DMLC_TEST_FUZZ:-1}" != 0 ]; then
   stage fuzz bash scripts/fuzz.sh "${DMLC_FUZZ_SECONDS:-60}"
