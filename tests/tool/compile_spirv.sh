@@ -286,7 +286,9 @@ done
 BUILD=$(dirname "$(dirname "$DMLC")")
 if [ -f "$BUILD/lib/libdmlc.so" ] && [ -f "$BUILD/CMakeCache.txt" ]; then
   san=()
-  grep -q '^DMLC_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && san=(-fsanitize=address,undefined)
+  # ON (or address): ASan + UBSan; thread: TSan (DMLC_SANITIZE became a STRING)
+  grep -Eq '^DMLC_SANITIZE:[A-Z]+=(ON|address)$' "$BUILD/CMakeCache.txt" && san=(-fsanitize=address,undefined)
+  grep -Eq '^DMLC_SANITIZE:[A-Z]+=thread$' "$BUILD/CMakeCache.txt" && san=(-fsanitize=thread)
   cat >"$TMP/api.c" <<'EOF'
 #include <stdio.h>
 #include <string.h>
