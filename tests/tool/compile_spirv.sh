@@ -286,7 +286,9 @@ done
 BUILD=$(dirname "$(dirname "$DMLC")")
 if [ -f "$BUILD/lib/libdmlc.so" ] && [ -f "$BUILD/CMakeCache.txt" ]; then
   san=()
-  grep -q '^DMLC_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && san=(-fsanitize=address,undefined)
+  # DMLC_SANITIZE is ON (a BOOL before it also took "thread") or address.
+  grep -Eq '^DMLC_SANITIZE:(BOOL|STRING)=(ON|address)$' "$BUILD/CMakeCache.txt" &&
+    san=(-fsanitize=address,undefined)
   cat >"$TMP/api.c" <<'EOF'
 #include <stdio.h>
 #include <string.h>
