@@ -412,14 +412,16 @@ dmlc_status dmlc_graph_emit(dmlc_graph *graph, const char *kind, const dmlc_aot_
   DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(ctx, graph->ir, &plan, &fused));
   dmlc_status status = DMLC_OK;
   if (spirv) {
-    status = emit_spirv(&plan, kind, spirv_text, spirv_index, out_data, out_size, dmlc_ctx_diag(ctx));
+    status =
+        emit_spirv(&plan, kind, spirv_text, spirv_index, out_data, out_size, dmlc_ctx_diag(ctx));
   } else if (strcmp(kind, "ir") == 0) {
     char *text = dmlc_ir_print(fused);
     if (text) {
       *out_data = text;
       *out_size = strlen(text);
     } else {
-      status = dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory printing IR");
+      status =
+          dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory printing IR");
     }
   } else {
     const dmlc_llvm_aot_options o = {name, options->target, options->cpu, options->features,

@@ -122,7 +122,8 @@ static dmlc_status graph_wrap(dmlc_context *ctx, dmlc_ir_graph *ir, dmlc_graph *
   dmlc_graph *g = calloc(1, sizeof *g);
   if (!g) {
     dmlc_ir_graph_destroy(ir);
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
+                         "out of memory creating a graph");
   }
   g->ctx = ctx;
   g->ir = ir;
@@ -143,7 +144,8 @@ dmlc_status dmlc_graph_create(dmlc_context *ctx, const char *name, dmlc_graph **
             name, DMLC_NAME_MAX - 1);
   dmlc_ir_graph *ir = dmlc_ir_graph_create(name);
   if (!ir)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
+                         "out of memory creating a graph");
   return graph_wrap(ctx, ir, out);
 }
 
@@ -270,8 +272,8 @@ dmlc_status dmlc_graph_parse(dmlc_context *ctx, const char *text, size_t length,
   *out = NULL;
   CHECK_ARG(ctx, text || length == 0, "dmlc_graph_parse: text is NULL");
   dmlc_ir_graph *ir = NULL;
-  DMLC_RETURN_IF_ERROR(
-      dmlc_ir_parse(text ? text : "", length, filename ? filename : "<input>", &ir, dmlc_ctx_diag(ctx)));
+  DMLC_RETURN_IF_ERROR(dmlc_ir_parse(text ? text : "", length, filename ? filename : "<input>", &ir,
+                                     dmlc_ctx_diag(ctx)));
   return graph_wrap(ctx, ir, out);
 }
 

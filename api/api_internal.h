@@ -23,7 +23,7 @@ struct dmlc_context {
    * never initializes LLVM; one that never uses Vulkan never loads the
    * loader). */
   dmlc_rt_device *devices[DMLC_API_MAX_DEVICES];
-  uint32_t num_threads; /* for devices with threads; 0 = the online cores */
+  uint32_t num_threads;  /* for devices with threads; 0 = the online cores */
   uint64_t memory_limit; /* dmlc_context_set_memory_limit; 0 = physical memory */
 };
 
@@ -66,7 +66,7 @@ void dmlc_ctx_unlock(dmlc_context *ctx);
 #define CHECK_ARG(ctx, cond, ...)                                                                  \
   do {                                                                                             \
     if (!(cond))                                                                                   \
-      return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                \
+      return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, __VA_ARGS__);          \
   } while (0)
 
 /* The registry's entry of device (DEFAULT resolved); UNSUPPORTED for a

@@ -19,7 +19,8 @@ dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc
   if (!fused)
     return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
   const dmlc_pipeline_options options = {0};
-  dmlc_status status = dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, dmlc_ctx_diag(ctx));
+  dmlc_status status =
+      dmlc_run_pipeline(&fused, DMLC_DEFAULT_PIPELINE, &options, dmlc_ctx_diag(ctx));
   if (status == DMLC_OK)
     status = dmlc_kernel_plan_build(fused, plan, dmlc_ctx_diag(ctx));
   if (status == DMLC_OK && fused_out) {
@@ -84,7 +85,8 @@ dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir) {
     return DMLC_OK;
   dmlc_ir_graph *derived = dmlc_ir_graph_clone(ir);
   if (!derived)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory verifying kernels");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
+                         "out of memory verifying kernels");
   const dmlc_pipeline_options options = {0};
   dmlc_status status = dmlc_run_pipeline(&derived, "fuse", &options, dmlc_ctx_diag(ctx));
   /* Every written kernel must be one fuse derives (fuse may order and
@@ -203,8 +205,8 @@ static dmlc_status build_operator_graph(dmlc_graph *graph, const DML_OPERATOR_DE
     dmlc_layout layout;
     DMLC_RETURN_IF_ERROR(dmlc_frontend_tensor(tensors.inputs[i], tensors.input_fields[i], false,
                                               &type, &layout, dmlc_ctx_diag(ctx)));
-    DMLC_RETURN_IF_ERROR(
-        dmlc_ir_add_input(graph->ir, input_names[i], &type, &layout, &inputs[i], dmlc_ctx_diag(ctx)));
+    DMLC_RETURN_IF_ERROR(dmlc_ir_add_input(graph->ir, input_names[i], &type, &layout, &inputs[i],
+                                           dmlc_ctx_diag(ctx)));
   }
   DMLC_RETURN_IF_ERROR(dmlc_graph_add_operator(graph, desc, inputs, tensors.num_inputs, outputs,
                                                tensors.num_outputs));

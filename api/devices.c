@@ -41,7 +41,8 @@ dmlc_status dmlc_api_resolve_device(dmlc_context *ctx, dmlc_device device,
                                     const dmlc_device_entry **out) {
   const dmlc_device_entry *e = dmlc_device_registry_find(device);
   if (!e)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d", (int)device);
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INVALID_ARGUMENT, "unknown device %d",
+                         (int)device);
   if (!e->vtable)
     return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_UNSUPPORTED,
                          "device '%s' is not built into this dmlc (%s); use the cpu or reference "
@@ -55,8 +56,8 @@ dmlc_status dmlc_context_device(dmlc_context *ctx, const dmlc_device_entry *entr
                                 dmlc_rt_device **out) {
   const size_t i = registry_index(entry);
   if (i >= DMLC_API_MAX_DEVICES)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INTERNAL, "device '%s' has no slot in a context",
-                         entry->name);
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_INTERNAL,
+                         "device '%s' has no slot in a context", entry->name);
   dmlc_status status = DMLC_OK;
   dmlc_ctx_lock(ctx);
   if (!ctx->devices[i]) {
@@ -145,7 +146,8 @@ dmlc_status dmlc_context_set_num_threads(dmlc_context *ctx, uint32_t n) {
   dmlc_status status = DMLC_OK;
   dmlc_ctx_lock(ctx);
   ctx->num_threads = n;
-  for (size_t i = 0; status == DMLC_OK && i < dmlc_device_registry_size() && i < DMLC_API_MAX_DEVICES; i++) {
+  for (size_t i = 0;
+       status == DMLC_OK && i < dmlc_device_registry_size() && i < DMLC_API_MAX_DEVICES; i++) {
     const dmlc_device_vtable *vt = dmlc_device_registry_entry(i)->vtable;
     if (ctx->devices[i] && vt->set_num_threads)
       status = vt->set_num_threads(ctx->devices[i], n, dmlc_ctx_diag(ctx));

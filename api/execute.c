@@ -91,7 +91,8 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
 /* Runs the device's execute with this call's bindings (an executable may
  * run on many threads at once), under the context's lock on a device whose
  * executes are serial. */
-static dmlc_status run(dmlc_executable *exe, const dmlc_rt_binding *in, const dmlc_rt_binding *out) {
+static dmlc_status run(dmlc_executable *exe, const dmlc_rt_binding *in,
+                       const dmlc_rt_binding *out) {
   const dmlc_device_vtable *vt = exe->device->vtable;
   if (vt->concurrent_execute)
     return vt->execute(exe->rt, in, out, dmlc_ctx_diag(exe->ctx));

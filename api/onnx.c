@@ -13,7 +13,8 @@ static dmlc_status wrap_graph(dmlc_context *ctx, dmlc_ir_graph *ir, dmlc_graph *
   dmlc_graph *g = calloc(1, sizeof *g);
   if (!g) {
     dmlc_ir_graph_destroy(ir);
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a graph");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
+                         "out of memory creating a graph");
   }
   g->ctx = ctx;
   g->ir = ir;
@@ -35,7 +36,8 @@ dmlc_status dmlc_graph_import_onnx_with_options(dmlc_context *ctx, const void *b
   CHECK_ARG(ctx, bytes || size == 0, "dmlc_graph_import_onnx: bytes is NULL");
   dmlc_ir_graph *ir = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_onnx_import(bytes ? bytes : "", size, filename ? filename : "<model>",
-                                        options, out ? &ir : NULL, out_signature, dmlc_ctx_diag(ctx)));
+                                        options, out ? &ir : NULL, out_signature,
+                                        dmlc_ctx_diag(ctx)));
   if (!out)
     return DMLC_OK;
   const dmlc_status st = wrap_graph(ctx, ir, out);
@@ -74,7 +76,8 @@ static dmlc_status read_file(dmlc_context *ctx, const char *path, unsigned char 
   *size = 0;
   FILE *f = fopen(path, "rb");
   if (!f)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_IO, "%s: cannot open: %s", path,
+                         strerror(errno));
   size_t cap = 0, len = 0;
   unsigned char *buf = NULL;
   for (;;) {
@@ -84,8 +87,8 @@ static dmlc_status read_file(dmlc_context *ctx, const char *path, unsigned char 
       if (!grown) {
         free(buf);
         fclose(f);
-        return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "%s: out of memory reading it",
-                             path);
+        return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
+                             "%s: out of memory reading it", path);
       }
       buf = grown;
     }
@@ -142,12 +145,14 @@ dmlc_status dmlc_onnx_tensor_write_file(dmlc_context *ctx, const char *path,
   FILE *f = fopen(path, "wb");
   if (!f) {
     free(bytes);
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_IO, "%s: cannot create: %s", path,
+                         strerror(errno));
   }
   const bool written = fwrite(bytes, 1, size, f) == size;
   const bool closed = fclose(f) == 0;
   free(bytes);
   if (!written || !closed)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_IO, "%s: write error: %s", path, strerror(errno));
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_IO, "%s: write error: %s", path,
+                         strerror(errno));
   return DMLC_OK;
 }

@@ -14,14 +14,17 @@ dmlc_status dmlc_tensor_create(dmlc_context *ctx, dmlc_device device, uint64_t s
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
   if (entry->vtable->tensor_map)
-    DMLC_RETURN_IF_ERROR(dmlc_api_check_memory(ctx, size_bytes, "dmlc_tensor_create: a host tensor"));
+    DMLC_RETURN_IF_ERROR(
+        dmlc_api_check_memory(ctx, size_bytes, "dmlc_tensor_create: a host tensor"));
   dmlc_rt_device *dev = NULL;
   DMLC_RETURN_IF_ERROR(dmlc_context_device(ctx, entry, &dev));
   dmlc_tensor *t = calloc(1, sizeof *t);
   if (!t)
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a tensor");
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY,
+                         "out of memory creating a tensor");
   dmlc_ctx_lock(ctx);
-  const dmlc_status status = entry->vtable->tensor_create(dev, size_bytes, &t->rt, dmlc_ctx_diag(ctx));
+  const dmlc_status status =
+      entry->vtable->tensor_create(dev, size_bytes, &t->rt, dmlc_ctx_diag(ctx));
   dmlc_ctx_unlock(ctx);
   if (status != DMLC_OK) {
     free(t);

@@ -4,9 +4,9 @@
  * thread per core) over the very buffers the workload uses, reading its
  * input and writing its output, each round followed by one call through
  * the public API; the fastest call set against the fastest loop's fastest
- * pass (and the medians against each other). Then the JIT's compile times. Prints a markdown table (and, with --tsv FILE, the
- * raw times for bench/numpy_bench.py). Not a test: run it by hand through
- * bench/run.sh on an otherwise idle machine.
+ * pass (and the medians against each other). Then the JIT's compile times. Prints a markdown table
+ * (and, with --tsv FILE, the raw times for bench/numpy_bench.py). Not a test: run it by hand
+ * through bench/run.sh on an otherwise idle machine.
  *
  *   bench_cpu [--quick] [--device cpu|reference] [--threads N] [--tsv FILE]
  *             [--only ID]
@@ -66,38 +66,39 @@ typedef struct bw_slice {
 typedef void (*bw_loop_fn)(bw_slice *s);
 
 /* One loop: VT vectors of VBYTES, PF prefetch, STORE(p, v) stores. */
-#define BW_LOOP(NAME, TARGET, VBYTES, PF, STORE)                                                  \
-  __attribute__((target(TARGET))) static void NAME(bw_slice *s) {                                 \
-    typedef uint32_t vt __attribute__((vector_size(VBYTES)));                                     \
-    vt a = {0}, b = {0}, c = {0}, d = {0};                                                        \
-    const size_t in_len = s->end - s->begin, out_len = s->oend - s->obegin;                       \
-    size_t i = s->begin, o = s->obegin;                                                           \
-    while (i + 4 * VBYTES <= s->end) {                                                            \
-      size_t stop = i + BW_CHUNK < s->end ? i + BW_CHUNK : s->end;                                \
-      for (; i + 4 * VBYTES <= stop; i += 4 * VBYTES) {                                           \
-        if (PF)                                                                                   \
-          __builtin_prefetch(s->src + i + BW_PREFETCH, 0, 3);                                     \
-        a += *(const vt *)(s->src + i);                                                           \
-        b += *(const vt *)(s->src + i + VBYTES);                                                  \
-        c += *(const vt *)(s->src + i + 2 * VBYTES);                                              \
-        d += *(const vt *)(s->src + i + 3 * VBYTES);                                              \
-      }                                                                                           \
-      /* the output in proportion to the input read so far */                                    \
-      const size_t want = s->obegin + (size_t)((double)(i - s->begin) / (double)in_len *          \
-                                               (double)out_len) / VBYTES * VBYTES;                \
-      const vt w = a ^ b;                                                                         \
-      for (; o + VBYTES <= want; o += VBYTES)                                                     \
-        STORE((s->dst + o), w);                                                                   \
-    }                                                                                             \
-    for (; i < s->end; i++)                                                                       \
-      a[0] += s->src[i];                                                                          \
-    const vt w = a ^ c;                                                                           \
-    for (; o + VBYTES <= s->oend; o += VBYTES)                                                    \
-      STORE((s->dst + o), w);                                                                     \
-    for (; o < s->oend; o++)                                                                      \
-      s->dst[o] = (unsigned char)w[0];                                                            \
-    vt t = a + b + c + d;                                                                         \
-    s->sum = t[0];                                                                                \
+#define BW_LOOP(NAME, TARGET, VBYTES, PF, STORE)                                                   \
+  __attribute__((target(TARGET))) static void NAME(bw_slice *s) {                                  \
+    typedef uint32_t vt __attribute__((vector_size(VBYTES)));                                      \
+    vt a = {0}, b = {0}, c = {0}, d = {0};                                                         \
+    const size_t in_len = s->end - s->begin, out_len = s->oend - s->obegin;                        \
+    size_t i = s->begin, o = s->obegin;                                                            \
+    while (i + 4 * VBYTES <= s->end) {                                                             \
+      size_t stop = i + BW_CHUNK < s->end ? i + BW_CHUNK : s->end;                                 \
+      for (; i + 4 * VBYTES <= stop; i += 4 * VBYTES) {                                            \
+        if (PF)                                                                                    \
+          __builtin_prefetch(s->src + i + BW_PREFETCH, 0, 3);                                      \
+        a += *(const vt *)(s->src + i);                                                            \
+        b += *(const vt *)(s->src + i + VBYTES);                                                   \
+        c += *(const vt *)(s->src + i + 2 * VBYTES);                                               \
+        d += *(const vt *)(s->src + i + 3 * VBYTES);                                               \
+      }                                                                                            \
+      /* the output in proportion to the input read so far */                                      \
+      const size_t want =                                                                          \
+          s->obegin +                                                                              \
+          (size_t)((double)(i - s->begin) / (double)in_len * (double)out_len) / VBYTES * VBYTES;   \
+      const vt w = a ^ b;                                                                          \
+      for (; o + VBYTES <= want; o += VBYTES)                                                      \
+        STORE((s->dst + o), w);                                                                    \
+    }                                                                                              \
+    for (; i < s->end; i++)                                                                        \
+      a[0] += s->src[i];                                                                           \
+    const vt w = a ^ c;                                                                            \
+    for (; o + VBYTES <= s->oend; o += VBYTES)                                                     \
+      STORE((s->dst + o), w);                                                                      \
+    for (; o < s->oend; o++)                                                                       \
+      s->dst[o] = (unsigned char)w[0];                                                             \
+    vt t = a + b + c + d;                                                                          \
+    s->sum = t[0];                                                                                 \
   }
 
 #define BW_STORE32(p, v) (*(vt *)(p) = (v))
@@ -121,14 +122,10 @@ typedef struct bw_loop {
 } bw_loop;
 
 static const bw_loop bw_loops[] = {
-    {"avx2", bw_avx2, false, false},
-    {"avx2+pf", bw_avx2_pf, false, false},
-    {"avx2+nt", bw_avx2_nt, false, true},
-    {"avx2+pf+nt", bw_avx2_pf_nt, false, true},
-    {"avx512", bw_avx512, true, false},
-    {"avx512+pf", bw_avx512_pf, true, false},
-    {"avx512+nt", bw_avx512_nt, true, true},
-    {"avx512+pf+nt", bw_avx512_pf_nt, true, true},
+    {"avx2", bw_avx2, false, false},         {"avx2+pf", bw_avx2_pf, false, false},
+    {"avx2+nt", bw_avx2_nt, false, true},    {"avx2+pf+nt", bw_avx2_pf_nt, false, true},
+    {"avx512", bw_avx512, true, false},      {"avx512+pf", bw_avx512_pf, true, false},
+    {"avx512+nt", bw_avx512_nt, true, true}, {"avx512+pf+nt", bw_avx512_pf_nt, true, true},
 };
 enum { BW_LOOPS = sizeof bw_loops / sizeof bw_loops[0] };
 
@@ -163,7 +160,8 @@ static double bw_pass(const bw_loop *l, const void *in, size_t in_bytes, void *o
   bw_job jobs[256];
   pthread_t tids[256];
   for (unsigned t = 0; t < threads; t++) {
-    const size_t ib = in_bytes * t / threads / 256 * 256, ie = in_bytes * (t + 1) / threads / 256 * 256;
+    const size_t ib = in_bytes * t / threads / 256 * 256,
+                 ie = in_bytes * (t + 1) / threads / 256 * 256;
     const size_t ob = out_bytes * t / threads / 256 * 256,
                  oe = out_bytes * (t + 1) / threads / 256 * 256;
     jobs[t] = (bw_job){l->fn, {in, out, ib, ie, ob, oe, 0}};
@@ -433,15 +431,15 @@ static void print_table(const result *res, size_t n, const compile_times *c) {
     if (!r->ok) {
       printf("| %s | - | - | - | - | - | - | - | - | ERROR |\n", r->name);
     } else if (r->is_latency) {
-      printf("| %s | %.3f us | | %.2f | - | - | - | - | <= %.1f us | %s |\n", r->name, r->seconds * 1e6,
-             r->bytes / r->seconds / 1e9, r->target * 1e6, verdict(r->seconds <= r->target));
+      printf("| %s | %.3f us | | %.2f | - | - | - | - | <= %.1f us | %s |\n", r->name,
+             r->seconds * 1e6, r->bytes / r->seconds / 1e9, r->target * 1e6,
+             verdict(r->seconds <= r->target));
     } else {
       const double gbs = r->bytes / r->best / 1e9, ratio = gbs / (r->machine / 1e9);
       const double median_ratio = r->bytes / r->seconds / r->machine_median;
       printf("| %s | %.3f ms | %.3f ms | %.2f | %.2f | %s | %.0f%% | %.0f%% | >= %.0f%% | %s |\n",
-             r->name, r->seconds * 1e3, r->best * 1e3, gbs, r->machine / 1e9, r->loop,
-             100 * ratio, 100 * median_ratio,
-             100 * r->target, verdict(ratio >= r->target));
+             r->name, r->seconds * 1e3, r->best * 1e3, gbs, r->machine / 1e9, r->loop, 100 * ratio,
+             100 * median_ratio, 100 * r->target, verdict(ratio >= r->target));
     }
   }
   if (c->ok) {
@@ -472,8 +470,8 @@ static void write_tsv(const char *path, const result *res, size_t n) {
 
 static int parse_options(int argc, char **argv, options *o) {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  *o = (options){DMLC_DEVICE_CPU, online > 0 ? (unsigned)online : 1u, physical_cores(), false,
-                 NULL, NULL};
+  *o = (options){
+      DMLC_DEVICE_CPU, online > 0 ? (unsigned)online : 1u, physical_cores(), false, NULL, NULL};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       o->quick = true;

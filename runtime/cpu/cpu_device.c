@@ -198,7 +198,8 @@ static dmlc_status workspace_create(const cpu_executable *exe, cpu_workspace *ws
       const uint64_t bytes = exe->temp_bytes[i];
       workspace_destroy(exe, ws);
       return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
-                           "out of memory for a temporary of %llu bytes", (unsigned long long)bytes);
+                           "out of memory for a temporary of %llu bytes",
+                           (unsigned long long)bytes);
     }
   if (exe->scratch_bytes && !(ws->scratch = aligned_buffer(exe->scratch_bytes))) {
     workspace_destroy(exe, ws);
