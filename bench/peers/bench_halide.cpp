@@ -128,13 +128,16 @@ Func reduce_rows(Func v, Type vt, int n, bool max, int k_chunks, int lanes, bool
   }
   const int cl = per * lanes, main_n = cl * k_chunks;
   // the step counter's type: as narrow as the values where it fits
-  Type st = vt.bits() == 8 && per <= 256 ? UInt(8) : vt.bits() == 16 && per <= 65536 ? UInt(16) : Int(32);
+  Type st = vt.bits() == 8 && per <= 256      ? UInt(8)
+            : vt.bits() == 16 && per <= 65536 ? UInt(16)
+                                              : Int(32);
   Func part("part");
   part(l, k, y) = Tuple(lowest(vt, max), cast(st, 0));
   RDom r(0, per, "r");
   Expr val = v(k * cl + r * lanes + l, y);
   Expr take = better(max, val, part(l, k, y)[0]);
-  part(l, k, y) = Tuple(select(take, val, part(l, k, y)[0]), select(take, cast(st, r), part(l, k, y)[1]));
+  part(l, k, y) =
+      Tuple(select(take, val, part(l, k, y)[0]), select(take, cast(st, r), part(l, k, y)[1]));
   // stage 2: chunks merged lane by lane (vectorized), then a tree over the
   // lanes (halves merged pairwise, vectorized): all by value, then index
   Func pk("pk");
@@ -231,11 +234,12 @@ std::vector<uint32_t> reference(const workload *w, const uint32_t *sizes, const 
   if (!strcmp(t, "f32"))
     get = as_double<float>, es = 4;
   else if (!strcmp(t, "f16"))
-    get = [](const unsigned char *p) {
-      uint16_t h;
-      memcpy(&h, p, 2);
-      return (double)dmlc_half_to_float(h);
-    },
+    get =
+        [](const unsigned char *p) {
+          uint16_t h;
+          memcpy(&h, p, 2);
+          return (double)dmlc_half_to_float(h);
+        },
     es = 2;
   else if (!strcmp(t, "i8"))
     get = as_double<int8_t>, es = 1;
@@ -311,7 +315,9 @@ int main(int argc, char **argv) {
   // Halide 14 calls a Zen 4 (AVX512-BF16 and VNNI) a Sapphire Rapids, whose
   // LLVM CPU has instructions Zen 4 lacks (SIGILL on the f16 rows): drop it
   Target target = get_jit_target_from_environment().without_feature(Target::AVX512_SapphireRapids);
-  const int vbytes = target.has_feature(Target::AVX512) ? 64 : target.has_feature(Target::AVX) ? 32 : 16;
+  const int vbytes = target.has_feature(Target::AVX512) ? 64
+                     : target.has_feature(Target::AVX)  ? 32
+                                                        : 16;
   printf("dmlc against hand-scheduled Halide 14 (%s), 2 threads each, %d interleaved runs%s\n\n",
          target.to_string().c_str(), runs, quick ? "; quick run: sizes / 16" : "");
   printf("| workload | dmlc median | Halide median | dmlc / Halide | same indices |\n");
@@ -357,7 +363,7 @@ int main(int argc, char **argv) {
     const Type t = ir_type(w->type);
     // f16 compared through an order-preserving int16 key (see widen)
     const Type vt = t.is_float() && t.bits() == 16 ? Int(16) : t;
-    const int vec = vbytes * 8 / vt.bits();       // lanes of one vector of values
+    const int vec = vbytes * 8 / vt.bits(); // lanes of one vector of values
     // element strides of the IR's dims
     uint64_t strides[4], s = 1;
     for (uint32_t d = rank; d-- > 0;) {
@@ -402,7 +408,8 @@ int main(int argc, char **argv) {
         pipe(x, y) = select(x == red1(y)[1], cast(t, 1), cast(t, 0));
         pipe.vectorize(x, vec).parallel(y, knob("HB_PY", 1));
         red1.compute_at(pipe, y);
-        hout = Buffer<>(t, hl_out, 2, std::vector<halide_dimension_t>{{0, n, 1, 0}, {0, m, n, 0}}.data());
+        hout = Buffer<>(t, hl_out, 2,
+                        std::vector<halide_dimension_t>{{0, n, 1, 0}, {0, m, n, 0}}.data());
       } else {
         pipe(y) = red1(y)[1];
         red1.compute_at(pipe, y);
@@ -433,7 +440,9 @@ int main(int argc, char **argv) {
       hin = input({{0, I, 1, 0}, {0, R, I, 0}, {0, O, I * R, 0}});
       Func v("v");
       v(i, x, o) = widen(hin(i, x, o));
-      Type it = vt.bits() == 8 && R <= 256 ? UInt(8) : vt.bits() == 16 && R <= 65536 ? UInt(16) : Int(32);
+      Type it = vt.bits() == 8 && R <= 256      ? UInt(8)
+                : vt.bits() == 16 && R <= 65536 ? UInt(16)
+                                                : Int(32);
       const bool chain = R <= knob("HB_CHAIN", 8);
       Func acc = reduce_outer(v, vt, it, R, max, chain, i, o, rr);
       const int block = std::min(I, chain ? 1 << 14 : knob("HB_BLOCK", 4096 / vt.bytes()));
@@ -448,8 +457,9 @@ int main(int argc, char **argv) {
         // one-hot, written row by row: pipe(i, r, o)
         pipe(i, x, o) = select(x == idx(i, o), cast(t, 1), cast(t, 0));
         pipe.vectorize(i, vec).parallel(x);
-        hout = Buffer<>(t, hl_out, 3,
-                        std::vector<halide_dimension_t>{{0, I, 1, 0}, {0, R, I, 0}, {0, O, I * R, 0}}.data());
+        hout = Buffer<>(
+            t, hl_out, 3,
+            std::vector<halide_dimension_t>{{0, I, 1, 0}, {0, R, I, 0}, {0, O, I * R, 0}}.data());
       } else {
         pipe(i, o) = cast<int>(acc(i, o)[1]);
         pipe.split(i, io, ii, block).vectorize(ii, vec);
@@ -461,7 +471,8 @@ int main(int argc, char **argv) {
           acc.compute_at(pipe, io).vectorize(i, vec);
           acc.update().reorder(i, rr).vectorize(i, vec);
         }
-        hout = Buffer<>(Int(32), hl_out, 2, std::vector<halide_dimension_t>{{0, I, 1, 0}, {0, O, I, 0}}.data());
+        hout = Buffer<>(Int(32), hl_out, 2,
+                        std::vector<halide_dimension_t>{{0, I, 1, 0}, {0, O, I, 0}}.data());
       }
     } else if (w->num_axes == 2 && w->axes[1] == rank - 1 && rank == 3 && w->axes[0] == 0) {
       // {0,2} of [Z,Y,X]: stage 1 over z in order on the (x, y) plane,
@@ -525,11 +536,12 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s: dmlc differs from the brute-force reference\n", w->id);
     if (!same) {
       size_t e = 0;
-      const uint32_t *h = reinterpret_cast<uint32_t *>(hl_out), *d = reinterpret_cast<uint32_t *>(dm_out);
+      const uint32_t *h = reinterpret_cast<uint32_t *>(hl_out),
+                     *d = reinterpret_cast<uint32_t *>(dm_out);
       while (e < out_bytes / 4 && h[e] == d[e])
         e++;
-      fprintf(stderr, "%s: Halide differs from dmlc at word %zu: %u vs %u (ref %u)\n", w->id, e, h[e], d[e],
-              hard ? 0 : ref[e]);
+      fprintf(stderr, "%s: Halide differs from dmlc at word %zu: %u vs %u (ref %u)\n", w->id, e,
+              h[e], d[e], hard ? 0 : ref[e]);
     }
     all_same &= same;
     double tdm, thl;

@@ -94,8 +94,8 @@ static int alloc_buffers(const dmlc_executable *exe, int outputs, io_buffers *b,
     FUZZ_CHECK(st == DMLC_OK, "tensor info");
     b->buf[i].size_bytes = info.total_size_bytes;
     /* Saturating: a descriptor may declare any TotalTensorSizeInBytes. */
-    *total = info.total_size_bytes > UINT64_MAX - *total ? UINT64_MAX
-                                                          : *total + info.total_size_bytes;
+    *total =
+        info.total_size_bytes > UINT64_MAX - *total ? UINT64_MAX : *total + info.total_size_bytes;
   }
   return 0;
 }

@@ -103,19 +103,26 @@ static void make_tensor(fuzz_reader *r, tensor_storage *t, const tensor_storage 
                                      : size_mode < 240 ? total + (size_mode & 15)
                                                        : fuzz_u64(r);
   const uint8_t align = fuzz_u8(r);
-  t->buffer.GuaranteedBaseOffsetAlignment = align < 200 ? 0 : align < 250 ? 1u << (align % 13) : align;
+  t->buffer.GuaranteedBaseOffsetAlignment = align < 200   ? 0
+                                            : align < 250 ? 1u << (align % 13)
+                                                          : align;
 }
 
-static const DML_OPERATOR_TYPE op_types[] = {
-    DML_OPERATOR_ARGMAX,         DML_OPERATOR_ARGMIN, DML_OPERATOR_ACTIVATION_HARDMAX1,
-    DML_OPERATOR_ACTIVATION_HARDMAX, DML_OPERATOR_REDUCE, DML_OPERATOR_INVALID,
-    DML_OPERATOR_ELEMENT_WISE_ADD,   DML_OPERATOR_ACTIVATION_SOFTMAX1};
+static const DML_OPERATOR_TYPE op_types[] = {DML_OPERATOR_ARGMAX,
+                                             DML_OPERATOR_ARGMIN,
+                                             DML_OPERATOR_ACTIVATION_HARDMAX1,
+                                             DML_OPERATOR_ACTIVATION_HARDMAX,
+                                             DML_OPERATOR_REDUCE,
+                                             DML_OPERATOR_INVALID,
+                                             DML_OPERATOR_ELEMENT_WISE_ADD,
+                                             DML_OPERATOR_ACTIVATION_SOFTMAX1};
 
 static void make_operator(fuzz_reader *r, op_storage *op, const tensor_storage *input_like) {
   memset(op, 0, sizeof *op);
   const uint8_t which = fuzz_u8(r);
-  op->desc.Type = which < 248 ? op_types[which % 5] : which < 252 ? op_types[5 + which % 3]
-                                                                  : (DML_OPERATOR_TYPE)fuzz_u32(r);
+  op->desc.Type = which < 248   ? op_types[which % 5]
+                  : which < 252 ? op_types[5 + which % 3]
+                                : (DML_OPERATOR_TYPE)fuzz_u32(r);
   const uint8_t axis_count = fuzz_u8(r);
   const UINT n_axes = axis_count < 250 ? axis_count % 4 : axis_count % 11;
   for (UINT i = 0; i < 10; i++) {
@@ -124,12 +131,13 @@ static void make_operator(fuzz_reader *r, op_storage *op, const tensor_storage *
   }
   const uint8_t flags = fuzz_u8(r);
   make_tensor(r, &op->in, input_like, NULL, 0, 1);
-  const int index_output =
-      op->desc.Type == DML_OPERATOR_ARGMAX || op->desc.Type == DML_OPERATOR_ARGMIN ||
-      op->desc.Type == DML_OPERATOR_REDUCE;
+  const int index_output = op->desc.Type == DML_OPERATOR_ARGMAX ||
+                           op->desc.Type == DML_OPERATOR_ARGMIN ||
+                           op->desc.Type == DML_OPERATOR_REDUCE;
   make_tensor(r, &op->out, &op->in, op->axes, n_axes, !index_output);
   if (index_output && !(flags & 0x10))
-    op->out.buffer.DataType = (flags & 0x20) ? DML_TENSOR_DATA_TYPE_UINT64 : DML_TENSOR_DATA_TYPE_UINT32;
+    op->out.buffer.DataType =
+        (flags & 0x20) ? DML_TENSOR_DATA_TYPE_UINT64 : DML_TENSOR_DATA_TYPE_UINT32;
   if (index_output && !(flags & 0x10) && !op->out.buffer.Strides)
     op->out.buffer.TotalTensorSizeInBytes = packed_bytes(&op->out);
   if (!index_output) {
@@ -140,8 +148,8 @@ static void make_operator(fuzz_reader *r, op_storage *op, const tensor_storage *
   const DML_TENSOR_DESC *in = (flags & 1) ? NULL : &op->in.desc;
   const DML_TENSOR_DESC *out = (flags & 2) ? NULL : &op->out.desc;
   const UINT *axes = (flags & 4) && n_axes ? NULL : op->axes;
-  const DML_AXIS_DIRECTION dir = (flags & 8) ? (DML_AXIS_DIRECTION)fuzz_u8(r)
-                                             : (DML_AXIS_DIRECTION)(flags >> 7);
+  const DML_AXIS_DIRECTION dir =
+      (flags & 8) ? (DML_AXIS_DIRECTION)fuzz_u8(r) : (DML_AXIS_DIRECTION)(flags >> 7);
   switch (op->desc.Type) {
   case DML_OPERATOR_ARGMAX:
   case DML_OPERATOR_ARGMIN:

@@ -23,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(st == DMLC_OK, "print: %s", dmlc_context_error(ctx));
   dmlc_graph *again = NULL;
   st = dmlc_graph_parse(ctx, text, strlen(text), "printed.dmlir", &again);
-  FUZZ_CHECK(st == DMLC_OK, "printed text does not parse: %s\n%s", dmlc_context_error(ctx),
-             text);
+  FUZZ_CHECK(st == DMLC_OK, "printed text does not parse: %s\n%s", dmlc_context_error(ctx), text);
   char *text2 = NULL;
   FUZZ_CHECK(dmlc_graph_print(again, &text2) == DMLC_OK, "print");
   FUZZ_CHECK(strcmp(text, text2) == 0, "print(parse(print(g))) != print(g):\n%s\n---\n%s", text,

@@ -23,8 +23,8 @@ static void check_tensor(dmlc_context *ctx, const uint8_t *data, size_t size) {
   dmlc_onnx_tensor *u = NULL;
   st = dmlc_onnx_tensor_parse(ctx, bytes, n, "again.pb", &u);
   FUZZ_CHECK(st == DMLC_OK, "the encoding does not parse: %s", dmlc_context_error(ctx));
-  FUZZ_CHECK(u->data_type == t->data_type && u->rank == t->rank &&
-                 u->size_bytes == t->size_bytes && strcmp(u->name, t->name) == 0,
+  FUZZ_CHECK(u->data_type == t->data_type && u->rank == t->rank && u->size_bytes == t->size_bytes &&
+                 strcmp(u->name, t->name) == 0,
              "round trip changed the tensor");
   FUZZ_CHECK(memcmp(u->dims, t->dims, t->rank * sizeof t->dims[0]) == 0, "dims changed");
   FUZZ_CHECK(memcmp(u->data, t->data, t->size_bytes) == 0, "data changed");

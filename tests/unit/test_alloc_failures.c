@@ -178,8 +178,7 @@ END_TEST
 
 /* ---- the tensor API ---- */
 
-static dmlc_status run_tensors(dmlc_context *ctx, dmlc_device device, const float *x,
-                               uint32_t *y) {
+static dmlc_status run_tensors(dmlc_context *ctx, dmlc_device device, const float *x, uint32_t *y) {
   static const char text[] = "graph @t(%x: f32[4,6]) -> (u32[4,1]) {\n"
                              "  %0 = argmax %x {axes = [1]} : u32[4,1]\n  return %0\n}\n";
   dmlc_graph *g = NULL;

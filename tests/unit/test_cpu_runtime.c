@@ -160,7 +160,8 @@ static const char hardmax_text[] = "graph @hardmax_example(%x: f32[2,2,2]) -> (f
 START_TEST(default_device_is_cpu) {
   dmlc_context *ctx;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
-  ck_assert(!dmlc_api_device_is_open(ctx, DMLC_DEVICE_CPU)); /* nothing of LLVM before a CPU compile */
+  ck_assert(
+      !dmlc_api_device_is_open(ctx, DMLC_DEVICE_CPU)); /* nothing of LLVM before a CPU compile */
   dmlc_graph *g = parse(ctx, hardmax_text);
   dmlc_executable *ref = compile(g, DMLC_DEVICE_REFERENCE);
   ck_assert(!dmlc_api_device_is_open(ctx, DMLC_DEVICE_CPU));
@@ -353,11 +354,10 @@ END_TEST
  * a kernel that read past its last element would fault; one byte less is
  * refused with the rule in the message. */
 START_TEST(gpt2_vocab_exact_buffer) {
-  static const char text[] =
-      "graph @next_token(%logits: f16[1,50257]) -> (%next: u32[1,1]) {\n"
-      "  %0 = argmax %logits {axes = [-1]} : u32[1,1]\n"
-      "  return %0\n"
-      "}\n";
+  static const char text[] = "graph @next_token(%logits: f16[1,50257]) -> (%next: u32[1,1]) {\n"
+                             "  %0 = argmax %logits {axes = [-1]} : u32[1,1]\n"
+                             "  return %0\n"
+                             "}\n";
   dmlc_context *ctx = NULL;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
   dmlc_graph *g = NULL;
@@ -372,7 +372,7 @@ START_TEST(gpt2_vocab_exact_buffer) {
   uint16_t *logits = (uint16_t *)(map + map_size - page - bytes);
   for (size_t i = 0; i < 50257; i++)
     logits[i] = (uint16_t)(i % 7 == 0 ? 0x3c00 : 0x0000); /* 1.0 ties: the first wins */
-  logits[50256] = 0x4000;                                  /* 2.0, the maximum, last */
+  logits[50256] = 0x4000;                                 /* 2.0, the maximum, last */
   for (size_t d = 0; d < 2; d++) {
     dmlc_executable *exe = NULL;
     ck_assert_int_eq(dmlc_graph_compile(g, devices[d], &exe), DMLC_OK);
@@ -388,8 +388,7 @@ START_TEST(gpt2_vocab_exact_buffer) {
                      "declare no TotalTensorSizeInBytes)");
     ck_assert_uint_eq(next, 7);
     in.size_bytes = bytes;
-    ck_assert_msg(dmlc_execute(exe, &in, 1, &out, 1) == DMLC_OK, "%s",
-                  dmlc_context_error(ctx));
+    ck_assert_msg(dmlc_execute(exe, &in, 1, &out, 1) == DMLC_OK, "%s", dmlc_context_error(ctx));
     ck_assert_uint_eq(next, 50256);
     dmlc_executable_destroy(exe);
   }

@@ -215,8 +215,7 @@ START_TEST(test_npy_header_claims_petabytes) {
       npy_file(buf, "{'descr': '|u1', 'fortran_order': False, 'shape': (1125899906842624,), }", 16);
   char err[NPY_ERROR_MAX];
   npy_array a;
-  ck_assert_int_eq(npy_parse(buf, n, "peta.npy", &a, err, sizeof err),
-                   DMLC_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(npy_parse(buf, n, "peta.npy", &a, err, sizeof err), DMLC_ERROR_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err, "peta.npy: truncated data") && strstr(err, "1125899906842624 bytes"),
                 "%s", err);
   ck_assert_ptr_null(a.data);
@@ -229,8 +228,7 @@ START_TEST(test_npy_shape_overflows_64_bits) {
       buf, "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }", 8);
   char err[NPY_ERROR_MAX];
   npy_array a;
-  ck_assert_int_eq(npy_parse(buf, n, "over.npy", &a, err, sizeof err),
-                   DMLC_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(npy_parse(buf, n, "over.npy", &a, err, sizeof err), DMLC_ERROR_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err, "over.npy: shape (4294967296, 4294967296, 2) is too large"), "%s", err);
   ck_assert_ptr_null(a.data);
 }
@@ -248,7 +246,8 @@ START_TEST(test_tensor_larger_than_memory) {
   ck_assert_ptr_null(t);
   ck_assert_int_eq(dmlc_context_set_memory_limit(ctx, 1 << 20), DMLC_OK);
   ASSERT_ERROR(dmlc_tensor_create(ctx, DMLC_DEVICE_CPU, (1 << 20) + 1, &t),
-               DMLC_ERROR_OUT_OF_MEMORY, "the limit is 1048576 bytes (dmlc_context_set_memory_limit)");
+               DMLC_ERROR_OUT_OF_MEMORY,
+               "the limit is 1048576 bytes (dmlc_context_set_memory_limit)");
   ck_assert_int_eq(dmlc_tensor_create(ctx, DMLC_DEVICE_CPU, 1 << 20, &t), DMLC_OK);
   dmlc_tensor_destroy(t);
   assert_context_usable();
@@ -259,7 +258,8 @@ END_TEST
  * 64 hardmaxes: 1 TiB of values the reference device would hold. */
 static dmlc_graph *broadcast_chain(void) {
   dmlc_test_text t = {0};
-  dmlc_test_text_add(&t, "graph @big(%%x: f32[65535,65535]{strides = [0, 0]}) -> (f32[65535,65535]) {\n");
+  dmlc_test_text_add(
+      &t, "graph @big(%%x: f32[65535,65535]{strides = [0, 0]}) -> (f32[65535,65535]) {\n");
   dmlc_test_text_add(&t, "  %%0 = hardmax %%x {axes = [1]} : f32[65535,65535]\n");
   for (int i = 1; i < 64; i++)
     dmlc_test_text_add(&t, "  %%%d = hardmax %%%d {axes = [1]} : f32[65535,65535]\n", i, i - 1);

@@ -9,8 +9,8 @@
  * failures (Check's asserts belong to the main thread). */
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
