@@ -67,6 +67,16 @@ void dmlc_context_destroy(dmlc_context *ctx) {
 void dmlc_ctx_lock(dmlc_context *ctx) { pthread_mutex_lock(&ctx->lock); }
 void dmlc_ctx_unlock(dmlc_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 
+void dmlc_ctx_lock_serial(dmlc_context *ctx, const dmlc_device_vtable *vt) {
+  if (!vt->concurrent_execute)
+    dmlc_ctx_lock(ctx);
+}
+
+void dmlc_ctx_unlock_serial(dmlc_context *ctx, const dmlc_device_vtable *vt) {
+  if (!vt->concurrent_execute)
+    dmlc_ctx_unlock(ctx);
+}
+
 /* Each thread's messages, for the last DIAG_SLOTS contexts it failed or
  * asked about (round robin). */
 enum { DIAG_SLOTS = 4 };

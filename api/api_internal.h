@@ -61,6 +61,10 @@ dmlc_diag *dmlc_ctx_diag(const dmlc_context *ctx);
 /* ctx->lock, taken and released. */
 void dmlc_ctx_lock(dmlc_context *ctx);
 void dmlc_ctx_unlock(dmlc_context *ctx);
+/* ctx->lock around a call into a device whose executes and tensor copies
+ * are serial (!vt->concurrent_execute); nothing for the others. */
+void dmlc_ctx_lock_serial(dmlc_context *ctx, const dmlc_device_vtable *vt);
+void dmlc_ctx_unlock_serial(dmlc_context *ctx, const dmlc_device_vtable *vt);
 
 /* Fails the call with DMLC_ERROR_INVALID_ARGUMENT and the message unless cond. */
 #define CHECK_ARG(ctx, cond, ...)                                                                  \

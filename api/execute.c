@@ -94,11 +94,9 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
 static dmlc_status run(dmlc_executable *exe, const dmlc_rt_binding *in,
                        const dmlc_rt_binding *out) {
   const dmlc_device_vtable *vt = exe->device->vtable;
-  if (vt->concurrent_execute)
-    return vt->execute(exe->rt, in, out, dmlc_ctx_diag(exe->ctx));
-  dmlc_ctx_lock(exe->ctx);
+  dmlc_ctx_lock_serial(exe->ctx, vt);
   const dmlc_status status = vt->execute(exe->rt, in, out, dmlc_ctx_diag(exe->ctx));
-  dmlc_ctx_unlock(exe->ctx);
+  dmlc_ctx_unlock_serial(exe->ctx, vt);
   return status;
 }
 

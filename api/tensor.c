@@ -54,11 +54,9 @@ dmlc_status dmlc_tensor_write(dmlc_tensor *t, uint64_t offset, const void *src, 
   if (size == 0)
     return DMLC_OK;
   const dmlc_device_vtable *vt = t->device->vtable;
-  if (vt->concurrent_execute)
-    return vt->tensor_write(t->rt, offset, src, size, dmlc_ctx_diag(t->ctx));
-  dmlc_ctx_lock(t->ctx);
+  dmlc_ctx_lock_serial(t->ctx, vt);
   const dmlc_status status = vt->tensor_write(t->rt, offset, src, size, dmlc_ctx_diag(t->ctx));
-  dmlc_ctx_unlock(t->ctx);
+  dmlc_ctx_unlock_serial(t->ctx, vt);
   return status;
 }
 
@@ -69,11 +67,9 @@ dmlc_status dmlc_tensor_read(const dmlc_tensor *t, uint64_t offset, void *dst, u
   if (size == 0)
     return DMLC_OK;
   const dmlc_device_vtable *vt = t->device->vtable;
-  if (vt->concurrent_execute)
-    return vt->tensor_read(t->rt, offset, dst, size, dmlc_ctx_diag(t->ctx));
-  dmlc_ctx_lock(t->ctx);
+  dmlc_ctx_lock_serial(t->ctx, vt);
   const dmlc_status status = vt->tensor_read(t->rt, offset, dst, size, dmlc_ctx_diag(t->ctx));
-  dmlc_ctx_unlock(t->ctx);
+  dmlc_ctx_unlock_serial(t->ctx, vt);
   return status;
 }
 
