@@ -22,7 +22,9 @@ SETUP
 # A sanitized build's library needs its runtime linked into the programs
 # the documents build with `cc` (as its .pc files add it): a cc that adds it.
 path=$(dirname "$DMLC")
-if nm -D "$BUILD/lib/libdmlc.so" 2>/dev/null | grep -q __asan_init; then
+# (grep reads all of nm's output: with -q, nm could die of SIGPIPE and pipefail
+# would call the library unsanitized)
+if nm -D "$BUILD/lib/libdmlc.so" 2>/dev/null | grep __asan_init >/dev/null; then
   mkdir "$TMP/bin"
   printf '#!/bin/sh\nexec /usr/bin/cc -fsanitize=address,undefined "$@"\n' >"$TMP/bin/cc"
   chmod +x "$TMP/bin/cc"
