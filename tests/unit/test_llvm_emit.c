@@ -638,8 +638,11 @@ END_TEST
 
 START_TEST(test_column) {
   const dmlc_dtype dt = reduce_types[_i];
-  static const uint32_t rows[] = {2, 3, 6, 9, 5, 2}, cols[] = {3, 8, 17, 100, 300, 2051};
-  for (int s = 0; s < 6; s++) {
+  /* the last three: blocks of every type's width and a narrow last one;
+   * row counts at the 16-bit row index limit (narrow types) */
+  static const uint32_t rows[] = {2, 3, 6, 9, 5, 2, 11, 65536, 65537},
+                        cols[] = {3, 8, 17, 100, 300, 2051, 16384 + 17, 3, 2};
+  for (int s = 0; s < 9; s++) {
     const bool outer = s % 2 == 1;
     const uint32_t dims[3] = {2, rows[s], cols[s]};
     dmlc_kdesc k = outer ? kd_make(3, dims, 2) : kd_make(2, dims + 1, 1);
@@ -650,7 +653,7 @@ START_TEST(test_column) {
     if (s == 4) /* broadcast over the reduced dim */
       k.read_strides[1] = 0;
     kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], s % 3 == 0 ? 2 : 1);
-    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s], s % 2 == 0 ? 1 : 3);
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], s % 2 == 0 ? 1 : 3);
     check_reductions(k, dt);
   }
 }
