@@ -45,6 +45,9 @@ struct dmlc_executable {
   dmlc_rt_device *rt_device;       /* the context's */
   dmlc_ir_graph *ir;               /* the graph as compiled (before passes), owned */
   dmlc_rt_executable *rt;
+  /* The bytes each binding's run touches (dmlc_layout_needed_bytes), the
+   * inputs then the outputs: computed once, checked on every call. */
+  uint64_t *io_bytes;
 };
 
 struct dmlc_tensor {

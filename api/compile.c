@@ -183,6 +183,16 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   exe->ctx = ctx;
   exe->device = entry;
   exe->ir = ir;
+  exe->io_bytes = malloc(((size_t)ir->num_inputs + ir->num_outputs + 1) * sizeof *exe->io_bytes);
+  if (!exe->io_bytes) {
+    dmlc_executable_destroy(exe);
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  }
+  for (uint32_t i = 0; i < ir->num_inputs + ir->num_outputs; i++) {
+    const dmlc_graph_io *io =
+        i < ir->num_inputs ? &ir->inputs[i] : &ir->outputs[i - ir->num_inputs];
+    exe->io_bytes[i] = dmlc_layout_needed_bytes(&ir->values[io->value].type, &io->layout);
+  }
   const dmlc_status status = executable_compile(exe);
   if (status != DMLC_OK) {
     dmlc_executable_destroy(exe);
@@ -239,6 +249,7 @@ void dmlc_executable_destroy(dmlc_executable *exe) {
     dmlc_ctx_unlock(exe->ctx);
   }
   dmlc_ir_graph_destroy(exe->ir);
+  free(exe->io_bytes);
   free(exe);
 }
 

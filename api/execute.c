@@ -24,6 +24,13 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
   return DMLC_OK;
 }
 
+/* The bytes of binding index that a run
+ * touches (an input, or output when output): the size check's minimum, and the extent for overlap
+ * checks. */
+static uint64_t touched_bytes(const dmlc_executable *exe, bool output, size_t index) {
+  return exe->io_bytes[output ? exe->ir->num_inputs + index : index];
+}
+
 /* Size and alignment: the same rules for a host buffer and a tensor. data
  * is the bytes' host address, or NULL when the host cannot see them (a
  * device tensor starts at its allocation, aligned for any binding up to
@@ -36,26 +43,22 @@ static dmlc_status check_extent(const dmlc_executable *exe, const char *kind, si
                                 const dmlc_graph_io *io, const void *data, uint64_t size,
                                 const char *what) {
   dmlc_context *ctx = exe->ctx;
-  const dmlc_type *t = &exe->ir->values[io->value].type;
-  const uint64_t needed = dmlc_layout_needed_bytes(t, &io->layout);
-  char type[DMLC_TYPE_STR_MAX];
-  dmlc_type_str(t, type, sizeof type);
-  CHECK_ARG(ctx, size >= needed,
-            "%s[%zu] ('%s') is a %s of %llu bytes; its tensor %s needs at least %llu %s", kind,
-            index, io->name, what, (unsigned long long)size, type, (unsigned long long)needed,
-            io->layout.size_declared
-                ? "(its declared TotalTensorSizeInBytes, DirectML's rule for descriptors)"
-                : "(to the end of its last element; IR text and ONNX declare no "
-                  "TotalTensorSizeInBytes)");
+  const uint64_t needed = touched_bytes(exe, kind[0] == 'o' /* "outputs" */, index);
+  if (size < needed) { /* the type's text only for the message: not on every call */
+    char type[DMLC_TYPE_STR_MAX];
+    dmlc_type_str(&exe->ir->values[io->value].type, type, sizeof type);
+    CHECK_ARG(ctx, false,
+              "%s[%zu] ('%s') is a %s of %llu bytes; its tensor %s needs at least %llu %s", kind,
+              index, io->name, what, (unsigned long long)size, type, (unsigned long long)needed,
+              io->layout.size_declared
+                  ? "(its declared TotalTensorSizeInBytes, DirectML's rule for descriptors)"
+                  : "(to the end of its last element; IR text and ONNX declare no "
+                    "TotalTensorSizeInBytes)");
+  }
   CHECK_ARG(ctx, !data || !io->layout.alignment || (uintptr_t)data % io->layout.alignment == 0,
             "%s[%zu] ('%s'): %s %p is not aligned to %u bytes (GuaranteedBaseOffsetAlignment)",
             kind, index, io->name, what, data, io->layout.alignment);
   return DMLC_OK;
-}
-
-/* The bytes of binding io that a run touches, for overlap checks. */
-static uint64_t touched_bytes(const dmlc_executable *exe, const dmlc_graph_io *io) {
-  return dmlc_layout_needed_bytes(&exe->ir->values[io->value].type, &io->layout);
 }
 
 static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *inputs,
@@ -68,22 +71,20 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
                                       inputs[i].size_bytes, "buffer"));
   }
   for (size_t i = 0; i < ir->num_outputs; i++) {
-    const uint64_t size = touched_bytes(exe, &ir->outputs[i]);
+    const uint64_t size = touched_bytes(exe, true, i);
     CHECK_ARG(ctx, outputs[i].data, "outputs[%zu] ('%s'): data is NULL", i, ir->outputs[i].name);
     DMLC_RETURN_IF_ERROR(check_extent(exe, "outputs", i, &ir->outputs[i], outputs[i].data,
                                       outputs[i].size_bytes, "buffer"));
     for (size_t j = 0; j < ir->num_inputs; j++)
-      CHECK_ARG(ctx,
-                !ranges_overlap(outputs[i].data, size, inputs[j].data,
-                                touched_bytes(exe, &ir->inputs[j])),
-                "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
-                ir->outputs[i].name, j, ir->inputs[j].name);
+      CHECK_ARG(
+          ctx, !ranges_overlap(outputs[i].data, size, inputs[j].data, touched_bytes(exe, false, j)),
+          "outputs[%zu] ('%s') overlaps inputs[%zu] ('%s'); outputs must not alias inputs", i,
+          ir->outputs[i].name, j, ir->inputs[j].name);
     for (size_t j = 0; j < i; j++)
-      CHECK_ARG(ctx,
-                !ranges_overlap(outputs[i].data, size, outputs[j].data,
-                                touched_bytes(exe, &ir->outputs[j])),
-                "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
-                ir->outputs[j].name);
+      CHECK_ARG(
+          ctx, !ranges_overlap(outputs[i].data, size, outputs[j].data, touched_bytes(exe, true, j)),
+          "outputs[%zu] ('%s') overlaps outputs[%zu] ('%s')", i, ir->outputs[i].name, j,
+          ir->outputs[j].name);
   }
   return DMLC_OK;
 }

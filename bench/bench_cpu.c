@@ -293,7 +293,7 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
     }
     r.seconds = bench_median(per_call, BATCHES);
     r.bytes = (double)in_bytes;
-    r.target = 0.5e-6;
+    r.target = 0.2e-6;
     r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name);
   } else {
     /* Rounds of: every plain loop on the same buffers, then one call. The

@@ -209,30 +209,37 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
     }
     LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, ec_i32(e, step), lanes)), jvar);
     ec_loop_end(e, &l);
+    /* The accumulators with their absolute positions; then the rest: whole
+     * vectors, then one that ends at the row's end (it overlaps elements
+     * already seen, at their own indices), each merged into its own
+     * accumulator; then the accumulators as a tree. The merge (by value,
+     * then index) does not mind the order, and the tree's depth is the
+     * log of what a serial merge's was. */
     LLVMValueRef iota = ec_iota(e, lanes);
-    LLVMValueRef v = LLVMBuildLoad2(e->b, vt, acc[0], "");
-    LLVMValueRef vi = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[0], ""), iota);
-    for (uint32_t u = 1; u < unroll; u++) {
-      LLVMValueRef w = LLVMBuildLoad2(e->b, vt, acc[u], "");
+    LLVMValueRef v[ROW_MAX_UNROLL], vi[ROW_MAX_UNROLL];
+    for (uint32_t u = 0; u < unroll; u++) {
+      v[u] = LLVMBuildLoad2(e->b, vt, acc[u], "");
       LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * lanes), lanes));
-      LLVMValueRef wi = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
-      LLVMValueRef take = ec_take_merge(e, v, vi, w, wi);
-      v = LLVMBuildSelect(e->b, take, w, v, "");
-      vi = LLVMBuildSelect(e->b, take, wi, vi, "");
+      vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
     }
-    /* The rest: whole vectors, then one that ends at the row's end. It
-     * overlaps elements already seen, at their own indices, which the
-     * merge (by value, then index) does not mind. */
-    for (uint64_t q = vend; q < len; q += lanes) {
+    uint32_t t = 0;
+    for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
       const uint64_t at = q + lanes <= len ? q : len - lanes;
       LLVMValueRef w = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), lanes);
       LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
-      LLVMValueRef take = ec_take_merge(e, v, vi, w, wi);
-      v = LLVMBuildSelect(e->b, take, w, v, "");
-      vi = LLVMBuildSelect(e->b, take, wi, vi, "");
+      LLVMValueRef take = ec_take_merge(e, v[t], vi[t], w, wi);
+      v[t] = LLVMBuildSelect(e->b, take, w, v[t], "");
+      vi[t] = LLVMBuildSelect(e->b, take, wi, vi[t], "");
     }
+    for (uint32_t n = unroll; n > 1; n = (n + 1) / 2)
+      for (uint32_t u = 0; u < n / 2; u++) {
+        const uint32_t o = (n + 1) / 2 + u;
+        LLVMValueRef take = ec_take_merge(e, v[u], vi[u], v[o], vi[o]);
+        v[u] = LLVMBuildSelect(e->b, take, v[o], v[u], "");
+        vi[u] = LLVMBuildSelect(e->b, take, vi[o], vi[u], "");
+      }
     LLVMValueRef sv, si;
-    ec_merge_lanes(e, v, vi, lanes, &sv, &si);
+    ec_merge_lanes(e, v[0], vi[0], lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
     LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
     tail = len;
