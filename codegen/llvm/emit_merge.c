@@ -28,6 +28,8 @@ enum {
   BLOCK_MAX = 256,         /* kept points per task at most (accumulators on the stack) */
   BLOCK_RUN_BYTES = 65536, /* aim: a block's rows make a contiguous run this long */
   MIN_TASKS = 16,          /* blocks shrink (to 1 point) until there are this many tasks */
+  VACC_MAX = 4,            /* vector accumulators per point */
+  VACC_BYTES = 65536,      /* a block's vector accumulators (on the stack) at most */
 };
 
 bool ec_merged_rows_matches(const dmlc_kdesc *k) {
@@ -102,6 +104,121 @@ static void store_point(emit_ctx *e, const uint32_t *kept, uint32_t nkept, const
   }
 }
 
+/* A point's vector accumulators: n (value, index) vectors of lanes each,
+ * in the block's arrays at [point * n + u]. Vector u of a row's main loop
+ * and the rest's vectors in turn feed accumulator u; every lane of an
+ * accumulator so sees strictly increasing indices (rows in order, positions
+ * in a row in order; the last vector ends at the row's end, overlapping
+ * elements seen in other lanes at their own indices), so the sequential
+ * rule per lane, then a merge by value and index across accumulators and
+ * lanes, gives the sequential answer. An index vector holds s, the
+ * element's index being s + lane + u * lanes. */
+typedef struct mrow {
+  emit_ctx *e;
+  bool on;
+  uint32_t lanes, n;
+  LLVMTypeRef vt, it, vals_t, idxs_t;
+  LLVMValueRef vals, idxs;
+} mrow;
+
+static LLVMValueRef mrow_ptr(mrow *v, bool idx, LLVMValueRef p, uint32_t u) {
+  emit_ctx *e = v->e;
+  LLVMValueRef at[2] = {ec_i64(e, 0), ec_madd(e, ec_i64(e, u), p, v->n)};
+  return LLVMBuildGEP2(e->b, idx ? v->idxs_t : v->vals_t, idx ? v->idxs : v->vals, at, 2, "");
+}
+
+/* Point p's accumulators from the row at read offset off, whose element 0
+ * has index base (i64). */
+static void mrow_init(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef base) {
+  emit_ctx *e = v->e;
+  LLVMValueRef s = ec_splat(e, LLVMBuildTrunc(e->b, base, e->i32, ""), v->lanes);
+  for (uint32_t u = 0; u < v->n; u++) {
+    LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * v->lanes)), v->lanes),
+                   mrow_ptr(v, false, p, u));
+    LLVMBuildStore(e->b, s, mrow_ptr(v, true, p, u));
+  }
+}
+
+/* x (at index s + lane + u * lanes) into accumulator (a[u], ai[u]). */
+static void mrow_take(mrow *v, LLVMValueRef *a, LLVMValueRef *ai, uint32_t u, LLVMValueRef x,
+                      LLVMValueRef s) {
+  emit_ctx *e = v->e;
+  LLVMValueRef take = ec_take_next(e, x, a[u]);
+  a[u] = LLVMBuildSelect(e->b, take, x, a[u], "");
+  ai[u] = LLVMBuildSelect(e->b, take, s, ai[u], "");
+}
+
+/* The row of len elements at read offset off, element 0 at index base
+ * (i64), into point p's accumulators. */
+static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef base, uint64_t len) {
+  emit_ctx *e = v->e;
+  const uint32_t L = v->lanes, n = v->n;
+  const uint64_t step = (uint64_t)n * L, vend = len / step * step;
+  LLVMValueRef avar[VACC_MAX], ivar[VACC_MAX], a[VACC_MAX], ai[VACC_MAX];
+  for (uint32_t u = 0; u < n; u++) {
+    avar[u] = ec_var(e, v->vt, "vacc");
+    ivar[u] = ec_var(e, v->it, "vacc_idx");
+    LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, v->vt, mrow_ptr(v, false, p, u), ""), avar[u]);
+    LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), ""), ivar[u]);
+  }
+  LLVMValueRef base32 = LLVMBuildTrunc(e->b, base, e->i32, "");
+  ec_loop l;
+  LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, vend), step);
+  LLVMValueRef s =
+      ec_splat(e, LLVMBuildAdd(e->b, base32, LLVMBuildTrunc(e->b, j, e->i32, ""), ""), L);
+  /* ahead in storage order: in a block the next point's row follows */
+  ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
+  for (uint32_t u = 0; u < n; u++) {
+    a[u] = LLVMBuildLoad2(e->b, v->vt, avar[u], "");
+    ai[u] = LLVMBuildLoad2(e->b, v->it, ivar[u], "");
+    mrow_take(v, a, ai, u, ec_load_read_cmp(e, ec_add(e, off, ec_add(e, j, ec_i64(e, u * L))), L),
+              s);
+    LLVMBuildStore(e->b, a[u], avar[u]);
+    LLVMBuildStore(e->b, ai[u], ivar[u]);
+  }
+  ec_loop_end(e, &l);
+  for (uint32_t u = 0; u < n; u++) {
+    a[u] = LLVMBuildLoad2(e->b, v->vt, avar[u], "");
+    ai[u] = LLVMBuildLoad2(e->b, v->it, ivar[u], "");
+  }
+  uint32_t t = 0;
+  for (uint64_t q = vend; q < len; q += L, t = (t + 1) % n) {
+    const uint64_t at = q + L <= len ? q : len - L;
+    LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), L);
+    LLVMValueRef st =
+        ec_splat(e, LLVMBuildAdd(e->b, base32, ec_i32(e, at - (uint64_t)t * L), ""), L);
+    mrow_take(v, a, ai, t, x, st);
+  }
+  for (uint32_t u = 0; u < n; u++) {
+    LLVMBuildStore(e->b, a[u], mrow_ptr(v, false, p, u));
+    LLVMBuildStore(e->b, ai[u], mrow_ptr(v, true, p, u));
+  }
+}
+
+/* Point p's result: its accumulators merged as a tree, then across lanes,
+ * by value and index; *val the value (compare type), *idx the index (i64). */
+static void mrow_fold(mrow *v, LLVMValueRef p, LLVMValueRef *val, LLVMValueRef *idx) {
+  emit_ctx *e = v->e;
+  const uint32_t L = v->lanes;
+  LLVMValueRef a[VACC_MAX], ai[VACC_MAX];
+  LLVMValueRef iota = ec_iota(e, L);
+  for (uint32_t u = 0; u < v->n; u++) {
+    a[u] = LLVMBuildLoad2(e->b, v->vt, mrow_ptr(v, false, p, u), "");
+    LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L));
+    ai[u] = ec_add(e, LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), ""), lane);
+  }
+  for (uint32_t n = v->n; n > 1; n = (n + 1) / 2)
+    for (uint32_t u = 0; u < n / 2; u++) {
+      const uint32_t o = (n + 1) / 2 + u;
+      LLVMValueRef take = ec_take_merge(e, a[u], ai[u], a[o], ai[o]);
+      a[u] = LLVMBuildSelect(e->b, take, a[o], a[u], "");
+      ai[u] = LLVMBuildSelect(e->b, take, ai[o], ai[u], "");
+    }
+  LLVMValueRef si;
+  ec_merge_lanes(e, a[0], ai[0], L, val, &si);
+  *idx = LLVMBuildZExt(e->b, si, e->i64, "");
+}
+
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
@@ -117,7 +234,25 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
       kept_points *= k->dims[d];
     }
   }
-  const uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points);
+  uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points);
+  /* Vector accumulators: each point keeps v.n (value, index) vectors, so a
+   * row costs no merge across lanes (that is done once per point, at the
+   * end); rows of at least a vector whose indices fit i32 lanes. */
+  mrow v = {.e = e, .lanes = ec_vector_lanes(e, k->read_dtype)};
+  v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
+  if (v.on) {
+    const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
+    const uint32_t vb = e->vector_bytes;
+    const uint32_t regs = (v.lanes * cmp_size + vb - 1) / vb + (v.lanes * 4 + vb - 1) / vb;
+    v.n = (vb >= 64 ? 24 : 12) / regs;
+    v.n = v.n < 1 ? 1 : v.n > VACC_MAX ? VACC_MAX : v.n;
+    while (v.n > 1 && len < (uint64_t)v.n * v.lanes)
+      v.n--;
+    const uint64_t point_bytes = (uint64_t)v.n * v.lanes * (cmp_size + 4);
+    const uint64_t most = VACC_BYTES / point_bytes;
+    if (block > most)
+      block = most < 1 ? 1 : most;
+  }
   /* Few kept points (all axes of a padded matrix): each point's rows are
    * split into chunks, tasks of their own, whose partial results a finish
    * function merges in chunk order (later chunks, later indices). */
@@ -136,6 +271,14 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
   LLVMValueRef acc = ec_array(e, ct, block, 64), acc_idx = ec_array(e, e->i64, block, 64);
+  if (v.on) {
+    v.vt = LLVMVectorType(ct, v.lanes);
+    v.it = LLVMVectorType(e->i32, v.lanes);
+    v.vals = ec_array(e, v.vt, block * v.n, 64);
+    v.idxs = ec_array(e, v.it, block * v.n, 64);
+    v.vals_t = LLVMArrayType2(v.vt, block * v.n);
+    v.idxs_t = LLVMArrayType2(v.it, block * v.n);
+  }
   LLVMValueRef koff = ec_array(e, e->i64, block, 64);
   /* per ONEHOT output, each point's offset there */
   LLVMValueRef kout[DMLC_KDESC_MAX_OUTPUTS] = {NULL};
@@ -171,6 +314,8 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, roff0), 1),
                  LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
   LLVMBuildStore(e->b, ec_mul(e, r_start, len), LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
+  if (v.on)
+    mrow_init(&v, p, ec_add(e, off, roff0), ec_mul(e, r_start, len));
   for (uint32_t i = 0; i < k->num_outputs; i++)
     if (kout[i])
       LLVMBuildStore(e->b, decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i),
@@ -191,13 +336,17 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMValueRef kp = LLVMBuildGEP2(e->b, idx_t, koff, at, 2, "");
   LLVMValueRef ap = LLVMBuildGEP2(e->b, acc_t, acc, at, 2, "");
   LLVMValueRef ip = LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, "");
-  LLVMValueRef val, j;
-  ec_reduce_row(e, ec_add(e, roff, LLVMBuildLoad2(e->b, e->i64, kp, "")), len, &val, &j);
-  LLVMValueRef a = LLVMBuildLoad2(e->b, ct, ap, "");
-  LLVMValueRef take = ec_take_next(e, val, a);
-  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
-  LLVMValueRef ai = LLVMBuildLoad2(e->b, e->i64, ip, "");
-  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ec_add(e, rbase, j), ai, ""), ip);
+  if (v.on) {
+    mrow_row(&v, p, ec_add(e, roff, LLVMBuildLoad2(e->b, e->i64, kp, "")), rbase, len);
+  } else {
+    LLVMValueRef val, j;
+    ec_reduce_row(e, ec_add(e, roff, LLVMBuildLoad2(e->b, e->i64, kp, "")), len, &val, &j);
+    LLVMValueRef a = LLVMBuildLoad2(e->b, ct, ap, "");
+    LLVMValueRef take = ec_take_next(e, val, a);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
+    LLVMValueRef ai = LLVMBuildLoad2(e->b, e->i64, ip, "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ec_add(e, rbase, j), ai, ""), ip);
+  }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     if (!kout[i])
       continue;
@@ -210,6 +359,15 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   }
   ec_loop_end(e, &lp);
   ec_loop_end(e, &lr);
+  if (v.on) { /* each point's vectors to its scalar accumulator */
+    p = ec_loop_begin(e, &lp, zero, count, 1);
+    at[1] = p;
+    LLVMValueRef val, idx;
+    mrow_fold(&v, p, &val, &idx);
+    LLVMBuildStore(e->b, val, LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
+    LLVMBuildStore(e->b, idx, LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
+    ec_loop_end(e, &lp);
+  }
 
   if (split) {
     /* the (one) point's partial: value at 0, index at 8 of slot t */
