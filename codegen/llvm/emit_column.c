@@ -22,6 +22,7 @@ enum {
   COLUMN_ACC_BYTES = 65536, /* the block's values and indices (on the stack): in L2 */
   COLUMN_SPLIT_TASKS = 16,  /* split rows into chunks to get this many tasks */
   COLUMN_CHUNK_ROWS = 256,  /* ... of at least this many rows each */
+  COLUMN_DIRECT_ROWS = 8,   /* rows up to this many: one select chain in registers */
 };
 
 bool ec_column_matches(const dmlc_kdesc *k) {
@@ -394,6 +395,105 @@ static void rows_loops(column *c, rows_arg *ra, LLVMValueRef o, LLVMValueRef c0,
   }
 }
 
+/* A few rows (a channel argmax over NCHW): each vector of columns reads
+ * every row, in order, into one select chain in registers, and stores its
+ * outputs at once (ONEHOT: a row of 1s and 0s per row, from the index); no
+ * accumulator arrays. Indices are integers as wide as the compared values
+ * (rows <= COLUMN_DIRECT_ROWS fit any). */
+typedef struct direct_arg {
+  LLVMValueRef base;                          /* read offset of (o, row 0, column c0) */
+  LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS]; /* output offsets of the same */
+  bool nt[DMLC_KDESC_MAX_OUTPUTS];            /* vectors by non-temporal stores */
+} direct_arg;
+
+static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const direct_arg *a = arg;
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t rank = k->rank;
+  const uint64_t rs = k->read_strides[rank - 2];
+  LLVMTypeRef dt = LLVMIntTypeInContext(e->c, 8 * c->ct_size); /* index type */
+  LLVMValueRef col = ec_add(e, a->base, cc);
+  LLVMValueRef v = load_cmp(c, col, lanes);
+  LLVMValueRef vi = ec_splat(e, LLVMConstInt(dt, 0, false), lanes);
+  for (uint64_t q = 1; q < c->rows; q++) {
+    LLVMValueRef x = load_cmp(c, ec_add(e, col, ec_i64(e, q * rs)), lanes);
+    LLVMValueRef take = take_next(c, x, v);
+    v = LLVMBuildSelect(e->b, take, x, v, "");
+    vi = LLVMBuildSelect(e->b, take, ec_splat(e, LLVMConstInt(dt, q, false), lanes), vi, "");
+  }
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    LLVMValueRef off = ec_madd(e, a->obase[i], cc, o->strides[rank - 1]);
+    if (o->kind == DMLC_KOUT_INDEX) {
+      LLVMTypeRef t32 = ec_lanes(e->i32, lanes);
+      LLVMValueRef i32 = c->ct_size > 4   ? LLVMBuildTrunc(e->b, vi, t32, "")
+                         : c->ct_size < 4 ? LLVMBuildZExt(e->b, vi, t32, "")
+                                          : vi;
+      LLVMValueRef x = ec_convert(e, i32, DMLC_DTYPE_U32, o->dtype);
+      if (a->nt[i] && lanes > 1)
+        ec_store_nt(e, o->dtype, e->out[i], off, x);
+      else
+        ec_store(e, o->dtype, e->out[i], off, x);
+      continue;
+    }
+    LLVMValueRef one = ec_splat(e, ec_const_elem(e, o->dtype, 1), lanes);
+    LLVMValueRef zero = ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes);
+    for (uint64_t q = 0; q < c->rows; q++) {
+      LLVMValueRef at =
+          LLVMBuildICmp(e->b, LLVMIntEQ, vi, ec_splat(e, LLVMConstInt(dt, q, false), lanes), "");
+      LLVMValueRef qoff = ec_add(e, off, ec_i64(e, q * o->strides[rank - 2]));
+      LLVMValueRef x = LLVMBuildSelect(e->b, at, one, zero, "");
+      if (a->nt[i] && lanes > 1)
+        ec_store_nt(e, o->dtype, e->out[i], qoff, x);
+      else
+        ec_store(e, o->dtype, e->out[i], qoff, x);
+    }
+  }
+}
+
+static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  direct_arg a = {
+      ec_add(e, k->rank == 3 ? ec_mul(e, o, k->read_strides[0]) : ec_i64(e, 0), c0), {0}, {0}};
+  bool vector = true;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    a.obase[i] = out_base(c, i, o, c0);
+    vector &= k->outputs[i].strides[k->rank - 1] == 1;
+  }
+  /* Large outputs (an index plane as large as the input) bypass the caches
+   * where every vector of the block is aligned. */
+  LLVMValueRef aligned = NULL;
+  for (uint32_t i = 0; vector && width >= c->lanes && i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    const uint64_t size = dmlc_dtype_size(out->dtype);
+    const uint64_t vbytes = (uint64_t)c->lanes * size;
+    const uint64_t align = vbytes < e->vector_bytes ? vbytes : e->vector_bytes;
+    uint64_t bytes = size;
+    for (uint32_t d = 0; d < k->rank; d++)
+      bytes *= out->kind == DMLC_KOUT_ONEHOT || d != k->rank - 2 ? k->dims[d] : 1;
+    if (!e->nt_min_bytes || bytes < e->nt_min_bytes ||
+        (out->kind == DMLC_KOUT_ONEHOT && out->strides[k->rank - 2] * size % align != 0))
+      continue;
+    LLVMValueRef al = ec_is_aligned(e, out->dtype, e->out[i], a.obase[i], align);
+    aligned = aligned ? LLVMBuildAnd(e->b, aligned, al, "") : al;
+    a.nt[i] = true;
+  }
+  if (!aligned) {
+    for_columns(c, width, vector, direct_body, &a);
+    return;
+  }
+  ec_if f;
+  ec_if_begin(e, &f, aligned);
+  for_columns(c, width, vector, direct_body, &a);
+  ec_if_else(e, &f);
+  memset(a.nt, 0, sizeof a.nt);
+  for_columns(c, width, vector, direct_body, &a);
+  ec_if_end(e, &f);
+  ec_nt_fence(e);
+}
+
 /* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a
  * constant) starting at column c0 of outer o; chunk ch's partials when
  * split, else the outputs. */
@@ -402,6 +502,10 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
   const uint32_t rank = k->rank;
+  if (c->rows <= COLUMN_DIRECT_ROWS && c->chunks == 1) {
+    emit_direct(c, o, c0, width);
+    return;
+  }
   LLVMValueRef zero = ec_i64(e, 0);
   rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}};
   for_columns(c, width, true, init_body, &ra);

@@ -393,7 +393,10 @@ void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LL
 
 void ec_store_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v) {
   LLVMValueRef s = LLVMBuildStore(e->b, v, elem_ptr(e, ec_store_type(e, dt), base, off));
-  LLVMSetAlignment(s, dmlc_dtype_size(dt) * lanes_of(v));
+  /* aligned to the vector, or to the machine's vector for wider ones (split
+   * into those) */
+  const uint32_t bytes = dmlc_dtype_size(dt) * lanes_of(v);
+  LLVMSetAlignment(s, bytes < e->vector_bytes ? bytes : e->vector_bytes);
   LLVMMetadataRef one = LLVMValueAsMetadata(ec_i32(e, 1));
   LLVMValueRef node = LLVMMetadataAsValue(e->c, LLVMMDNodeInContext2(e->c, &one, 1));
   LLVMSetMetadata(s, LLVMGetMDKindIDInContext(e->c, "nontemporal", 11), node);

@@ -122,7 +122,8 @@ void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LL
              uint64_t stride, LLVMValueRef value);
 /* Non-temporal stores (outputs written once and not read back soon):
  * a vector store of v at element off of base that skips the caches; the
- * address must be aligned to the vector's size. */
+ * address must be aligned to the vector's size, or to the machine's vector
+ * size (e->vector_bytes) for a wider one. */
 void ec_store_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v);
 /* Whether base + off (in elements of dt) is aligned to bytes (a power of 2). */
 LLVMValueRef ec_is_aligned(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,

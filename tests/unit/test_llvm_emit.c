@@ -591,8 +591,10 @@ START_TEST(test_nontemporal) {
           kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
         kd_reduce(&k, rt, op, dir);
         check_kernel_modes(&k, modes, 3);
-        k = kd_make(2, dims, 1); /* columns */
+        k = kd_make(2, dims, 1); /* columns (a few rows: one select chain) */
         kd_out(&k, DMLC_KOUT_ONEHOT, ot, 1);
+        if (v == 1)
+          kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
         kd_reduce(&k, rt, op, dir);
         check_kernel_modes(&k, modes, 3);
       }
