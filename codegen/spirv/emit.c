@@ -180,6 +180,11 @@ static void declare_interface(spv_em *e) {
     o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
     o->buf = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
   }
+  if (e->plan.path == SPV_PATH_SPLIT || e->plan.path == SPV_PATH_FINISH) {
+    uint32_t ptr;
+    e->partials =
+        block_buffer(e, e->t_u32, 4, 1 + e->k->num_outputs, e->plan.path == SPV_PATH_FINISH, &ptr);
+  }
 }
 
 /* ---- control flow ---- */
@@ -322,12 +327,12 @@ static void acc_merge(spv_em *e, const spv_acc *a, spv_key k, uint32_t idx) {
   spv_store(e, a->idx, spv_select(e, better, idx, ai));
 }
 
-/* acc <- the best of the reduced points start, start + step, ... of the
- * kept point whose read offset is base. */
-static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start,
+/* acc <- the best of the reduced points start, start + step, ... below end
+ * of the kept point whose read offset is base. */
+static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
                           uint32_t step) {
   spv_loop l;
-  const uint32_t r = loop_begin(e, &l, start, spv_u32(e, (uint32_t)e->plan.reduced), step);
+  const uint32_t r = loop_begin(e, &l, start, end, step);
   uint32_t off;
   const uint64_t *strides[1] = {e->k->read_strides};
   offsets_of(e, r, e->k->reduced_mask, 1, strides, &off);
@@ -363,7 +368,8 @@ static spv_key sh_key(spv_em *e, const spv_shared *s, uint32_t i) {
 }
 
 /* Merges the group's accumulators; returns the winning index, in every
- * invocation. All invocations must reach this (uniform control flow). */
+ * invocation, and leaves the winner (key and index) in invocation 0's
+ * accumulator. All invocations must reach this (uniform control flow). */
 static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
   spvb *b = &e->b;
   const uint32_t L = e->plan.local_size;
@@ -451,8 +457,13 @@ static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
     }
     spv_if f;
     if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
-    spv_store(e, sh_at(e, &s, result, spv_u32(e, 0)),
-              spv_load(e, sh_at(e, &s, s.idx, spv_u32(e, 0))));
+    const spv_key wk = sh_key(e, &s, spv_u32(e, 0));
+    const uint32_t wi = spv_load(e, sh_at(e, &s, s.idx, spv_u32(e, 0)));
+    spv_store(e, a->k0, wk.k0);
+    if (a->k1)
+      spv_store(e, a->k1, wk.k1);
+    spv_store(e, a->idx, wi);
+    spv_store(e, sh_at(e, &s, result, spv_u32(e, 0)), wi);
     if_end(e, &f);
   }
   barrier(e);
@@ -473,9 +484,9 @@ static void write_indices(spv_em *e, const uint32_t *base, uint32_t best) {
 }
 
 /* ONEHOT and CONSTANT outputs over the reduced points start, start + step,
- * ... of one kept point. */
+ * ... below end of one kept point. */
 static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t start,
-                        uint32_t step) {
+                        uint32_t end, uint32_t step) {
   const dmlc_kdesc *k = e->k;
   bool any = false;
   for (uint32_t i = 0; i < k->num_outputs; i++)
@@ -483,7 +494,7 @@ static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t
   if (!any)
     return;
   spv_loop l;
-  const uint32_t r = loop_begin(e, &l, start, spv_u32(e, (uint32_t)e->plan.reduced), step);
+  const uint32_t r = loop_begin(e, &l, start, end, step);
   uint32_t off[MAX_BUFS];
   all_offsets(e, r, k->reduced_mask, off);
   const uint32_t hit = spv_cmp(e, SpvOpIEqual, r, best);
@@ -542,10 +553,11 @@ static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
   uint32_t base[MAX_BUFS];
   all_offsets(e, q, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
-  reduce_points(e, &a, base[0], spv_u32(e, 0), spv_u32(e, 1));
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  reduce_points(e, &a, base[0], spv_u32(e, 0), reduced, spv_u32(e, 1));
   const uint32_t best = spv_load(e, a.idx);
   write_indices(e, base, best);
-  write_group(e, base, best, spv_u32(e, 0), spv_u32(e, 1));
+  write_group(e, base, best, spv_u32(e, 0), reduced, spv_u32(e, 1));
   if_end(e, &f);
 }
 
@@ -554,13 +566,116 @@ static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
   uint32_t base[MAX_BUFS];
   all_offsets(e, group, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
-  reduce_points(e, &a, base[0], lid, L);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  reduce_points(e, &a, base[0], lid, reduced, L);
   const uint32_t best = reduce_group(e, &a, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
   write_indices(e, base, best);
   if_end(e, &f);
-  write_group(e, base, best, lid, L);
+  write_group(e, base, best, lid, reduced, L);
+}
+
+/* ---- split reductions ---- */
+
+/* Part s of a kept point covers its reduced points [s * len, end), end the
+ * smaller of (s + 1) * len and the range's end. */
+static void part_range(spv_em *e, uint32_t s, uint32_t *start, uint32_t *end) {
+  const uint32_t len = spv_u32(e, e->plan.split_len);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  *start = spv_op(e, SpvOpIMul, s, len);
+  const uint32_t stop = spv_op(e, SpvOpIAdd, *start, len);
+  *end = spv_select(e, spv_cmp(e, SpvOpULessThan, stop, reduced), stop, reduced);
+}
+
+/* A partial: the key's words (a 64-bit key as its low and high words, a
+ * key pair as k0, k1), the index, and one word of padding. */
+static uint32_t partial_word(spv_em *e, uint32_t slot, uint32_t w) {
+  return spv_op(e, SpvOpIAdd, spv_op(e, SpvOpShiftLeftLogical, slot, spv_u32(e, 2)), spv_u32(e, w));
+}
+
+static void partial_store(spv_em *e, uint32_t slot, spv_key k, uint32_t idx) {
+  uint32_t w0 = k.k0, w1 = k.k1;
+  if (e->key_u64)
+    spv_split64(e, k.k0, &w0, &w1);
+  const spv_buf *p = &e->partials;
+  spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 0), SPV_ACCESS_STORE, w0);
+  if (e->key_u64 || e->key64)
+    spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 1), SPV_ACCESS_STORE, w1);
+  spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 2), SPV_ACCESS_STORE, idx);
+}
+
+static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
+  const spv_buf *p = &e->partials;
+  spv_key k = {
+      spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 0), SPV_ACCESS_LOAD, 0),
+      spv_u32(e, 0)};
+  if (e->key_u64 || e->key64) {
+    const uint32_t w1 =
+        spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 1), SPV_ACCESS_LOAD, 0);
+    if (e->key_u64)
+      k.k0 = spv_join64(e, k.k0, w1);
+    else
+      k.k1 = w1;
+  }
+  *idx = spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 2), SPV_ACCESS_LOAD, 0);
+  return k;
+}
+
+/* Group g reduces part g % parts of kept point g / parts and writes its
+ * winner to partial g. */
+static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t q = spv_op(e, SpvOpUDiv, group, parts);
+  uint32_t base;
+  const uint64_t *strides[1] = {e->k->read_strides};
+  offsets_of(e, q, kept_mask(e->k), 1, strides, &base);
+  uint32_t start, end;
+  part_range(e, spv_op(e, SpvOpUMod, group, parts), &start, &end);
+  const spv_acc a = acc_init(e);
+  reduce_points(e, &a, base, spv_op(e, SpvOpIAdd, start, lid), end, spv_u32(e, e->plan.local_size));
+  reduce_group(e, &a, lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+  partial_store(e, group, acc_key(e, &a), spv_load(e, a.idx));
+  if_end(e, &f);
+}
+
+/* Group g merges every partial of kept point g / per (per: finish_per_kept)
+ * and writes its outputs: the index (from the point's first group), and
+ * the one-hot and constant outputs over part g % per. The merge compares
+ * (key, index) pairs, so its order does not change the winner. */
+static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t L = spv_u32(e, e->plan.local_size);
+  const uint32_t per = e->plan.finish_per_kept;
+  const uint32_t q = per > 1 ? spv_op(e, SpvOpUDiv, group, spv_u32(e, per)) : group;
+  const uint32_t s = per > 1 ? spv_op(e, SpvOpUMod, group, spv_u32(e, per)) : spv_u32(e, 0);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t first = spv_op(e, SpvOpIMul, q, parts);
+  spv_loop l;
+  const uint32_t j = loop_begin(e, &l, lid, parts, L);
+  uint32_t idx;
+  const spv_key k = partial_load(e, spv_op(e, SpvOpIAdd, first, j), &idx);
+  acc_merge(e, &a, k, idx);
+  loop_end(e, &l);
+  const uint32_t best = reduce_group(e, &a, lid);
+  spv_if f;
+  if_begin(e,
+           SPV(&e->b, SpvOpLogicalAnd, e->t_bool, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)),
+               spv_cmp(e, SpvOpIEqual, s, spv_u32(e, 0))),
+           &f);
+  write_indices(e, base, best);
+  if_end(e, &f);
+  if (per > 1) {
+    uint32_t start, end;
+    part_range(e, s, &start, &end);
+    write_group(e, base, best, spv_op(e, SpvOpIAdd, start, lid), end, L);
+  } else {
+    write_group(e, base, best, lid, spv_u32(e, (uint32_t)e->plan.reduced), L);
+  }
 }
 
 dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc_diag *diag) {
@@ -580,6 +695,12 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
     break;
   case SPV_PATH_LARGE:
     emit_large(e, group, lid);
+    break;
+  case SPV_PATH_SPLIT:
+    emit_split(e, group, lid);
+    break;
+  case SPV_PATH_FINISH:
+    emit_finish(e, group, lid);
     break;
   }
   spvb_code(&e->b, SpvOpReturn, 0, NULL, 0);

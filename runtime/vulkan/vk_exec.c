@@ -22,7 +22,15 @@ typedef struct vk_kernel {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
+  /* A split reduction's finish (module.split_parts > 1), after pipeline. */
+  VkShaderModule finish_shader;
+  VkPipeline finish_pipeline;
 } vk_kernel;
+
+/* Descriptors of a kernel's set: its bindings', and the split's partials. */
+static uint32_t kernel_bindings(const vk_kernel *k) {
+  return k->module.num_bindings + (k->module.split_parts > 1);
+}
 
 static void kernel_free(vk_kernel *k) {
   if (!k)
@@ -31,6 +39,10 @@ static void kernel_free(vk_kernel *k) {
   const dmlc_vk_fns *fn = &dev->inst.fn;
   if (k->pipeline)
     fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
+  if (k->finish_pipeline)
+    fn->vkDestroyPipeline(dev->device, k->finish_pipeline, NULL);
+  if (k->finish_shader)
+    fn->vkDestroyShaderModule(dev->device, k->finish_shader, NULL);
   if (k->layout)
     fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
   if (k->set_layout)
@@ -50,26 +62,59 @@ uint64_t dmlc_vk_device_compile_count(const dmlc_vk_device *dev) {
   return dev->kernels ? dmlc_kernel_cache_misses(dev->kernels) : 0;
 }
 
+/* A shader module and its compute pipeline on k's layout. */
+static dmlc_status stage_pipeline(dmlc_vk_device *dev, const vk_kernel *k, const uint32_t *words,
+                                  size_t num_words, VkShaderModule *shader, VkPipeline *out,
+                                  dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkShaderModuleCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+      .codeSize = num_words * sizeof(uint32_t),
+      .pCode = words,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateShaderModule(dev->device, &info, NULL, shader),
+                "vkCreateShaderModule");
+  /* The code was generated for caps.subgroup_size; require it where the
+   * device could otherwise pick another. */
+  const VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+      .requiredSubgroupSize = dev->caps.subgroup_size,
+  };
+  const bool pin =
+      dev->pin_subgroup_size && dev->caps.subgroup_size &&
+      k->module.local_size <= (uint64_t)dev->max_subgroups_per_workgroup * dev->caps.subgroup_size;
+  const VkComputePipelineCreateInfo pipeline = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage =
+          {
+              .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              .pNext = pin ? &subgroup : NULL,
+              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+              .module = *shader,
+              .pName = "main",
+          },
+      .layout = k->layout,
+  };
+  DMLC_VK_CHECK(
+      diag, fn->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &pipeline, NULL, out),
+      "vkCreateComputePipelines");
+  return DMLC_OK;
+}
+
 static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag *diag) {
   const dmlc_vk_fns *fn = &dev->inst.fn;
-  const VkShaderModuleCreateInfo shader = {
-      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-      .codeSize = k->module.num_words * sizeof(uint32_t),
-      .pCode = k->module.words,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreateShaderModule(dev->device, &shader, NULL, &k->shader),
-                "vkCreateShaderModule");
-  VkDescriptorSetLayoutBinding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
-  for (uint32_t i = 0; i < k->module.num_bindings; i++)
+  VkDescriptorSetLayoutBinding bindings[2 + DMLC_KDESC_MAX_OUTPUTS];
+  const uint32_t n = kernel_bindings(k);
+  for (uint32_t i = 0; i < n; i++)
     bindings[i] = (VkDescriptorSetLayoutBinding){
         .binding = i,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .descriptorCount = k->module.bindings[i].count,
+        .descriptorCount = i < k->module.num_bindings ? k->module.bindings[i].count : 1,
         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
     };
   const VkDescriptorSetLayoutCreateInfo set = {
       .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = k->module.num_bindings,
+      .bindingCount = n,
       .pBindings = bindings,
   };
   DMLC_VK_CHECK(diag, fn->vkCreateDescriptorSetLayout(dev->device, &set, NULL, &k->set_layout),
@@ -87,31 +132,11 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
   };
   DMLC_VK_CHECK(diag, fn->vkCreatePipelineLayout(dev->device, &layout, NULL, &k->layout),
                 "vkCreatePipelineLayout");
-  /* The code was generated for caps.subgroup_size; require it where the
-   * device could otherwise pick another. */
-  const VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
-      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
-      .requiredSubgroupSize = dev->caps.subgroup_size,
-  };
-  const bool pin =
-      dev->pin_subgroup_size && dev->caps.subgroup_size &&
-      k->module.local_size <= (uint64_t)dev->max_subgroups_per_workgroup * dev->caps.subgroup_size;
-  const VkComputePipelineCreateInfo pipeline = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage =
-          {
-              .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-              .pNext = pin ? &subgroup : NULL,
-              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-              .module = k->shader,
-              .pName = "main",
-          },
-      .layout = k->layout,
-  };
-  DMLC_VK_CHECK(diag,
-                fn->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &pipeline, NULL,
-                                             &k->pipeline),
-                "vkCreateComputePipelines");
+  DMLC_RETURN_IF_ERROR(
+      stage_pipeline(dev, k, k->module.words, k->module.num_words, &k->shader, &k->pipeline, diag));
+  if (k->module.split_parts > 1)
+    DMLC_RETURN_IF_ERROR(stage_pipeline(dev, k, k->module.finish_words, k->module.finish_num_words,
+                                        &k->finish_shader, &k->finish_pipeline, diag));
   return DMLC_OK;
 }
 
@@ -127,7 +152,8 @@ static dmlc_status kernel_compile(void *user, const dmlc_kdesc *desc, const char
   if (status == DMLC_OK &&
       (k->module.num_bindings != 1 + desc->num_outputs || k->module.local_size == 0 ||
        k->module.local_size > dev->caps.max_workgroup_size ||
-       k->module.num_groups > (uint64_t)UINT32_MAX + 1))
+       k->module.num_groups > (uint64_t)UINT32_MAX + 1 ||
+       k->module.finish_groups > (uint64_t)UINT32_MAX + 1))
     status =
         dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
                       "Vulkan: kernel '%s' compiled to %" PRIu32 " bindings, workgroups of %" PRIu32
@@ -477,6 +503,7 @@ struct dmlc_vk_executable {
   vk_buffer *buffers;
   uint32_t num_buffers;
   vk_kernel **kernels;  /* the device's cache owns them */
+  vk_buffer *partials;  /* per kernel: a split's partials (no buffer when not split) */
   dmlc_binding *reads;  /* per kernel: what binding 0 reads (dummy: a TEMP past the end) */
   dmlc_binding *writes; /* per kernel, DMLC_KDESC_MAX_OUTPUTS each */
   VkDescriptorPool descriptor_pool;
@@ -538,11 +565,12 @@ static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer
     uint32_t descriptors = 0;
     for (uint32_t b = 0; b < k->module.num_bindings; b++)
       descriptors += k->module.bindings[b].count;
+    descriptors += kernel_bindings(k) - k->module.num_bindings;
     if (!DMLC_ARRAY_RESERVE(&infos, &infos_cap, descriptors, 8)) {
       st = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory writing descriptors");
       break;
     }
-    VkWriteDescriptorSet writes[1 + DMLC_KDESC_MAX_OUTPUTS];
+    VkWriteDescriptorSet writes[2 + DMLC_KDESC_MAX_OUTPUTS];
     uint32_t first = 0;
     for (uint32_t b = 0; b < k->module.num_bindings; b++) {
       const dmlc_binding binding =
@@ -564,8 +592,19 @@ static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer
       };
       first += k->module.bindings[b].count;
     }
+    if (st == DMLC_OK && kernel_bindings(k) > k->module.num_bindings) {
+      infos[first] = (VkDescriptorBufferInfo){exe->partials[i].buffer, 0, VK_WHOLE_SIZE};
+      writes[k->module.num_bindings] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = exe->sets[kind][i],
+          .dstBinding = k->module.num_bindings,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[first],
+      };
+    }
     if (st == DMLC_OK)
-      exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, k->module.num_bindings, writes, 0,
+      exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, kernel_bindings(k), writes, 0,
                                                NULL);
   }
   free(infos);
@@ -576,9 +615,12 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
   VkDevice device = exe->dev->device;
   uint32_t descriptors = 0;
-  for (uint32_t i = 0; i < exe->num_kernels; i++)
-    for (uint32_t b = 0; b < exe->kernels[i]->module.num_bindings; b++)
-      descriptors += exe->kernels[i]->module.bindings[b].count;
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+    const vk_kernel *k = exe->kernels[i];
+    for (uint32_t b = 0; b < k->module.num_bindings; b++)
+      descriptors += k->module.bindings[b].count;
+    descriptors += kernel_bindings(k) - k->module.num_bindings;
+  }
   const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                      NUM_SET_KINDS * descriptors};
   const VkDescriptorPoolCreateInfo pool = {
@@ -634,6 +676,20 @@ static void record_copies(const dmlc_vk_executable *exe, VkCommandBuffer cmd, bo
   }
 }
 
+/* groups workgroups of the bound pipeline, in chunks of at most
+ * maxComputeWorkGroupCount[0], each told its first group. */
+static void record_dispatches(const dmlc_vk_executable *exe, VkCommandBuffer cmd,
+                              const vk_kernel *k, uint64_t groups) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const uint64_t chunk = exe->dev->caps.max_workgroup_count;
+  for (uint64_t first = 0; first < groups; first += chunk) {
+    const uint64_t left = groups - first;
+    const uint32_t offset = (uint32_t)first;
+    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof offset, &offset);
+    fn->vkCmdDispatch(cmd, (uint32_t)(left < chunk ? left : chunk), 1, 1);
+  }
+}
+
 static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, int kind,
                           uint32_t i) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
@@ -643,12 +699,13 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
   fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
   fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
                               &exe->sets[kind][i], 0, NULL);
-  const uint64_t chunk = exe->dev->caps.max_workgroup_count;
-  for (uint64_t first = 0; first < k->module.num_groups; first += chunk) {
-    const uint64_t left = k->module.num_groups - first;
-    const uint32_t offset = (uint32_t)first;
-    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof offset, &offset);
-    fn->vkCmdDispatch(cmd, (uint32_t)(left < chunk ? left : chunk), 1, 1);
+  record_dispatches(exe, cmd, k, k->module.num_groups);
+  if (k->module.split_parts > 1) {
+    /* The finish reads every partial the first dispatch wrote. */
+    barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->finish_pipeline);
+    record_dispatches(exe, cmd, k, k->module.finish_groups);
   }
   if (exe->timestamps)
     fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, exe->timestamps, 2 * i + 1);
@@ -761,6 +818,13 @@ static dmlc_status executable_init(dmlc_vk_executable *exe, const dmlc_kernel_pl
     DMLC_RETURN_IF_ERROR(kernel_get(exe->dev, &plan->kernels[i], &exe->kernels[i], diag));
   DMLC_RETURN_IF_ERROR(bindings_keep(exe, plan, diag));
   DMLC_RETURN_IF_ERROR(buffers_create(exe, plan, input_bytes, output_bytes, diag));
+  exe->partials = calloc(exe->num_kernels ? exe->num_kernels : 1, sizeof *exe->partials);
+  if (!exe->partials)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating buffers");
+  for (uint32_t i = 0; i < exe->num_kernels; i++)
+    if (exe->kernels[i]->module.split_parts > 1)
+      DMLC_RETURN_IF_ERROR(buffer_create(exe->dev, exe->kernels[i]->module.partial_bytes, false,
+                                         &exe->partials[i], diag));
   DMLC_RETURN_IF_ERROR(sync_create(exe, diag));
   if (exe->num_kernels) {
     DMLC_RETURN_IF_ERROR(descriptors_create(exe, diag));
@@ -818,6 +882,9 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
     fn->vkDestroyDescriptorPool(device, exe->descriptor_pool, NULL);
   for (uint32_t i = 0; exe->buffers && i < exe->num_buffers; i++)
     buffer_destroy(exe->dev, &exe->buffers[i]);
+  for (uint32_t i = 0; exe->partials && i < exe->num_kernels; i++)
+    buffer_destroy(exe->dev, &exe->partials[i]);
+  free(exe->partials);
   free(exe->buffers);
   free(exe->kernels);
   free(exe->reads);
@@ -987,6 +1054,18 @@ dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, 
         k->key, k->module.local_size, k->module.num_groups, DMLC_PLURAL(k->module.num_groups));
     dmlc_strbuf_append(&sb, body);
     free(body);
+    if (k->module.split_parts > 1) {
+      const dmlc_status fs =
+          dmlc_spirv_disassemble(k->module.finish_words, k->module.finish_num_words, &body, diag);
+      if (fs != DMLC_OK) {
+        dmlc_strbuf_free(&sb);
+        return fs;
+      }
+      dmlc_strbuf_printf(&sb, "; kernel %" PRIu32 "'s finish: %" PRIu64 " workgroup%s\n", i,
+                         k->module.finish_groups, DMLC_PLURAL(k->module.finish_groups));
+      dmlc_strbuf_append(&sb, body);
+      free(body);
+    }
   }
   *out_text = dmlc_strbuf_finish(&sb);
   return *out_text ? DMLC_OK
@@ -1010,6 +1089,12 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
                        i, k->module.local_size, k->module.num_groups,
                        DMLC_PLURAL(k->module.num_groups), k->module.num_bindings,
                        DMLC_PLURAL(k->module.num_bindings));
+    if (k->module.split_parts > 1)
+      dmlc_strbuf_printf(&sb,
+                         "// split: %" PRIu32 " parts of %" PRIu32 " reduced points per kept "
+                         "point, then a finish of %" PRIu64 " workgroup%s\n",
+                         k->module.split_parts, k->module.split_len, k->module.finish_groups,
+                         DMLC_PLURAL(k->module.finish_groups));
     dmlc_strbuf_append(&sb, k->key);
     dmlc_strbuf_end_line(&sb);
   }
