@@ -1102,3 +1102,207 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
   return *out_text ? DMLC_OK
                    : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory dumping kernels");
 }
+
+/* ---- programs built outside the compiler ---- */
+
+struct dmlc_vk_program {
+  vk_kernel kernel; /* module (words borrowed at create, copied), layout, pipeline */
+  uint32_t max_windows;
+  VkDescriptorPool pool;
+  VkDescriptorSet *sets; /* one per window */
+  VkCommandBuffer cmd;
+  VkQueryPool timestamps;
+  VkFence fence;
+};
+
+uint64_t dmlc_vk_tensor_size(const dmlc_vk_tensor *t) { return t->buf.size; }
+
+dmlc_vk_device *dmlc_vk_tensor_device(const dmlc_vk_tensor *t) { return t->dev; }
+
+void dmlc_vk_program_destroy(dmlc_vk_program *p) {
+  if (!p)
+    return;
+  dmlc_vk_device *dev = p->kernel.dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  if (p->cmd)
+    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &p->cmd);
+  if (p->fence)
+    fn->vkDestroyFence(dev->device, p->fence, NULL);
+  if (p->timestamps)
+    fn->vkDestroyQueryPool(dev->device, p->timestamps, NULL);
+  if (p->pool)
+    fn->vkDestroyDescriptorPool(dev->device, p->pool, NULL);
+  free(p->sets);
+  vk_kernel *k = &p->kernel;
+  if (k->pipeline)
+    fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
+  if (k->layout)
+    fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
+  if (k->set_layout)
+    fn->vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
+  if (k->shader)
+    fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
+  dmlc_spirv_module_free(&k->module);
+  free(p);
+}
+
+static dmlc_status program_init(dmlc_vk_program *p, dmlc_diag *diag) {
+  dmlc_vk_device *dev = p->kernel.dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  DMLC_RETURN_IF_ERROR(kernel_pipeline(dev, &p->kernel, diag));
+  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * p->max_windows};
+  const VkDescriptorPoolCreateInfo pool = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+      .maxSets = p->max_windows,
+      .poolSizeCount = 1,
+      .pPoolSizes = &size,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(dev->device, &pool, NULL, &p->pool),
+                "vkCreateDescriptorPool");
+  p->sets = calloc(p->max_windows, sizeof *p->sets);
+  if (!p->sets)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a program");
+  for (uint32_t w = 0; w < p->max_windows; w++) {
+    const VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = p->pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &p->kernel.set_layout,
+    };
+    DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(dev->device, &alloc, &p->sets[w]),
+                  "vkAllocateDescriptorSets");
+  }
+  const VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = dev->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  DMLC_VK_CHECK(diag, fn->vkAllocateCommandBuffers(dev->device, &alloc, &p->cmd),
+                "vkAllocateCommandBuffers");
+  const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  DMLC_VK_CHECK(diag, fn->vkCreateFence(dev->device, &fence, NULL, &p->fence), "vkCreateFence");
+  if (dev->timestamp_valid_bits) {
+    const VkQueryPoolCreateInfo q = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = 2,
+    };
+    DMLC_VK_CHECK(diag, fn->vkCreateQueryPool(dev->device, &q, NULL, &p->timestamps),
+                  "vkCreateQueryPool");
+  }
+  return dmlc_vk_check_messages(dev, diag);
+}
+
+dmlc_status dmlc_vk_program_create(dmlc_vk_device *dev, const uint32_t *words, size_t num_words,
+                                   uint32_t local_size, uint32_t max_windows, dmlc_vk_program **out,
+                                   dmlc_diag *diag) {
+  *out = NULL;
+  if (!max_windows || !local_size || local_size > dev->caps.max_workgroup_size)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "Vulkan: a program of %" PRIu32 " windows and workgroups of %" PRIu32,
+                         max_windows, local_size);
+  dmlc_vk_program *p = calloc(1, sizeof *p);
+  uint32_t *copy = malloc(num_words * sizeof *copy);
+  if (!p || !copy) {
+    free(p);
+    free(copy);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a program");
+  }
+  memcpy(copy, words, num_words * sizeof *copy);
+  p->kernel.dev = dev;
+  p->kernel.module = (dmlc_spirv_module){.words = copy,
+                                         .num_words = num_words,
+                                         .local_size = local_size,
+                                         .num_bindings = 2,
+                                         .bindings = {{1, 0}, {1, 0}}};
+  p->max_windows = max_windows;
+  const dmlc_status status = program_init(p, diag);
+  if (status != DMLC_OK) {
+    dmlc_vk_program_destroy(p);
+    return status;
+  }
+  *out = p;
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_vk_program_run(dmlc_vk_program *p, const dmlc_vk_tensor *in, uint64_t window_bytes,
+                                uint32_t windows, const dmlc_vk_tensor *out, uint32_t groups,
+                                double *ns, dmlc_diag *diag) {
+  dmlc_vk_device *dev = p->kernel.dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  *ns = 0;
+  if (!windows || windows > p->max_windows || !window_bytes ||
+      (windows - 1) * window_bytes >= in->buf.size || !groups ||
+      (uint64_t)windows * groups > UINT32_MAX)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "Vulkan: %" PRIu32 " windows of %" PRIu64 " bytes over %" PRIu64 " bytes",
+                         windows, window_bytes, (uint64_t)in->buf.size);
+  for (uint32_t w = 0; w < windows; w++) {
+    const VkDeviceSize offset = w * window_bytes, left = in->buf.size - offset;
+    const VkDescriptorBufferInfo infos[2] = {
+        {in->buf.buffer, offset, left < window_bytes ? left : window_bytes},
+        {out->buf.buffer, 0, VK_WHOLE_SIZE},
+    };
+    VkWriteDescriptorSet writes[2];
+    for (uint32_t b = 0; b < 2; b++)
+      writes[b] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = p->sets[w],
+          .dstBinding = b,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[b],
+      };
+    fn->vkUpdateDescriptorSets(dev->device, 2, writes, 0, NULL);
+  }
+  const VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+  };
+  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(p->cmd, &begin), "vkBeginCommandBuffer");
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (p->timestamps)
+    fn->vkCmdResetQueryPool(p->cmd, p->timestamps, 0, 2);
+  barrier(fn, p->cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+  if (p->timestamps)
+    fn->vkCmdWriteTimestamp(p->cmd, compute, p->timestamps, 0);
+  fn->vkCmdBindPipeline(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.pipeline);
+  for (uint32_t w = 0; w < windows; w++) {
+    fn->vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.layout, 0, 1,
+                                &p->sets[w], 0, NULL);
+    const uint32_t first = w * groups;
+    fn->vkCmdPushConstants(p->cmd, p->kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof first,
+                           &first);
+    fn->vkCmdDispatch(p->cmd, groups, 1, 1);
+  }
+  if (p->timestamps)
+    fn->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->timestamps, 1);
+  barrier(fn, p->cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+  DMLC_VK_CHECK(diag, fn->vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
+  DMLC_VK_CHECK(diag, fn->vkResetFences(dev->device, 1, &p->fence), "vkResetFences");
+  const VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &p->cmd,
+  };
+  DMLC_VK_CHECK(diag, fn->vkQueueSubmit(dev->queue, 1, &submit, p->fence), "vkQueueSubmit");
+  DMLC_VK_CHECK(diag, fn->vkWaitForFences(dev->device, 1, &p->fence, VK_TRUE, UINT64_MAX),
+                "vkWaitForFences");
+  if (p->timestamps) {
+    uint64_t ticks[2];
+    DMLC_VK_CHECK(diag,
+                  fn->vkGetQueryPoolResults(dev->device, p->timestamps, 0, 2, sizeof ticks, ticks,
+                                            sizeof *ticks,
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                  "vkGetQueryPoolResults");
+    const uint64_t mask = dev->timestamp_valid_bits >= 64
+                              ? UINT64_MAX
+                              : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
+    *ns = (double)((ticks[1] - ticks[0]) & mask) * (double)dev->props.limits.timestampPeriod;
+  }
+  return dmlc_vk_check_messages(dev, diag);
+}
