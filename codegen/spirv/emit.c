@@ -686,6 +686,13 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
   const uint32_t main_fn = spvb_id(&e->b);
   const uint32_t group = group_index(e);
   const uint32_t lid = load_builtin_x(e, SpvBuiltInLocalInvocationId);
+  /* Groups past the dispatch's (a runtime's warm-up dispatch pushes an
+   * offset beyond them) do nothing: the branch is uniform per group. */
+  const uint64_t groups =
+      e->plan.path == SPV_PATH_FINISH ? e->plan.kept * e->plan.finish_per_kept : e->plan.num_groups;
+  spv_if in_range = {0};
+  if (groups <= UINT32_MAX)
+    if_begin(e, spv_cmp(e, SpvOpULessThan, group, spv_u32(e, (uint32_t)groups)), &in_range);
   switch (e->plan.path) {
   case SPV_PATH_ELEMENTWISE:
     emit_elementwise(e, group, lid);
@@ -703,6 +710,8 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
     emit_finish(e, group, lid);
     break;
   }
+  if (in_range.merge)
+    if_end(e, &in_range);
   spvb_code(&e->b, SpvOpReturn, 0, NULL, 0);
   *words = spvb_finish(&e->b, main_fn, e->t_void, e->t_fn, e->plan.local_size, num_words);
   if (!*words)

@@ -65,7 +65,10 @@ typedef struct dmlc_spirv_binding {
  * output i, all storage buffers, each as bindings[b] says. A push constant
  * block holds one uint32, the workgroup offset: the runtime dispatches
  * num_groups workgroups in chunks of at most max_workgroup_count, passing
- * each chunk's first group. A module with nonuniform_indexing declares
+ * each chunk's first group; groups whose index (offset + WorkgroupId.x)
+ * is num_groups or more do nothing, so a runtime may dispatch one group
+ * with offset UINT32_MAX to have the driver compile the pipeline before
+ * its first real use. A module with nonuniform_indexing declares
  * ShaderNonUniform and StorageBufferArrayNonUniformIndexing: the device
  * must have been created with shaderStorageBufferArrayDynamicIndexing and
  * shaderStorageBufferArrayNonUniformIndexing enabled (it has windows and was

@@ -12,6 +12,126 @@
 #include "runtime/kernel_cache.h"
 #include "runtime/vulkan/vk_internal.h"
 
+static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                    VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+  const VkMemoryBarrier b = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = src,
+      .dstAccessMask = dst,
+  };
+  fn->vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+/* ---- buffers ---- */
+
+/* One device buffer. Graph inputs and outputs are reached from the host
+ * either by mapping the buffer itself (host-visible memory: lavapipe,
+ * integrated GPUs) or through a staging buffer copied on the device. */
+typedef struct vk_buffer {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *mapped; /* the buffer's own memory, when host-visible */
+  VkBuffer staging;
+  VkDeviceMemory staging_memory;
+  void *staging_mapped;
+  VkDeviceSize bytes; /* what the host exchanges */
+  VkDeviceSize size;  /* the buffer's size: bytes rounded up to a word */
+} vk_buffer;
+
+static uint32_t memory_type(const dmlc_vk_device *dev, uint32_t allowed,
+                            VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < dev->memory.memoryTypeCount; i++) {
+    const VkMemoryPropertyFlags flags = dev->memory.memoryTypes[i].propertyFlags;
+    if (!(allowed & (1u << i)) || (flags & required) != required)
+      continue;
+    if ((flags & preferred) == preferred)
+      return i;
+    if (fallback == UINT32_MAX)
+      fallback = i;
+  }
+  return fallback;
+}
+
+static dmlc_status buffer_bind(dmlc_vk_device *dev, VkDeviceSize size, VkBufferUsageFlags usage,
+                               bool device_local, VkBuffer *buffer, VkDeviceMemory *memory,
+                               void **mapped, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkBufferCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size,
+      .usage = usage,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateBuffer(dev->device, &info, NULL, buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  fn->vkGetBufferMemoryRequirements(dev->device, *buffer, &req);
+  const VkMemoryPropertyFlags host =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  /* Device buffers: the first device-local type (drivers list the fastest
+   * first), else any host-visible one. Staging: host-visible, cached for
+   * fast downloads where possible. */
+  uint32_t type =
+      device_local ? memory_type(dev, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
+                   : memory_type(dev, req.memoryTypeBits, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  if (type == UINT32_MAX)
+    type = memory_type(dev, req.memoryTypeBits, host, 0);
+  if (type == UINT32_MAX)
+    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
+                         "Vulkan: no memory type for a buffer of %" PRIu64 " bytes",
+                         (uint64_t)size);
+  const VkMemoryAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+      .allocationSize = req.size,
+      .memoryTypeIndex = type,
+  };
+  DMLC_VK_CHECK(diag, fn->vkAllocateMemory(dev->device, &alloc, NULL, memory), "vkAllocateMemory");
+  DMLC_VK_CHECK(diag, fn->vkBindBufferMemory(dev->device, *buffer, *memory, 0),
+                "vkBindBufferMemory");
+  *mapped = NULL;
+  const VkMemoryPropertyFlags flags = dev->memory.memoryTypes[type].propertyFlags;
+  if ((flags & host) == host)
+    DMLC_VK_CHECK(diag, fn->vkMapMemory(dev->device, *memory, 0, VK_WHOLE_SIZE, 0, mapped),
+                  "vkMapMemory");
+  return DMLC_OK;
+}
+
+/* host_io: the host uploads to or downloads from it (graph inputs and
+ * outputs); then it is mapped, or gets a staging buffer. */
+static dmlc_status buffer_create(dmlc_vk_device *dev, uint64_t bytes, bool host_io, vk_buffer *b,
+                                 dmlc_diag *diag) {
+  b->bytes = bytes;
+  b->size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
+  if (b->size < bytes)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "Vulkan: a buffer of %" PRIu64 " bytes",
+                         bytes);
+  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  DMLC_RETURN_IF_ERROR(
+      buffer_bind(dev, b->size, usage, true, &b->buffer, &b->memory, &b->mapped, diag));
+  if (!host_io || b->mapped)
+    return DMLC_OK;
+  return buffer_bind(dev, b->size,
+                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, false,
+                     &b->staging, &b->staging_memory, &b->staging_mapped, diag);
+}
+
+static void buffer_destroy(dmlc_vk_device *dev, vk_buffer *b) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  if (b->staging)
+    fn->vkDestroyBuffer(dev->device, b->staging, NULL);
+  if (b->staging_memory)
+    fn->vkFreeMemory(dev->device, b->staging_memory, NULL); /* unmaps */
+  if (b->buffer)
+    fn->vkDestroyBuffer(dev->device, b->buffer, NULL);
+  if (b->memory)
+    fn->vkFreeMemory(dev->device, b->memory, NULL);
+}
+
+/* Where the host reads and writes b. */
+static void *buffer_host(const vk_buffer *b) { return b->mapped ? b->mapped : b->staging_mapped; }
+
 /* ---- the kernel cache ---- */
 
 typedef struct vk_kernel {
@@ -140,6 +260,135 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
   return DMLC_OK;
 }
 
+/* Runs each of k's pipelines once on one workgroup that does nothing (its
+ * index, UINT32_MAX, is past the module's groups), every descriptor on a
+ * small dummy buffer: drivers that compile a pipeline's code on its first
+ * dispatch (lavapipe: 10-20 ms) do it now, at compile time, not in the
+ * first execute. */
+static dmlc_status kernel_warm(dmlc_vk_device *dev, const vk_kernel *k, dmlc_diag *diag) {
+  if (k->module.num_groups > UINT32_MAX || k->module.finish_groups > UINT32_MAX)
+    return DMLC_OK; /* UINT32_MAX would be a real group */
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  vk_buffer dummy = {0};
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorBufferInfo *infos = NULL;
+  const uint32_t n = kernel_bindings(k);
+  uint32_t descriptors = 0;
+  for (uint32_t b = 0; b < n; b++)
+    descriptors += b < k->module.num_bindings ? k->module.bindings[b].count : 1;
+  dmlc_status st = buffer_create(dev, 16, false, &dummy, diag);
+  VkResult r = VK_SUCCESS;
+  const char *what = "";
+  if (st == DMLC_OK && !(infos = calloc(descriptors, sizeof *infos)))
+    st = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  if (st == DMLC_OK) {
+    const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
+    const VkDescriptorPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = 1,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size,
+    };
+    r = fn->vkCreateDescriptorPool(dev->device, &info, NULL, &pool);
+    what = "vkCreateDescriptorPool";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &k->set_layout,
+    };
+    r = fn->vkAllocateDescriptorSets(dev->device, &alloc, &set);
+    what = "vkAllocateDescriptorSets";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    VkWriteDescriptorSet writes[2 + DMLC_KDESC_MAX_OUTPUTS];
+    uint32_t first = 0;
+    for (uint32_t b = 0; b < n; b++) {
+      const uint32_t count = b < k->module.num_bindings ? k->module.bindings[b].count : 1;
+      for (uint32_t j = 0; j < count; j++)
+        infos[first + j] = (VkDescriptorBufferInfo){dummy.buffer, 0, VK_WHOLE_SIZE};
+      writes[b] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = set,
+          .dstBinding = b,
+          .descriptorCount = count,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[first],
+      };
+      first += count;
+    }
+    fn->vkUpdateDescriptorSets(dev->device, n, writes, 0, NULL);
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = dev->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    r = fn->vkAllocateCommandBuffers(dev->device, &alloc, &cmd);
+    what = "vkAllocateCommandBuffers";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = fn->vkCreateFence(dev->device, &info, NULL, &fence);
+    what = "vkCreateFence";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    r = fn->vkBeginCommandBuffer(cmd, &begin);
+    what = "vkBeginCommandBuffer";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const uint32_t past = UINT32_MAX;
+    fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
+                                NULL);
+    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof past, &past);
+    fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+    fn->vkCmdDispatch(cmd, 1, 1, 1);
+    if (k->finish_pipeline) {
+      /* Nothing is written, but validation cannot know. */
+      barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->finish_pipeline);
+      fn->vkCmdDispatch(cmd, 1, 1, 1);
+    }
+    r = fn->vkEndCommandBuffer(cmd);
+    what = "vkEndCommandBuffer";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &cmd,
+    };
+    r = fn->vkQueueSubmit(dev->queue, 1, &submit, fence);
+    what = "vkQueueSubmit";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    r = fn->vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    what = "vkWaitForFences";
+  }
+  if (fence)
+    fn->vkDestroyFence(dev->device, fence, NULL);
+  if (cmd)
+    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
+  if (pool)
+    fn->vkDestroyDescriptorPool(dev->device, pool, NULL);
+  free(infos);
+  buffer_destroy(dev, &dummy);
+  if (st == DMLC_OK && r != VK_SUCCESS)
+    st = dmlc_vk_fail(diag, r, what);
+  return st;
+}
+
 static dmlc_status kernel_compile(void *user, const dmlc_kdesc *desc, const char *key, void **out,
                                   dmlc_diag *diag) {
   dmlc_vk_device *dev = user;
@@ -161,6 +410,8 @@ static dmlc_status kernel_compile(void *user, const dmlc_kdesc *desc, const char
                       key, k->module.num_bindings, k->module.local_size, k->module.num_groups);
   if (status == DMLC_OK)
     status = kernel_pipeline(dev, k, diag);
+  if (status == DMLC_OK)
+    status = kernel_warm(dev, k, diag);
   if (status != DMLC_OK) {
     kernel_free(k);
     return status;
@@ -187,116 +438,6 @@ static dmlc_status kernel_get(dmlc_vk_device *dev, const dmlc_kdesc *desc, vk_ke
   *out = k;
   return DMLC_OK;
 }
-
-/* ---- buffers ---- */
-
-/* One device buffer. Graph inputs and outputs are reached from the host
- * either by mapping the buffer itself (host-visible memory: lavapipe,
- * integrated GPUs) or through a staging buffer copied on the device. */
-typedef struct vk_buffer {
-  VkBuffer buffer;
-  VkDeviceMemory memory;
-  void *mapped; /* the buffer's own memory, when host-visible */
-  VkBuffer staging;
-  VkDeviceMemory staging_memory;
-  void *staging_mapped;
-  VkDeviceSize bytes; /* what the host exchanges */
-  VkDeviceSize size;  /* the buffer's size: bytes rounded up to a word */
-} vk_buffer;
-
-static uint32_t memory_type(const dmlc_vk_device *dev, uint32_t allowed,
-                            VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
-  uint32_t fallback = UINT32_MAX;
-  for (uint32_t i = 0; i < dev->memory.memoryTypeCount; i++) {
-    const VkMemoryPropertyFlags flags = dev->memory.memoryTypes[i].propertyFlags;
-    if (!(allowed & (1u << i)) || (flags & required) != required)
-      continue;
-    if ((flags & preferred) == preferred)
-      return i;
-    if (fallback == UINT32_MAX)
-      fallback = i;
-  }
-  return fallback;
-}
-
-static dmlc_status buffer_bind(dmlc_vk_device *dev, VkDeviceSize size, VkBufferUsageFlags usage,
-                               bool device_local, VkBuffer *buffer, VkDeviceMemory *memory,
-                               void **mapped, dmlc_diag *diag) {
-  const dmlc_vk_fns *fn = &dev->inst.fn;
-  const VkBufferCreateInfo info = {
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .size = size,
-      .usage = usage,
-      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreateBuffer(dev->device, &info, NULL, buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  fn->vkGetBufferMemoryRequirements(dev->device, *buffer, &req);
-  const VkMemoryPropertyFlags host =
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  /* Device buffers: the first device-local type (drivers list the fastest
-   * first), else any host-visible one. Staging: host-visible, cached for
-   * fast downloads where possible. */
-  uint32_t type =
-      device_local ? memory_type(dev, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
-                   : memory_type(dev, req.memoryTypeBits, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-  if (type == UINT32_MAX)
-    type = memory_type(dev, req.memoryTypeBits, host, 0);
-  if (type == UINT32_MAX)
-    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
-                         "Vulkan: no memory type for a buffer of %" PRIu64 " bytes",
-                         (uint64_t)size);
-  const VkMemoryAllocateInfo alloc = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .allocationSize = req.size,
-      .memoryTypeIndex = type,
-  };
-  DMLC_VK_CHECK(diag, fn->vkAllocateMemory(dev->device, &alloc, NULL, memory), "vkAllocateMemory");
-  DMLC_VK_CHECK(diag, fn->vkBindBufferMemory(dev->device, *buffer, *memory, 0),
-                "vkBindBufferMemory");
-  *mapped = NULL;
-  const VkMemoryPropertyFlags flags = dev->memory.memoryTypes[type].propertyFlags;
-  if ((flags & host) == host)
-    DMLC_VK_CHECK(diag, fn->vkMapMemory(dev->device, *memory, 0, VK_WHOLE_SIZE, 0, mapped),
-                  "vkMapMemory");
-  return DMLC_OK;
-}
-
-/* host_io: the host uploads to or downloads from it (graph inputs and
- * outputs); then it is mapped, or gets a staging buffer. */
-static dmlc_status buffer_create(dmlc_vk_device *dev, uint64_t bytes, bool host_io, vk_buffer *b,
-                                 dmlc_diag *diag) {
-  b->bytes = bytes;
-  b->size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-  if (b->size < bytes)
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "Vulkan: a buffer of %" PRIu64 " bytes",
-                         bytes);
-  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  DMLC_RETURN_IF_ERROR(
-      buffer_bind(dev, b->size, usage, true, &b->buffer, &b->memory, &b->mapped, diag));
-  if (!host_io || b->mapped)
-    return DMLC_OK;
-  return buffer_bind(dev, b->size,
-                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, false,
-                     &b->staging, &b->staging_memory, &b->staging_mapped, diag);
-}
-
-static void buffer_destroy(dmlc_vk_device *dev, vk_buffer *b) {
-  const dmlc_vk_fns *fn = &dev->inst.fn;
-  if (b->staging)
-    fn->vkDestroyBuffer(dev->device, b->staging, NULL);
-  if (b->staging_memory)
-    fn->vkFreeMemory(dev->device, b->staging_memory, NULL); /* unmaps */
-  if (b->buffer)
-    fn->vkDestroyBuffer(dev->device, b->buffer, NULL);
-  if (b->memory)
-    fn->vkFreeMemory(dev->device, b->memory, NULL);
-}
-
-/* Where the host reads and writes b. */
-static void *buffer_host(const vk_buffer *b) { return b->mapped ? b->mapped : b->staging_mapped; }
 
 /* The descriptors of one binding (dmlc_spirv_binding): one covering the
  * buffer up to the device's maxStorageBufferRange, or count windows of
@@ -649,15 +790,6 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
   return DMLC_OK;
 }
 
-static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
-                    VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
-  const VkMemoryBarrier b = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = src,
-      .dstAccessMask = dst,
-  };
-  fn->vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
-}
 
 /* Staging copies for the graph's inputs and outputs (the outputs' current
  * bytes go up too, so padding no kernel writes keeps its value). */
