@@ -162,11 +162,21 @@ static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
   return DMLC_OK;
 }
 
+#define GROUP_MIN_PER_INVOCATION 8
+
 /* The workgroup of a reduction whose groups each cover up to span reduced
  * points: as large as the device, MAX_LOCAL and shared memory allow. */
 static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_plan *p) {
   const uint32_t max_local = caps->max_workgroup_size ? caps->max_workgroup_size : 1;
   uint64_t l = max_local < MAX_LOCAL ? max_local : MAX_LOCAL;
+  /* Each invocation takes at least GROUP_MIN_PER_INVOCATION points where
+   * the span allows (a group's merge and launch cost as much as a few
+   * points each), but a group is never smaller than a subgroup. */
+  uint64_t want = span / GROUP_MIN_PER_INVOCATION;
+  if (want < caps->subgroup_size)
+    want = caps->subgroup_size;
+  if (l > want)
+    l = want;
   if (l > span)
     l = span;
   /* Shared memory: up to three words per invocation, plus the result. */
@@ -190,6 +200,35 @@ static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_pla
 #define FORCED_PARTS 4
 /* Bytes of one part's partial: key words, index, padding. */
 #define PARTIAL_BYTES 16
+
+/* Whether each invocation of a row reduction can read 16 bytes at once:
+ * the read's innermost dim is the one reduced, packed, every row starts on
+ * 16 bytes, elements are 1, 2 or 4 bytes and the read is one descriptor.
+ * Sets p->vec_elems (elements per 16 bytes) or leaves it 0. */
+static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
+  const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
+  if ((p->path != SPV_PATH_LARGE && p->path != SPV_PATH_SPLIT) || size > 4 ||
+      k->reduced_mask != 1u << last || k->read_strides[last] != 1 || p->bindings[0].count != 1)
+    return;
+  for (uint32_t d = 0; d < last; d++)
+    if (k->dims[d] > 1 && (k->read_strides[d] * size) % 16 != 0)
+      return;
+  const uint32_t elems = 16 / size;
+  if (p->reduced < 2 * elems)
+    return;
+  if (p->path == SPV_PATH_SPLIT) {
+    /* parts start on 16 bytes too */
+    const uint64_t len = (p->split_len + elems - 1) / elems * elems;
+    const uint64_t parts = (p->reduced + len - 1) / len;
+    if (parts < 2)
+      return;
+    p->split_len = (uint32_t)len;
+    p->split_parts = (uint32_t)parts;
+    p->finish_per_kept = p->finish_per_kept > 1 ? (uint32_t)parts : 1;
+    p->num_groups = p->kept * parts;
+  }
+  p->vec_elems = elems;
+}
 
 static bool has_group_outputs(const dmlc_kdesc *k) {
   for (uint32_t i = 0; i < k->num_outputs; i++)
@@ -274,12 +313,14 @@ static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, s
     p->local_size = pow2_floor(max_local < SMALL_LOCAL ? max_local : SMALL_LOCAL);
     p->num_groups = (p->kept + p->local_size - 1) / p->local_size;
     plan_split(k, caps, p);
+    plan_vector(k, p);
     return DMLC_OK;
   }
   p->path = SPV_PATH_LARGE;
   group_local_size(caps, p->reduced, p);
   p->num_groups = p->kept;
   plan_split(k, caps, p);
+  plan_vector(k, p);
   return DMLC_OK;
 }
 

@@ -180,6 +180,11 @@ static void declare_interface(spv_em *e) {
     o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
     o->buf = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
   }
+  if (e->plan.vec_elems && e->plan.path != SPV_PATH_FINISH) {
+    /* binding 0 again (aliased), as 16-byte vectors */
+    e->t_v4 = SPV_TYPE(b, SpvOpTypeVector, e->t_u32, 4);
+    e->read_vec = block_buffer(e, e->t_v4, 16, 0, true, &e->p_sb_v4);
+  }
   if (e->plan.path == SPV_PATH_SPLIT || e->plan.path == SPV_PATH_FINISH) {
     uint32_t ptr;
     e->partials =
@@ -339,6 +344,47 @@ static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t s
   const spv_bits raw = spv_load_read(e, add_or(e, base, off));
   acc_merge(e, a, spv_key_of(e, raw), r);
   loop_end(e, &l);
+}
+
+/* acc <- the best of the reduced points [start, end) of the row whose read
+ * offset is base, invocation lid of L taking every L-th: with vec_elems,
+ * 16-byte loads of whole vectors in range (vector c holds points start +
+ * c * E, ...; invocations on consecutive vectors), unpacked, then the
+ * points past the last whole vector one at a time. start and base are
+ * multiples of E (plan_vector). */
+static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
+                       uint32_t lid, uint32_t L) {
+  const uint32_t E = e->plan.vec_elems;
+  if (!E) {
+    reduce_points(e, a, base, spv_op(e, SpvOpIAdd, start, lid), end, L);
+    return;
+  }
+  spvb *b = &e->b;
+  const uint32_t shift = E == 4 ? 2 : E == 8 ? 3 : 4;
+  const uint32_t vecs =
+      spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpISub, end, start), spv_u32(e, shift));
+  const uint32_t first =
+      spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpIAdd, base, start), spv_u32(e, shift));
+  const uint32_t per_word = E / 4, bits = 32 / per_word;
+  spv_loop l;
+  const uint32_t c = loop_begin(e, &l, lid, vecs, L);
+  const uint32_t ptr = SPV(b, SpvOpAccessChain, e->p_sb_v4, e->read_vec.var, spv_u32(e, 0),
+                           spv_op(e, SpvOpIAdd, first, c));
+  const uint32_t v = SPV(b, SpvOpLoad, e->t_v4, ptr);
+  const uint32_t idx0 =
+      spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, c, spv_u32(e, shift)));
+  for (uint32_t j = 0; j < E; j++) {
+    const uint32_t word = SPV(b, SpvOpCompositeExtract, e->t_u32, v, j / per_word);
+    spv_bits raw = {word, spv_u32(e, 0), 0};
+    if (bits < 32)
+      raw.lo = SPV(b, SpvOpBitFieldUExtract, e->t_u32, word, spv_u32(e, (j % per_word) * bits),
+                   spv_u32(e, bits));
+    acc_merge(e, a, spv_key_of(e, raw), j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);
+  }
+  loop_end(e, &l);
+  const uint32_t tail =
+      spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, vecs, spv_u32(e, shift)));
+  reduce_points(e, a, base, spv_op(e, SpvOpIAdd, tail, lid), end, L);
 }
 
 typedef struct spv_shared {
@@ -567,7 +613,7 @@ static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
   all_offsets(e, group, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
   const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
-  reduce_points(e, &a, base[0], lid, reduced, L);
+  reduce_row(e, &a, base[0], spv_u32(e, 0), reduced, lid, L);
   const uint32_t best = reduce_group(e, &a, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
@@ -633,7 +679,7 @@ static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
   uint32_t start, end;
   part_range(e, spv_op(e, SpvOpUMod, group, parts), &start, &end);
   const spv_acc a = acc_init(e);
-  reduce_points(e, &a, base, spv_op(e, SpvOpIAdd, start, lid), end, spv_u32(e, e->plan.local_size));
+  reduce_row(e, &a, base, start, end, lid, spv_u32(e, e->plan.local_size));
   reduce_group(e, &a, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);

@@ -31,6 +31,10 @@ typedef struct spv_plan {
    * finish's workgroups per kept point (parts when it writes one-hot or
    * constant outputs over the reduced points, else 1). */
   uint32_t split_parts, split_len, finish_per_kept;
+  /* LARGE and SPLIT over 16-byte-aligned rows (the innermost dim, the only
+   * one reduced, packed): elements per 16-byte load (the read bound again
+   * as 4-word vectors), else 0. */
+  uint32_t vec_elems;
 } spv_plan;
 
 /* A buffer as the shader declares it: one storage buffer, or an array of
@@ -81,7 +85,9 @@ typedef struct spv_em {
    * 8/16/64-bit uint type of a native view and its pointer type. */
   uint32_t read_elem_type, read_elem_ptr;
   spv_out outs[DMLC_KDESC_MAX_OUTPUTS];
-  spv_buf partials;         /* SPLIT and FINISH: 32-bit words, 4 per part */
+  spv_buf partials; /* SPLIT and FINISH: 32-bit words, 4 per part */
+  spv_buf read_vec; /* vec_elems: the read as 4-word vectors */
+  uint32_t t_v4, p_sb_v4;
   bool key64;               /* the read's key needs two words */
   bool key_u64;             /* the read's key is one 64-bit uint */
   uint32_t t_key, p_fn_key; /* the key word's type (t_u32 or t_u64) */
