@@ -790,7 +790,6 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
   return DMLC_OK;
 }
 
-
 /* Staging copies for the graph's inputs and outputs (the outputs' current
  * bytes go up too, so padding no kernel writes keeps its value). */
 static void record_copies(const dmlc_vk_executable *exe, VkCommandBuffer cmd, bool upload) {
