@@ -346,17 +346,46 @@ static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t s
   loop_end(e, &l);
 }
 
+static uint32_t umin(spv_em *e, uint32_t a, uint32_t b) {
+  return spv_select(e, spv_cmp(e, SpvOpULessThan, a, b), a, b);
+}
+
+/* The share [lo, hi) of [0, n) that lane group g of L / W takes: n split
+ * into L / W contiguous spans, each a multiple of W long but the last. */
+static void lane_share(spv_em *e, uint32_t n, uint32_t g, uint32_t L, uint32_t W, uint32_t *lo,
+                       uint32_t *hi) {
+  const uint32_t groups = L / W;
+  uint32_t span =
+      spv_op(e, SpvOpUDiv, spv_op(e, SpvOpIAdd, n, spv_u32(e, groups - 1)), spv_u32(e, groups));
+  span = spv_op(e, SpvOpBitwiseAnd, spv_op(e, SpvOpIAdd, span, spv_u32(e, W - 1)),
+                spv_u32(e, ~(W - 1)));
+  *lo = umin(e, spv_op(e, SpvOpIMul, g, span), n);
+  *hi = umin(e, spv_op(e, SpvOpIAdd, *lo, span), n);
+}
+
 /* acc <- the best of the reduced points [start, end) of the row whose read
- * offset is base, invocation lid of L taking every L-th: with vec_elems,
- * 16-byte loads of whole vectors in range (vector c holds points start +
- * c * E, ...; invocations on consecutive vectors), unpacked, then the
- * points past the last whole vector one at a time. start and base are
- * multiples of E (plan_vector). */
+ * offset is base, invocation lid of the group's L taking its share. The
+ * invocations form lane groups of W (plan.lane_width: the subgroup where
+ * known) and each lane group walks a contiguous span of the range, its
+ * lanes on consecutive addresses: a GPU's subgroup reads coalesced, and a
+ * CPU device (which runs one subgroup's whole loop before the next
+ * subgroup's) streams one contiguous span at a time rather than every
+ * subgroup striding over the whole range. With vec_elems: 16-byte loads of
+ * whole vectors in range (vector c holds points start + c * E, ...),
+ * unpacked, then the points past the last whole vector one at a time.
+ * start and base are multiples of E (plan_vector). */
 static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
                        uint32_t lid, uint32_t L) {
-  const uint32_t E = e->plan.vec_elems;
+  const uint32_t E = e->plan.vec_elems, W = e->plan.lane_width;
+  const uint32_t Lc = e->plan.local_size;
+  const uint32_t wlog = W == 1 ? 0 : 31 - (uint32_t)__builtin_clz(W);
+  const uint32_t g = spv_op(e, SpvOpShiftRightLogical, lid, spv_u32(e, wlog));
+  const uint32_t lane = spv_op(e, SpvOpBitwiseAnd, lid, spv_u32(e, W - 1));
   if (!E) {
-    reduce_points(e, a, base, spv_op(e, SpvOpIAdd, start, lid), end, L);
+    uint32_t lo, hi;
+    lane_share(e, spv_op(e, SpvOpISub, end, start), g, Lc, W, &lo, &hi);
+    reduce_points(e, a, base, spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIAdd, start, lo), lane),
+                  spv_op(e, SpvOpIAdd, start, hi), spv_u32(e, W));
     return;
   }
   spvb *b = &e->b;
@@ -366,8 +395,10 @@ static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t star
   const uint32_t first =
       spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpIAdd, base, start), spv_u32(e, shift));
   const uint32_t per_word = E / 4, bits = 32 / per_word;
+  uint32_t lo, hi;
+  lane_share(e, vecs, g, Lc, W, &lo, &hi);
   spv_loop l;
-  const uint32_t c = loop_begin(e, &l, lid, vecs, L);
+  const uint32_t c = loop_begin(e, &l, spv_op(e, SpvOpIAdd, lo, lane), hi, spv_u32(e, W));
   const uint32_t ptr = SPV(b, SpvOpAccessChain, e->p_sb_v4, e->read_vec.var, spv_u32(e, 0),
                            spv_op(e, SpvOpIAdd, first, c));
   const uint32_t v = SPV(b, SpvOpLoad, e->t_v4, ptr);

@@ -35,6 +35,9 @@ typedef struct spv_plan {
    * one reduced, packed): elements per 16-byte load (the read bound again
    * as 4-word vectors), else 0. */
   uint32_t vec_elems;
+  /* LARGE and SPLIT: invocations per lane group (a power of two dividing
+   * local_size), each lane group reading one contiguous span (reduce_row). */
+  uint32_t lane_width;
 } spv_plan;
 
 /* A buffer as the shader declares it: one storage buffer, or an array of
