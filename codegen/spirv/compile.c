@@ -206,19 +206,35 @@ static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_pla
 /* Bytes of one part's partial: key words, index, padding. */
 #define PARTIAL_BYTES 16
 
-/* Whether each invocation of a row reduction can read 16 bytes at once:
- * the read's innermost dim is the one reduced, packed, every row starts on
- * 16 bytes, elements are 1, 2 or 4 bytes and the read is one descriptor.
- * Sets p->vec_elems (elements per 16 bytes) or leaves it 0. */
+/* Whether the read's reduction can take 16-byte loads, and sets
+ * p->vec_elems (elements per 16 bytes) if so, else leaves it 0. The read
+ * is taken as 4-word vectors (windows, when it is bound as windows, hold
+ * whole vectors: they are powers of two of at least 256 bytes).
+ *  - rows (LARGE, SPLIT): the innermost dim is the only one reduced and
+ *    packed, and every row starts on 16 bytes; a split's parts do too.
+ *  - columns (SMALL): the innermost dim is kept, packed, a multiple of E
+ *    long, and every other dim steps by multiples of 16 bytes; each
+ *    invocation then takes E kept points (emit_small_vec); the read is one
+ *    descriptor. */
 static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
-  if ((p->path != SPV_PATH_LARGE && p->path != SPV_PATH_SPLIT) || size > 4 ||
-      k->reduced_mask != 1u << last || k->read_strides[last] != 1 || p->bindings[0].count != 1)
+  const uint32_t elems = 16 / size;
+  if (k->read_strides[last] != 1 || k->dims[last] < 2)
     return;
   for (uint32_t d = 0; d < last; d++)
     if (k->dims[d] > 1 && (k->read_strides[d] * size) % 16 != 0)
       return;
-  const uint32_t elems = 16 / size;
+  if (p->path == SPV_PATH_SMALL) {
+    /* Bound as windows, a column's loads each pass a switch: lavapipe then
+     * reads [8192,8192] f32 columns slower with vectors than with words. */
+    if ((k->reduced_mask >> last) & 1 || k->dims[last] % elems != 0 || p->bindings[0].count != 1)
+      return;
+    p->vec_elems = elems;
+    p->num_groups = (p->kept / elems + p->local_size - 1) / p->local_size;
+    return;
+  }
+  if ((p->path != SPV_PATH_LARGE && p->path != SPV_PATH_SPLIT) || k->reduced_mask != 1u << last)
+    return;
   if (p->reduced < 2 * elems)
     return;
   if (p->path == SPV_PATH_SPLIT) {

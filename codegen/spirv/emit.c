@@ -350,6 +350,36 @@ static uint32_t umin(spv_em *e, uint32_t a, uint32_t b) {
   return spv_select(e, spv_cmp(e, SpvOpULessThan, a, b), a, b);
 }
 
+/* log2 of vec_elems. */
+static uint32_t vec_shift(const spv_em *e) {
+  return 31 - (uint32_t)__builtin_clz(e->plan.vec_elems);
+}
+
+/* The read's 16-byte vector c (of the read as 4-word vectors; a window
+ * never splits one: windows are powers of two of at least 256 bytes). */
+static uint32_t load_vec(spv_em *e, uint32_t c) {
+  return spv_buf_access(e, &e->read_vec, e->p_sb_v4, e->t_v4, c, SPV_ACCESS_LOAD, 0);
+}
+
+/* Element j of a loaded vector v: a word, two words (8-byte elements), or
+ * a field of a word (1- and 2-byte elements, little-endian). */
+static spv_bits vec_elem(spv_em *e, uint32_t v, uint32_t j) {
+  spvb *b = &e->b;
+  const uint32_t E = e->plan.vec_elems;
+  spv_bits raw = {0, spv_u32(e, 0), 0};
+  if (E == 2) {
+    raw.lo = SPV(b, SpvOpCompositeExtract, e->t_u32, v, 2 * j);
+    raw.hi = SPV(b, SpvOpCompositeExtract, e->t_u32, v, 2 * j + 1);
+    return raw;
+  }
+  const uint32_t per_word = E / 4, bits = 32 / per_word;
+  const uint32_t word = SPV(b, SpvOpCompositeExtract, e->t_u32, v, j / per_word);
+  raw.lo = bits < 32 ? SPV(b, SpvOpBitFieldUExtract, e->t_u32, word,
+                           spv_u32(e, (j % per_word) * bits), spv_u32(e, bits))
+                     : word;
+  return raw;
+}
+
 /* The share [lo, hi) of [0, n) that lane group g of L / W takes: n split
  * into L / W contiguous spans, each a multiple of W long but the last. */
 static void lane_share(spv_em *e, uint32_t n, uint32_t g, uint32_t L, uint32_t W, uint32_t *lo,
@@ -388,30 +418,21 @@ static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t star
                   spv_op(e, SpvOpIAdd, start, hi), spv_u32(e, W));
     return;
   }
-  spvb *b = &e->b;
-  const uint32_t shift = E == 4 ? 2 : E == 8 ? 3 : 4;
+  const uint32_t shift = vec_shift(e);
   const uint32_t vecs =
       spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpISub, end, start), spv_u32(e, shift));
   const uint32_t first =
       spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpIAdd, base, start), spv_u32(e, shift));
-  const uint32_t per_word = E / 4, bits = 32 / per_word;
   uint32_t lo, hi;
   lane_share(e, vecs, g, Lc, W, &lo, &hi);
   spv_loop l;
   const uint32_t c = loop_begin(e, &l, spv_op(e, SpvOpIAdd, lo, lane), hi, spv_u32(e, W));
-  const uint32_t ptr = SPV(b, SpvOpAccessChain, e->p_sb_v4, e->read_vec.var, spv_u32(e, 0),
-                           spv_op(e, SpvOpIAdd, first, c));
-  const uint32_t v = SPV(b, SpvOpLoad, e->t_v4, ptr);
+  const uint32_t v = load_vec(e, spv_op(e, SpvOpIAdd, first, c));
   const uint32_t idx0 =
       spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, c, spv_u32(e, shift)));
-  for (uint32_t j = 0; j < E; j++) {
-    const uint32_t word = SPV(b, SpvOpCompositeExtract, e->t_u32, v, j / per_word);
-    spv_bits raw = {word, spv_u32(e, 0), 0};
-    if (bits < 32)
-      raw.lo = SPV(b, SpvOpBitFieldUExtract, e->t_u32, word, spv_u32(e, (j % per_word) * bits),
-                   spv_u32(e, bits));
-    acc_merge(e, a, spv_key_of(e, raw), j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);
-  }
+  for (uint32_t j = 0; j < E; j++)
+    acc_merge(e, a, spv_key_of(e, vec_elem(e, v, j)),
+              j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);
   loop_end(e, &l);
   const uint32_t tail =
       spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, vecs, spv_u32(e, shift)));
@@ -622,11 +643,70 @@ static void emit_elementwise(spv_em *e, uint32_t group, uint32_t lid) {
   if_end(e, &f);
 }
 
+/* Columns with vec_elems: invocation q owns kept points q * E .. q * E +
+ * E - 1 (consecutive along the innermost dim, one 16-byte vector of every
+ * reduced point's slice) and walks the reduced points, one vector load
+ * each, keeping E accumulators. */
+#define COLUMN_UNROLL 4
+
+static void emit_small_vec(spv_em *e, uint32_t q) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t E = e->plan.vec_elems, last = k->rank - 1, nb = 1 + k->num_outputs;
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, spv_op(e, SpvOpShiftLeftLogical, q, spv_u32(e, vec_shift(e))), kept_mask(k), base);
+  spv_acc a[16];
+  for (uint32_t j = 0; j < E; j++)
+    a[j] = acc_init(e);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  const uint32_t first = spv_op(e, SpvOpShiftRightLogical, base[0], spv_u32(e, vec_shift(e)));
+  const uint32_t U = COLUMN_UNROLL;
+  const uint32_t whole = (uint32_t)(e->plan.reduced / U * U);
+  for (uint32_t pass = 0; pass < 2; pass++) {
+    /* pass 0: U reduced points per iteration, their loads before their
+     * merges (independent loads in flight); pass 1: the rest, one each */
+    const uint32_t u = pass == 0 ? U : 1;
+    if (pass == 0 ? whole == 0 : whole == e->plan.reduced)
+      continue;
+    spv_loop l;
+    const uint32_t r0 = loop_begin(e, &l, spv_u32(e, pass == 0 ? 0 : whole),
+                                   pass == 0 ? spv_u32(e, whole) : reduced, spv_u32(e, u));
+    uint32_t v[COLUMN_UNROLL], rs[COLUMN_UNROLL];
+    for (uint32_t t = 0; t < u; t++) {
+      rs[t] = t ? spv_op(e, SpvOpIAdd, r0, spv_u32(e, t)) : r0;
+      uint32_t off;
+      const uint64_t *strides[1] = {k->read_strides};
+      offsets_of(e, rs[t], k->reduced_mask, 1, strides, &off);
+      v[t] = load_vec(e, spv_op(e, SpvOpIAdd, first,
+                                spv_op(e, SpvOpShiftRightLogical, off, spv_u32(e, vec_shift(e)))));
+    }
+    for (uint32_t t = 0; t < u; t++)
+      for (uint32_t j = 0; j < E; j++)
+        acc_merge(e, &a[j], spv_key_of(e, vec_elem(e, v[t], j)), rs[t]);
+    loop_end(e, &l);
+  }
+  for (uint32_t j = 0; j < E; j++) {
+    uint32_t bj[MAX_BUFS];
+    for (uint32_t i = 0; i < nb; i++) {
+      const uint64_t st = i == 0 ? k->read_strides[last] : k->outputs[i - 1].strides[last];
+      bj[i] = j && st ? spv_op(e, SpvOpIAdd, base[i], spv_u32(e, (uint32_t)(j * st))) : base[i];
+    }
+    const uint32_t best = spv_load(e, a[j].idx);
+    write_indices(e, bj, best);
+    write_group(e, bj, best, spv_u32(e, 0), reduced, spv_u32(e, 1));
+  }
+}
+
 static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
   const uint32_t L = e->plan.local_size;
   const uint32_t q = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  const uint32_t E = e->plan.vec_elems ? e->plan.vec_elems : 1;
   spv_if f;
-  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)e->plan.kept)), &f);
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)(e->plan.kept / E))), &f);
+  if (e->plan.vec_elems) {
+    emit_small_vec(e, q);
+    if_end(e, &f);
+    return;
+  }
   uint32_t base[MAX_BUFS];
   all_offsets(e, q, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);

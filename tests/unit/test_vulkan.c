@@ -644,6 +644,58 @@ START_TEST(few_outputs_split_across_workgroups) {
 }
 END_TEST
 
+/* 16-byte loads: columns whose innermost kept dim makes whole vectors
+ * (16, 8, 4 and 2 columns per invocation for 1-, 2-, 4- and 8-byte
+ * elements), non-adjacent and leading kept dims, hardmax's one-hot columns;
+ * rows long enough that each lane group's span, the spans' uneven end and
+ * the points past the last whole vector all matter. Ties, NaNs and random
+ * values, native and portable paths, against the reference. */
+static const char *const vector_cases[] = {
+    "graph @c8(%x: u8[37,2048], %y: i8[5,3,2048]) -> (u32[1,2048], i32[5,1,2048]) {\n"
+    "  %0 = argmax %x {axes = [0]} : u32[1,2048]\n"
+    "  %1 = argmin %y {axes = [1], direction = decreasing} : i32[5,1,2048]\n"
+    "  return %0, %1\n}\n",
+    "graph @c16(%x: f16[29,2048], %y: u16[33,1024]) -> (u64[1,2048], u32[1,1024]) {\n"
+    "  %0 = argmin %x {axes = [0]} : u64[1,2048]\n"
+    "  %1 = argmax %y {axes = [0], direction = decreasing} : u32[1,1024]\n"
+    "  return %0, %1\n}\n",
+    "graph @c32(%x: f32[19,1024], %y: f32[6,7,1024]) -> (f32[19,1024], u32[1,7,1024]) {\n"
+    "  %0 = hardmax %x {axes = [0]} : f32[19,1024]\n"
+    "  %1 = argmax %y {axes = [0]} : u32[1,7,1024]\n"
+    "  return %0, %1\n}\n",
+    "graph @c64(%x: i64[21,1024], %y: u64[9,1024]) -> (u32[1,1024], u32[1,1024]) {\n"
+    "  %0 = argmax %x {axes = [0]} : u32[1,1024]\n"
+    "  %1 = argmin %y {axes = [0], direction = decreasing} : u32[1,1024]\n"
+    "  return %0, %1\n}\n",
+    "graph @rows(%x: f32[2,1000], %y: i64[3,998], %z: u8[2,4112]) -> (u32[2,1], u32[3,1], "
+    "u32[2,1]) {\n"
+    "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[2,1]\n"
+    "  %1 = argmin %y {axes = [1]} : u32[3,1]\n"
+    "  %2 = argmax %z {axes = [1]} : u32[2,1]\n"
+    "  return %0, %1, %2\n}\n",
+};
+
+static void check_vector_cases(bool portable) {
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+    pattern = (fill_pattern)p;
+    for (size_t i = 0; i < sizeof vector_cases / sizeof *vector_cases; i++)
+      check_against_reference(dev, vector_cases[i], 300 + 10 * (uint64_t)p + i);
+  }
+  pattern = FILL_RANDOM;
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(vector_reads_match_the_reference_native_path) { check_vector_cases(false); }
+END_TEST
+
+START_TEST(vector_reads_match_the_reference_portable_path) { check_vector_cases(true); }
+END_TEST
+
 /* ---- through the public API ---- */
 
 static const char api_graph[] = "graph @g(%x: f32[3,3]) -> (f32[3,3], u32[3,1]) {\n"
@@ -793,6 +845,8 @@ int main(void) {
   tcase_add_test(exec, forced_split_merges_in_index_order_native_path);
   tcase_add_test(exec, forced_split_merges_in_index_order_portable_path);
   tcase_add_test(exec, few_outputs_split_across_workgroups);
+  tcase_add_test(exec, vector_reads_match_the_reference_native_path);
+  tcase_add_test(exec, vector_reads_match_the_reference_portable_path);
   suite_add_tcase(s, exec);
   TCase *api = tcase_create("api");
   tcase_add_test(api, api_compiles_runs_dumps_and_times);
