@@ -1244,8 +1244,11 @@ static void print_time(double us, double kernel_us, dmlc_device device, long run
     format_us(kernel_us, u, k, sizeof k);
     snprintf(kernels, sizeof kernels, "; kernels %s on the device", k);
   }
+  /* A single run is the executable's first: whatever the device does on
+   * first use (faulting in fresh buffers, waking its threads) is in it. */
   if (runs == 1)
-    printf("time: %s (device %s, 1 run%s)\n", wall, dmlc_device_name(device), kernels);
+    printf("time: %s (device %s, 1 run, the first: includes first-use costs%s)\n", wall,
+           dmlc_device_name(device), kernels);
   else
     printf("time: %s (device %s, median of %ld runs%s)\n", wall, dmlc_device_name(device), runs,
            kernels);

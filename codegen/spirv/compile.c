@@ -162,6 +162,146 @@ static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
   return DMLC_OK;
 }
 
+#define GROUP_MIN_PER_INVOCATION 8
+#define LANE_WIDTH_DEFAULT 32
+
+/* The workgroup of a reduction whose groups each cover up to span reduced
+ * points: as large as the device, MAX_LOCAL and shared memory allow. */
+static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_plan *p) {
+  const uint32_t max_local = caps->max_workgroup_size ? caps->max_workgroup_size : 1;
+  uint64_t l = max_local < MAX_LOCAL ? max_local : MAX_LOCAL;
+  /* Each invocation takes at least GROUP_MIN_PER_INVOCATION points where
+   * the span allows (a group's merge and launch cost as much as a few
+   * points each), but a group is never smaller than a subgroup. */
+  uint64_t want = span / GROUP_MIN_PER_INVOCATION;
+  if (want < caps->subgroup_size)
+    want = caps->subgroup_size;
+  if (l > want)
+    l = want;
+  if (l > span)
+    l = span;
+  /* Shared memory: up to three words per invocation, plus the result. */
+  const uint64_t shared_per = 12;
+  if (caps->max_shared_bytes && l * shared_per + 16 > caps->max_shared_bytes)
+    l = (caps->max_shared_bytes - 16) / shared_per;
+  p->local_size = pow2_floor(l ? l : 1);
+  const uint32_t sg = caps->subgroup_size;
+  /* Lane groups of a subgroup where the device says its size (a power of
+   * two), else of LANE_WIDTH_DEFAULT: a guess only costs coalescing. */
+  const uint32_t w = sg && (sg & (sg - 1)) == 0 ? sg : LANE_WIDTH_DEFAULT;
+  p->lane_width = w < p->local_size ? w : p->local_size;
+  p->subgroups =
+      caps->subgroup_shuffle && sg > 0 && (sg & (sg - 1)) == 0 && p->local_size % sg == 0;
+}
+
+/* A split part gives each invocation at least this many points: with fewer,
+ * the finish's merge and the partials' traffic cost more than the part's
+ * parallelism gains. */
+#define SPLIT_MIN_PER_INVOCATION 16
+/* Parts per kept point at most: the finish merges them in one workgroup. */
+#define SPLIT_MAX_PARTS 1024
+/* DMLC_VULKAN_FORCE_SPLIT: parts per kept point (fewer when the range is
+ * shorter), so boundaries fall inside small test inputs. */
+#define FORCED_PARTS 4
+/* Bytes of one part's partial: key words, index, padding. */
+#define PARTIAL_BYTES 16
+
+/* Whether the read's reduction can take 16-byte loads, and sets
+ * p->vec_elems (elements per 16 bytes) if so, else leaves it 0. The read
+ * is taken as 4-word vectors (windows, when it is bound as windows, hold
+ * whole vectors: they are powers of two of at least 256 bytes).
+ *  - rows (LARGE, SPLIT): the innermost dim is the only one reduced and
+ *    packed, and every row starts on 16 bytes; a split's parts do too.
+ *  - columns (SMALL): the innermost dim is kept, packed, a multiple of E
+ *    long, and every other dim steps by multiples of 16 bytes; each
+ *    invocation then takes E kept points (emit_small_vec); the read is one
+ *    descriptor. */
+static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
+  const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
+  const uint32_t elems = 16 / size;
+  if (k->read_strides[last] != 1 || k->dims[last] < 2)
+    return;
+  for (uint32_t d = 0; d < last; d++)
+    if (k->dims[d] > 1 && (k->read_strides[d] * size) % 16 != 0)
+      return;
+  if (p->path == SPV_PATH_SMALL) {
+    /* Bound as windows, a column's loads each pass a switch: lavapipe then
+     * reads [8192,8192] f32 columns slower with vectors than with words. */
+    if ((k->reduced_mask >> last) & 1 || k->dims[last] % elems != 0 || p->bindings[0].count != 1)
+      return;
+    p->vec_elems = elems;
+    p->num_groups = (p->kept / elems + p->local_size - 1) / p->local_size;
+    return;
+  }
+  if ((p->path != SPV_PATH_LARGE && p->path != SPV_PATH_SPLIT) || k->reduced_mask != 1u << last)
+    return;
+  if (p->reduced < 2 * elems)
+    return;
+  if (p->path == SPV_PATH_SPLIT) {
+    /* parts start on 16 bytes too */
+    const uint64_t len = (p->split_len + elems - 1) / elems * elems;
+    const uint64_t parts = (p->reduced + len - 1) / len;
+    if (parts < 2)
+      return;
+    p->split_len = (uint32_t)len;
+    p->split_parts = (uint32_t)parts;
+    p->finish_per_kept = p->finish_per_kept > 1 ? (uint32_t)parts : 1;
+    p->num_groups = p->kept * parts;
+  }
+  p->vec_elems = elems;
+}
+
+static bool has_group_outputs(const dmlc_kdesc *k) {
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind == DMLC_KOUT_ONEHOT || k->outputs[i].kind == DMLC_KOUT_CONSTANT)
+      return true;
+  return false;
+}
+
+/* Splits a reduction whose kept points are too few to fill the device
+ * (caps->fill_groups) into parts of its reduced range, each a workgroup,
+ * when the parts stay long enough; or every reduction, when forced. Leaves
+ * the plan as it is when it does not split. */
+static void plan_split(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_plan *p) {
+  if (!k->has_reduction || p->reduced < 2)
+    return;
+  spv_plan s = *p;
+  uint64_t parts;
+  if (caps->force_split) {
+    parts = p->reduced < FORCED_PARTS ? p->reduced : FORCED_PARTS;
+    group_local_size(caps, (p->reduced + parts - 1) / parts, &s);
+  } else {
+    if (!caps->fill_groups || p->kept >= caps->fill_groups)
+      return;
+    group_local_size(caps, p->reduced, &s);
+    const uint64_t want = (caps->fill_groups + p->kept - 1) / p->kept;
+    const uint64_t most = p->reduced / ((uint64_t)s.local_size * SPLIT_MIN_PER_INVOCATION);
+    parts = want < most ? want : most;
+  }
+  if (parts > SPLIT_MAX_PARTS)
+    parts = SPLIT_MAX_PARTS;
+  if (parts < 2)
+    return;
+  const uint64_t len = (p->reduced + parts - 1) / parts;
+  parts = (p->reduced + len - 1) / len; /* none empty */
+  const uint64_t groups = p->kept * parts, bytes = groups * PARTIAL_BYTES;
+  if (parts < 2 || groups > UINT32_MAX ||
+      (caps->max_storage_range && bytes > caps->max_storage_range))
+    return;
+  uint64_t descriptors = 1;
+  for (uint32_t b = 0; b < 1 + k->num_outputs; b++)
+    descriptors += p->bindings[b].count;
+  if (caps->max_storage_buffers && descriptors > caps->max_storage_buffers)
+    return;
+  s.path = SPV_PATH_SPLIT;
+  s.split_parts = (uint32_t)parts;
+  s.split_len = (uint32_t)len;
+  s.finish_per_kept = has_group_outputs(k) ? (uint32_t)parts : 1;
+  s.num_groups = groups;
+  s.bindings[1 + k->num_outputs] = (dmlc_spirv_binding){1, 0};
+  *p = s;
+}
+
 static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_plan *p,
                              dmlc_diag *diag) {
   memset(p, 0, sizeof *p);
@@ -193,21 +333,15 @@ static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, s
     p->path = SPV_PATH_SMALL;
     p->local_size = pow2_floor(max_local < SMALL_LOCAL ? max_local : SMALL_LOCAL);
     p->num_groups = (p->kept + p->local_size - 1) / p->local_size;
+    plan_split(k, caps, p);
+    plan_vector(k, p);
     return DMLC_OK;
   }
   p->path = SPV_PATH_LARGE;
-  uint64_t l = max_local < MAX_LOCAL ? max_local : MAX_LOCAL;
-  if (l > p->reduced)
-    l = p->reduced;
-  /* Shared memory: up to three words per invocation, plus the result. */
-  const uint64_t shared_per = 12;
-  if (caps->max_shared_bytes && l * shared_per + 4 > caps->max_shared_bytes)
-    l = (caps->max_shared_bytes - 4) / shared_per;
-  p->local_size = pow2_floor(l ? l : 1);
-  const uint32_t sg = caps->subgroup_size;
-  p->subgroups =
-      caps->subgroup_shuffle && sg > 0 && (sg & (sg - 1)) == 0 && p->local_size % sg == 0;
+  group_local_size(caps, p->reduced, p);
   p->num_groups = p->kept;
+  plan_split(k, caps, p);
+  plan_vector(k, p);
   return DMLC_OK;
 }
 
@@ -215,23 +349,19 @@ void dmlc_spirv_module_free(dmlc_spirv_module *m) {
   if (!m)
     return;
   free(m->words);
+  free(m->finish_words);
   memset(m, 0, sizeof *m);
 }
 
-dmlc_status dmlc_spirv_compile(const dmlc_kdesc *k, const dmlc_spirv_caps *caps,
-                               dmlc_spirv_module *out, dmlc_diag *diag) {
-  memset(out, 0, sizeof *out);
-  DMLC_RETURN_IF_ERROR(check_kdesc(k, diag));
-  spv_em e;
-  memset(&e, 0, sizeof e);
-  e.k = k;
-  e.caps = caps;
-  DMLC_RETURN_IF_ERROR(make_plan(k, caps, &e.plan, diag));
-  spvb_init(&e.b);
+/* Emits e's plan, validates it (a failure is an internal compiler error
+ * that carries the validator's message) and optimizes it (keeping the
+ * unoptimized module if the optimizer fails). */
+static dmlc_status emit_checked(spv_em *e, uint32_t **out, size_t *out_n, dmlc_diag *diag) {
+  spvb_init(&e->b);
   uint32_t *words = NULL;
   size_t n = 0;
-  dmlc_status s = spv_emit_module(&e, &words, &n, diag);
-  spvb_free(&e.b);
+  dmlc_status s = spv_emit_module(e, &words, &n, diag);
+  spvb_free(&e->b);
   if (s != DMLC_OK)
     return s;
   s = dmlc_spirv_validate(words, n, diag);
@@ -251,8 +381,82 @@ dmlc_status dmlc_spirv_compile(const dmlc_kdesc *k, const dmlc_spirv_caps *caps,
       free(opt);
     }
   }
-  out->words = words;
-  out->num_words = n;
+  *out = words;
+  *out_n = n;
+  return DMLC_OK;
+}
+
+/* Whether dims d and d + 1 of buffer strides s are one packed run: the
+ * outer dim steps over the inner one's whole extent (0 and 0 included). */
+static bool runs_on(const dmlc_kdesc *k, const uint64_t *s, uint32_t d) {
+  return s[d] == s[d + 1] * k->dims[d + 1];
+}
+
+/* k with adjacent dims merged where both are reduced or both kept and every
+ * buffer steps over them as one run: the same points, offsets and reduced
+ * index order (a reduced index r counts the reduced dims row-major, which
+ * merging keeps), with fewer divisions per offset and packed reads that the
+ * 16-byte loads can take (an all-axes reduction becomes one row). */
+static void coalesce_dims(const dmlc_kdesc *in, dmlc_kdesc *k) {
+  *k = *in;
+  uint32_t d = 0;
+  while (d + 1 < k->rank) {
+    bool merge = ((k->reduced_mask >> d) & 1) == ((k->reduced_mask >> (d + 1)) & 1) &&
+                 (uint64_t)k->dims[d] * k->dims[d + 1] <= UINT32_MAX &&
+                 (!k->has_read || runs_on(k, k->read_strides, d));
+    for (uint32_t i = 0; merge && i < k->num_outputs; i++)
+      merge = runs_on(k, k->outputs[i].strides, d);
+    if (!merge) {
+      d++;
+      continue;
+    }
+    /* dim d becomes [d, d + 1]: dim d + 1's stride, the product's extent */
+    k->dims[d] *= k->dims[d + 1];
+    k->read_strides[d] = k->read_strides[d + 1];
+    for (uint32_t i = 0; i < k->num_outputs; i++)
+      k->outputs[i].strides[d] = k->outputs[i].strides[d + 1];
+    for (uint32_t j = d + 1; j + 1 < k->rank; j++) {
+      k->dims[j] = k->dims[j + 1];
+      k->read_strides[j] = k->read_strides[j + 1];
+      for (uint32_t i = 0; i < k->num_outputs; i++)
+        k->outputs[i].strides[j] = k->outputs[i].strides[j + 1];
+    }
+    const uint32_t low = k->reduced_mask & ((1u << (d + 1)) - 1);
+    k->reduced_mask = low | ((k->reduced_mask >> (d + 2)) << (d + 1));
+    k->rank--;
+  }
+}
+
+dmlc_status dmlc_spirv_compile(const dmlc_kdesc *desc, const dmlc_spirv_caps *caps,
+                               dmlc_spirv_module *out, dmlc_diag *diag) {
+  memset(out, 0, sizeof *out);
+  DMLC_RETURN_IF_ERROR(check_kdesc(desc, diag));
+  dmlc_kdesc merged;
+  coalesce_dims(desc, &merged);
+  const dmlc_kdesc *k = &merged;
+  spv_em e;
+  memset(&e, 0, sizeof e);
+  e.k = k;
+  e.caps = caps;
+  DMLC_RETURN_IF_ERROR(make_plan(k, caps, &e.plan, diag));
+  DMLC_RETURN_IF_ERROR(emit_checked(&e, &out->words, &out->num_words, diag));
+  if (e.plan.path == SPV_PATH_SPLIT) {
+    spv_em f;
+    memset(&f, 0, sizeof f);
+    f.k = k;
+    f.caps = caps;
+    f.plan = e.plan;
+    f.plan.path = SPV_PATH_FINISH;
+    const dmlc_status s = emit_checked(&f, &out->finish_words, &out->finish_num_words, diag);
+    if (s != DMLC_OK) {
+      dmlc_spirv_module_free(out);
+      return s;
+    }
+    out->split_parts = e.plan.split_parts;
+    out->split_len = e.plan.split_len;
+    out->partial_bytes = e.plan.num_groups * PARTIAL_BYTES;
+    out->finish_groups = e.plan.kept * e.plan.finish_per_kept;
+  }
   out->local_size = e.plan.local_size;
   out->num_groups = e.plan.num_groups;
   out->num_bindings = 1 + k->num_outputs;

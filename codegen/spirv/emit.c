@@ -180,6 +180,16 @@ static void declare_interface(spv_em *e) {
     o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
     o->buf = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
   }
+  if (e->plan.vec_elems && e->plan.path != SPV_PATH_FINISH) {
+    /* binding 0 again (aliased), as 16-byte vectors */
+    e->t_v4 = SPV_TYPE(b, SpvOpTypeVector, e->t_u32, 4);
+    e->read_vec = block_buffer(e, e->t_v4, 16, 0, true, &e->p_sb_v4);
+  }
+  if (e->plan.path == SPV_PATH_SPLIT || e->plan.path == SPV_PATH_FINISH) {
+    uint32_t ptr;
+    e->partials =
+        block_buffer(e, e->t_u32, 4, 1 + e->k->num_outputs, e->plan.path == SPV_PATH_FINISH, &ptr);
+  }
 }
 
 /* ---- control flow ---- */
@@ -322,18 +332,111 @@ static void acc_merge(spv_em *e, const spv_acc *a, spv_key k, uint32_t idx) {
   spv_store(e, a->idx, spv_select(e, better, idx, ai));
 }
 
-/* acc <- the best of the reduced points start, start + step, ... of the
- * kept point whose read offset is base. */
-static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start,
+/* acc <- the best of the reduced points start, start + step, ... below end
+ * of the kept point whose read offset is base. */
+static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
                           uint32_t step) {
   spv_loop l;
-  const uint32_t r = loop_begin(e, &l, start, spv_u32(e, (uint32_t)e->plan.reduced), step);
+  const uint32_t r = loop_begin(e, &l, start, end, step);
   uint32_t off;
   const uint64_t *strides[1] = {e->k->read_strides};
   offsets_of(e, r, e->k->reduced_mask, 1, strides, &off);
   const spv_bits raw = spv_load_read(e, add_or(e, base, off));
   acc_merge(e, a, spv_key_of(e, raw), r);
   loop_end(e, &l);
+}
+
+static uint32_t umin(spv_em *e, uint32_t a, uint32_t b) {
+  return spv_select(e, spv_cmp(e, SpvOpULessThan, a, b), a, b);
+}
+
+/* log2 of vec_elems. */
+static uint32_t vec_shift(const spv_em *e) {
+  return 31 - (uint32_t)__builtin_clz(e->plan.vec_elems);
+}
+
+/* The read's 16-byte vector c (of the read as 4-word vectors; a window
+ * never splits one: windows are powers of two of at least 256 bytes). */
+static uint32_t load_vec(spv_em *e, uint32_t c) {
+  return spv_buf_access(e, &e->read_vec, e->p_sb_v4, e->t_v4, c, SPV_ACCESS_LOAD, 0);
+}
+
+/* Element j of a loaded vector v: a word, two words (8-byte elements), or
+ * a field of a word (1- and 2-byte elements, little-endian). */
+static spv_bits vec_elem(spv_em *e, uint32_t v, uint32_t j) {
+  spvb *b = &e->b;
+  const uint32_t E = e->plan.vec_elems;
+  spv_bits raw = {0, spv_u32(e, 0), 0};
+  if (E == 2) {
+    raw.lo = SPV(b, SpvOpCompositeExtract, e->t_u32, v, 2 * j);
+    raw.hi = SPV(b, SpvOpCompositeExtract, e->t_u32, v, 2 * j + 1);
+    return raw;
+  }
+  const uint32_t per_word = E / 4, bits = 32 / per_word;
+  const uint32_t word = SPV(b, SpvOpCompositeExtract, e->t_u32, v, j / per_word);
+  raw.lo = bits < 32 ? SPV(b, SpvOpBitFieldUExtract, e->t_u32, word,
+                           spv_u32(e, (j % per_word) * bits), spv_u32(e, bits))
+                     : word;
+  return raw;
+}
+
+/* The share [lo, hi) of [0, n) that lane group g of L / W takes: n split
+ * into L / W contiguous spans, each a multiple of W long but the last. */
+static void lane_share(spv_em *e, uint32_t n, uint32_t g, uint32_t L, uint32_t W, uint32_t *lo,
+                       uint32_t *hi) {
+  const uint32_t groups = L / W;
+  uint32_t span =
+      spv_op(e, SpvOpUDiv, spv_op(e, SpvOpIAdd, n, spv_u32(e, groups - 1)), spv_u32(e, groups));
+  span = spv_op(e, SpvOpBitwiseAnd, spv_op(e, SpvOpIAdd, span, spv_u32(e, W - 1)),
+                spv_u32(e, ~(W - 1)));
+  *lo = umin(e, spv_op(e, SpvOpIMul, g, span), n);
+  *hi = umin(e, spv_op(e, SpvOpIAdd, *lo, span), n);
+}
+
+/* acc <- the best of the reduced points [start, end) of the row whose read
+ * offset is base, invocation lid of the group's L taking its share. The
+ * invocations form lane groups of W (plan.lane_width: the subgroup where
+ * known) and each lane group walks a contiguous span of the range, its
+ * lanes on consecutive addresses: a GPU's subgroup reads coalesced, and a
+ * CPU device (which runs one subgroup's whole loop before the next
+ * subgroup's) streams one contiguous span at a time rather than every
+ * subgroup striding over the whole range. With vec_elems: 16-byte loads of
+ * whole vectors in range (vector c holds points start + c * E, ...),
+ * unpacked, then the points past the last whole vector one at a time.
+ * start and base are multiples of E (plan_vector). */
+static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
+                       uint32_t lid, uint32_t L) {
+  const uint32_t E = e->plan.vec_elems, W = e->plan.lane_width;
+  const uint32_t Lc = e->plan.local_size;
+  const uint32_t wlog = W == 1 ? 0 : 31 - (uint32_t)__builtin_clz(W);
+  const uint32_t g = spv_op(e, SpvOpShiftRightLogical, lid, spv_u32(e, wlog));
+  const uint32_t lane = spv_op(e, SpvOpBitwiseAnd, lid, spv_u32(e, W - 1));
+  if (!E) {
+    uint32_t lo, hi;
+    lane_share(e, spv_op(e, SpvOpISub, end, start), g, Lc, W, &lo, &hi);
+    reduce_points(e, a, base, spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIAdd, start, lo), lane),
+                  spv_op(e, SpvOpIAdd, start, hi), spv_u32(e, W));
+    return;
+  }
+  const uint32_t shift = vec_shift(e);
+  const uint32_t vecs =
+      spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpISub, end, start), spv_u32(e, shift));
+  const uint32_t first =
+      spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpIAdd, base, start), spv_u32(e, shift));
+  uint32_t lo, hi;
+  lane_share(e, vecs, g, Lc, W, &lo, &hi);
+  spv_loop l;
+  const uint32_t c = loop_begin(e, &l, spv_op(e, SpvOpIAdd, lo, lane), hi, spv_u32(e, W));
+  const uint32_t v = load_vec(e, spv_op(e, SpvOpIAdd, first, c));
+  const uint32_t idx0 =
+      spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, c, spv_u32(e, shift)));
+  for (uint32_t j = 0; j < E; j++)
+    acc_merge(e, a, spv_key_of(e, vec_elem(e, v, j)),
+              j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);
+  loop_end(e, &l);
+  const uint32_t tail =
+      spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, vecs, spv_u32(e, shift)));
+  reduce_points(e, a, base, spv_op(e, SpvOpIAdd, tail, lid), end, L);
 }
 
 typedef struct spv_shared {
@@ -363,7 +466,8 @@ static spv_key sh_key(spv_em *e, const spv_shared *s, uint32_t i) {
 }
 
 /* Merges the group's accumulators; returns the winning index, in every
- * invocation. All invocations must reach this (uniform control flow). */
+ * invocation, and leaves the winner (key and index) in invocation 0's
+ * accumulator. All invocations must reach this (uniform control flow). */
 static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
   spvb *b = &e->b;
   const uint32_t L = e->plan.local_size;
@@ -451,8 +555,13 @@ static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
     }
     spv_if f;
     if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
-    spv_store(e, sh_at(e, &s, result, spv_u32(e, 0)),
-              spv_load(e, sh_at(e, &s, s.idx, spv_u32(e, 0))));
+    const spv_key wk = sh_key(e, &s, spv_u32(e, 0));
+    const uint32_t wi = spv_load(e, sh_at(e, &s, s.idx, spv_u32(e, 0)));
+    spv_store(e, a->k0, wk.k0);
+    if (a->k1)
+      spv_store(e, a->k1, wk.k1);
+    spv_store(e, a->idx, wi);
+    spv_store(e, sh_at(e, &s, result, spv_u32(e, 0)), wi);
     if_end(e, &f);
   }
   barrier(e);
@@ -473,9 +582,9 @@ static void write_indices(spv_em *e, const uint32_t *base, uint32_t best) {
 }
 
 /* ONEHOT and CONSTANT outputs over the reduced points start, start + step,
- * ... of one kept point. */
+ * ... below end of one kept point. */
 static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t start,
-                        uint32_t step) {
+                        uint32_t end, uint32_t step) {
   const dmlc_kdesc *k = e->k;
   bool any = false;
   for (uint32_t i = 0; i < k->num_outputs; i++)
@@ -483,7 +592,7 @@ static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t
   if (!any)
     return;
   spv_loop l;
-  const uint32_t r = loop_begin(e, &l, start, spv_u32(e, (uint32_t)e->plan.reduced), step);
+  const uint32_t r = loop_begin(e, &l, start, end, step);
   uint32_t off[MAX_BUFS];
   all_offsets(e, r, k->reduced_mask, off);
   const uint32_t hit = spv_cmp(e, SpvOpIEqual, r, best);
@@ -534,18 +643,78 @@ static void emit_elementwise(spv_em *e, uint32_t group, uint32_t lid) {
   if_end(e, &f);
 }
 
+/* Columns with vec_elems: invocation q owns kept points q * E .. q * E +
+ * E - 1 (consecutive along the innermost dim, one 16-byte vector of every
+ * reduced point's slice) and walks the reduced points, one vector load
+ * each, keeping E accumulators. */
+#define COLUMN_UNROLL 4
+
+static void emit_small_vec(spv_em *e, uint32_t q) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t E = e->plan.vec_elems, last = k->rank - 1, nb = 1 + k->num_outputs;
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, spv_op(e, SpvOpShiftLeftLogical, q, spv_u32(e, vec_shift(e))), kept_mask(k), base);
+  spv_acc a[16];
+  for (uint32_t j = 0; j < E; j++)
+    a[j] = acc_init(e);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  const uint32_t first = spv_op(e, SpvOpShiftRightLogical, base[0], spv_u32(e, vec_shift(e)));
+  const uint32_t U = COLUMN_UNROLL;
+  const uint32_t whole = (uint32_t)(e->plan.reduced / U * U);
+  for (uint32_t pass = 0; pass < 2; pass++) {
+    /* pass 0: U reduced points per iteration, their loads before their
+     * merges (independent loads in flight); pass 1: the rest, one each */
+    const uint32_t u = pass == 0 ? U : 1;
+    if (pass == 0 ? whole == 0 : whole == e->plan.reduced)
+      continue;
+    spv_loop l;
+    const uint32_t r0 = loop_begin(e, &l, spv_u32(e, pass == 0 ? 0 : whole),
+                                   pass == 0 ? spv_u32(e, whole) : reduced, spv_u32(e, u));
+    uint32_t v[COLUMN_UNROLL], rs[COLUMN_UNROLL];
+    for (uint32_t t = 0; t < u; t++) {
+      rs[t] = t ? spv_op(e, SpvOpIAdd, r0, spv_u32(e, t)) : r0;
+      uint32_t off;
+      const uint64_t *strides[1] = {k->read_strides};
+      offsets_of(e, rs[t], k->reduced_mask, 1, strides, &off);
+      v[t] = load_vec(e, spv_op(e, SpvOpIAdd, first,
+                                spv_op(e, SpvOpShiftRightLogical, off, spv_u32(e, vec_shift(e)))));
+    }
+    for (uint32_t t = 0; t < u; t++)
+      for (uint32_t j = 0; j < E; j++)
+        acc_merge(e, &a[j], spv_key_of(e, vec_elem(e, v[t], j)), rs[t]);
+    loop_end(e, &l);
+  }
+  for (uint32_t j = 0; j < E; j++) {
+    uint32_t bj[MAX_BUFS];
+    for (uint32_t i = 0; i < nb; i++) {
+      const uint64_t st = i == 0 ? k->read_strides[last] : k->outputs[i - 1].strides[last];
+      bj[i] = j && st ? spv_op(e, SpvOpIAdd, base[i], spv_u32(e, (uint32_t)(j * st))) : base[i];
+    }
+    const uint32_t best = spv_load(e, a[j].idx);
+    write_indices(e, bj, best);
+    write_group(e, bj, best, spv_u32(e, 0), reduced, spv_u32(e, 1));
+  }
+}
+
 static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
   const uint32_t L = e->plan.local_size;
   const uint32_t q = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  const uint32_t E = e->plan.vec_elems ? e->plan.vec_elems : 1;
   spv_if f;
-  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)e->plan.kept)), &f);
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)(e->plan.kept / E))), &f);
+  if (e->plan.vec_elems) {
+    emit_small_vec(e, q);
+    if_end(e, &f);
+    return;
+  }
   uint32_t base[MAX_BUFS];
   all_offsets(e, q, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
-  reduce_points(e, &a, base[0], spv_u32(e, 0), spv_u32(e, 1));
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  reduce_points(e, &a, base[0], spv_u32(e, 0), reduced, spv_u32(e, 1));
   const uint32_t best = spv_load(e, a.idx);
   write_indices(e, base, best);
-  write_group(e, base, best, spv_u32(e, 0), spv_u32(e, 1));
+  write_group(e, base, best, spv_u32(e, 0), reduced, spv_u32(e, 1));
   if_end(e, &f);
 }
 
@@ -554,13 +723,116 @@ static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
   uint32_t base[MAX_BUFS];
   all_offsets(e, group, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
-  reduce_points(e, &a, base[0], lid, L);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  reduce_row(e, &a, base[0], spv_u32(e, 0), reduced, lid, L);
   const uint32_t best = reduce_group(e, &a, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
   write_indices(e, base, best);
   if_end(e, &f);
-  write_group(e, base, best, lid, L);
+  write_group(e, base, best, lid, reduced, L);
+}
+
+/* ---- split reductions ---- */
+
+/* Part s of a kept point covers its reduced points [s * len, end), end the
+ * smaller of (s + 1) * len and the range's end. */
+static void part_range(spv_em *e, uint32_t s, uint32_t *start, uint32_t *end) {
+  const uint32_t len = spv_u32(e, e->plan.split_len);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  *start = spv_op(e, SpvOpIMul, s, len);
+  const uint32_t stop = spv_op(e, SpvOpIAdd, *start, len);
+  *end = spv_select(e, spv_cmp(e, SpvOpULessThan, stop, reduced), stop, reduced);
+}
+
+/* A partial: the key's words (a 64-bit key as its low and high words, a
+ * key pair as k0, k1), the index, and one word of padding. */
+static uint32_t partial_word(spv_em *e, uint32_t slot, uint32_t w) {
+  return spv_op(e, SpvOpIAdd, spv_op(e, SpvOpShiftLeftLogical, slot, spv_u32(e, 2)), spv_u32(e, w));
+}
+
+static void partial_store(spv_em *e, uint32_t slot, spv_key k, uint32_t idx) {
+  uint32_t w0 = k.k0, w1 = k.k1;
+  if (e->key_u64)
+    spv_split64(e, k.k0, &w0, &w1);
+  const spv_buf *p = &e->partials;
+  spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 0), SPV_ACCESS_STORE, w0);
+  if (e->key_u64 || e->key64)
+    spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 1), SPV_ACCESS_STORE, w1);
+  spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 2), SPV_ACCESS_STORE, idx);
+}
+
+static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
+  const spv_buf *p = &e->partials;
+  spv_key k = {
+      spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 0), SPV_ACCESS_LOAD, 0),
+      spv_u32(e, 0)};
+  if (e->key_u64 || e->key64) {
+    const uint32_t w1 =
+        spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 1), SPV_ACCESS_LOAD, 0);
+    if (e->key_u64)
+      k.k0 = spv_join64(e, k.k0, w1);
+    else
+      k.k1 = w1;
+  }
+  *idx = spv_buf_access(e, p, e->p_sb_u32, e->t_u32, partial_word(e, slot, 2), SPV_ACCESS_LOAD, 0);
+  return k;
+}
+
+/* Group g reduces part g % parts of kept point g / parts and writes its
+ * winner to partial g. */
+static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t q = spv_op(e, SpvOpUDiv, group, parts);
+  uint32_t base;
+  const uint64_t *strides[1] = {e->k->read_strides};
+  offsets_of(e, q, kept_mask(e->k), 1, strides, &base);
+  uint32_t start, end;
+  part_range(e, spv_op(e, SpvOpUMod, group, parts), &start, &end);
+  const spv_acc a = acc_init(e);
+  reduce_row(e, &a, base, start, end, lid, spv_u32(e, e->plan.local_size));
+  reduce_group(e, &a, lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+  partial_store(e, group, acc_key(e, &a), spv_load(e, a.idx));
+  if_end(e, &f);
+}
+
+/* Group g merges every partial of kept point g / per (per: finish_per_kept)
+ * and writes its outputs: the index (from the point's first group), and
+ * the one-hot and constant outputs over part g % per. The merge compares
+ * (key, index) pairs, so its order does not change the winner. */
+static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t L = spv_u32(e, e->plan.local_size);
+  const uint32_t per = e->plan.finish_per_kept;
+  const uint32_t q = per > 1 ? spv_op(e, SpvOpUDiv, group, spv_u32(e, per)) : group;
+  const uint32_t s = per > 1 ? spv_op(e, SpvOpUMod, group, spv_u32(e, per)) : spv_u32(e, 0);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t first = spv_op(e, SpvOpIMul, q, parts);
+  spv_loop l;
+  const uint32_t j = loop_begin(e, &l, lid, parts, L);
+  uint32_t idx;
+  const spv_key k = partial_load(e, spv_op(e, SpvOpIAdd, first, j), &idx);
+  acc_merge(e, &a, k, idx);
+  loop_end(e, &l);
+  const uint32_t best = reduce_group(e, &a, lid);
+  spv_if f;
+  if_begin(e,
+           SPV(&e->b, SpvOpLogicalAnd, e->t_bool, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)),
+               spv_cmp(e, SpvOpIEqual, s, spv_u32(e, 0))),
+           &f);
+  write_indices(e, base, best);
+  if_end(e, &f);
+  if (per > 1) {
+    uint32_t start, end;
+    part_range(e, s, &start, &end);
+    write_group(e, base, best, spv_op(e, SpvOpIAdd, start, lid), end, L);
+  } else {
+    write_group(e, base, best, lid, spv_u32(e, (uint32_t)e->plan.reduced), L);
+  }
 }
 
 dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc_diag *diag) {
@@ -571,6 +843,13 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
   const uint32_t main_fn = spvb_id(&e->b);
   const uint32_t group = group_index(e);
   const uint32_t lid = load_builtin_x(e, SpvBuiltInLocalInvocationId);
+  /* Groups past the dispatch's (a runtime's warm-up dispatch pushes an
+   * offset beyond them) do nothing: the branch is uniform per group. */
+  const uint64_t groups =
+      e->plan.path == SPV_PATH_FINISH ? e->plan.kept * e->plan.finish_per_kept : e->plan.num_groups;
+  spv_if in_range = {0};
+  if (groups <= UINT32_MAX)
+    if_begin(e, spv_cmp(e, SpvOpULessThan, group, spv_u32(e, (uint32_t)groups)), &in_range);
   switch (e->plan.path) {
   case SPV_PATH_ELEMENTWISE:
     emit_elementwise(e, group, lid);
@@ -581,7 +860,15 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
   case SPV_PATH_LARGE:
     emit_large(e, group, lid);
     break;
+  case SPV_PATH_SPLIT:
+    emit_split(e, group, lid);
+    break;
+  case SPV_PATH_FINISH:
+    emit_finish(e, group, lid);
+    break;
   }
+  if (in_range.merge)
+    if_end(e, &in_range);
   spvb_code(&e->b, SpvOpReturn, 0, NULL, 0);
   *words = spvb_finish(&e->b, main_fn, e->t_void, e->t_fn, e->plan.local_size, num_words);
   if (!*words)

@@ -12,9 +12,12 @@ typedef enum spv_path {
   SPV_PATH_ELEMENTWISE, /* no reduction: one invocation per point */
   SPV_PATH_SMALL,       /* one invocation per kept point, looping over the reduced points */
   SPV_PATH_LARGE,       /* one workgroup per kept point, subgroup / shared-memory merge */
+  SPV_PATH_SPLIT,       /* one workgroup per part of a kept point's range: partials */
+  SPV_PATH_FINISH,      /* the split's finish: merges each kept point's partials */
 } spv_path;
 
-#define SPV_MAX_BINDINGS (1 + DMLC_KDESC_MAX_OUTPUTS)
+/* The read, the outputs, and a split's partials. */
+#define SPV_MAX_BINDINGS (2 + DMLC_KDESC_MAX_OUTPUTS)
 
 typedef struct spv_plan {
   spv_path path;
@@ -22,7 +25,19 @@ typedef struct spv_plan {
   uint64_t num_groups;
   bool subgroups; /* LARGE: merge within subgroups with OpGroupNonUniformShuffleXor */
   uint64_t kept, reduced, points;
-  dmlc_spirv_binding bindings[SPV_MAX_BINDINGS]; /* binding 0 the read, 1 + i output i */
+  /* binding 0 the read, 1 + i output i, 1 + num_outputs a split's partials */
+  dmlc_spirv_binding bindings[SPV_MAX_BINDINGS];
+  /* SPLIT and FINISH: parts per kept point, points per part, and the
+   * finish's workgroups per kept point (parts when it writes one-hot or
+   * constant outputs over the reduced points, else 1). */
+  uint32_t split_parts, split_len, finish_per_kept;
+  /* LARGE and SPLIT over 16-byte-aligned rows (the innermost dim, the only
+   * one reduced, packed): elements per 16-byte load (the read bound again
+   * as 4-word vectors), else 0. */
+  uint32_t vec_elems;
+  /* LARGE and SPLIT: invocations per lane group (a power of two dividing
+   * local_size), each lane group reading one contiguous span (reduce_row). */
+  uint32_t lane_width;
 } spv_plan;
 
 /* A buffer as the shader declares it: one storage buffer, or an array of
@@ -73,6 +88,9 @@ typedef struct spv_em {
    * 8/16/64-bit uint type of a native view and its pointer type. */
   uint32_t read_elem_type, read_elem_ptr;
   spv_out outs[DMLC_KDESC_MAX_OUTPUTS];
+  spv_buf partials; /* SPLIT and FINISH: 32-bit words, 4 per part */
+  spv_buf read_vec; /* vec_elems: the read as 4-word vectors */
+  uint32_t t_v4, p_sb_v4;
   bool key64;               /* the read's key needs two words */
   bool key_u64;             /* the read's key is one 64-bit uint */
   uint32_t t_key, p_fn_key; /* the key word's type (t_u32 or t_u64) */

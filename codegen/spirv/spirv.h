@@ -28,6 +28,16 @@ typedef struct dmlc_spirv_caps {
    * 0: not checked. A module needing more descriptors is
    * DMLC_ERROR_UNSUPPORTED. */
   uint32_t max_storage_buffers;
+  /* Workgroups that keep the whole device busy (vk_device.c derives it from
+   * the compute units the device reports, the subgroup size and
+   * maxComputeWorkGroupCount); 0: never split. A reduction with fewer kept
+   * points than this splits each reduced range across workgroups
+   * (dmlc_spirv_module.split). */
+  uint32_t fill_groups;
+  /* Split every reduction of two or more reduced points into a few parts
+   * (DMLC_VULKAN_FORCE_SPLIT=1): tests run the split's code on small
+   * inputs. */
+  bool force_split;
 } dmlc_spirv_caps;
 
 /* Caps every Vulkan 1.2 compute device has: the portable fallback paths. */
@@ -55,7 +65,10 @@ typedef struct dmlc_spirv_binding {
  * output i, all storage buffers, each as bindings[b] says. A push constant
  * block holds one uint32, the workgroup offset: the runtime dispatches
  * num_groups workgroups in chunks of at most max_workgroup_count, passing
- * each chunk's first group. A module with nonuniform_indexing declares
+ * each chunk's first group; groups whose index (offset + WorkgroupId.x)
+ * is num_groups or more do nothing, so a runtime may dispatch one group
+ * with offset UINT32_MAX to have the driver compile the pipeline before
+ * its first real use. A module with nonuniform_indexing declares
  * ShaderNonUniform and StorageBufferArrayNonUniformIndexing: the device
  * must have been created with shaderStorageBufferArrayDynamicIndexing and
  * shaderStorageBufferArrayNonUniformIndexing enabled (it has windows and was
@@ -69,6 +82,22 @@ typedef struct dmlc_spirv_module {
   uint32_t num_bindings;
   dmlc_spirv_binding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
   bool nonuniform_indexing; /* needs the non-uniform indexing features (above) */
+  /* A split reduction (split_parts > 1): each kept point's reduced range is
+   * cut into split_parts parts of split_len points (the last one shorter),
+   * one workgroup each. words writes each part's winner, 16 bytes (key
+   * words, index) per part, to a temporary of partial_bytes bytes at
+   * binding num_bindings (one more descriptor, count 1, not in bindings[]);
+   * then finish_words, dispatched after a compute-to-compute barrier with
+   * the same descriptor set, local size and push constant, runs
+   * finish_groups workgroups that merge each kept point's parts (the
+   * (key, index) order makes the merge exact in any order) and write the
+   * outputs. */
+  uint32_t split_parts;
+  uint32_t split_len;
+  uint64_t partial_bytes;
+  uint32_t *finish_words;
+  size_t finish_num_words;
+  uint64_t finish_groups;
 } dmlc_spirv_module;
 
 /* Emits, validates (a failure is DMLC_ERROR_INTERNAL carrying the

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/strbuf.h"
 #include "runtime/vulkan/vk_internal.h"
@@ -219,6 +220,9 @@ typedef struct vk_physical {
   VkPhysicalDeviceSubgroupProperties subgroup;
   VkPhysicalDeviceSubgroupSizeControlProperties size_control;
   VkPhysicalDeviceDriverProperties driver;
+  /* Compute units, where the device reports them (0 elsewhere). */
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv_sm;
+  VkPhysicalDeviceShaderCorePropertiesAMD amd_core;
   VkPhysicalDeviceFeatures2 features;
   VkPhysicalDeviceVulkan11Features v11;
   VkPhysicalDeviceVulkan12Features v12;
@@ -287,6 +291,56 @@ static uint32_t find_compute_queue(const dmlc_vk_instance *inst, VkPhysicalDevic
   return best;
 }
 
+/* Workgroups of up to 256 invocations (the largest dmlc's reductions use)
+ * that keep the device busy: its compute units times the groups each holds
+ * at once. Units come from the device where it reports them (NVIDIA's SM
+ * count, AMD's compute units, a CPU device's host cores); a GPU that does
+ * not report them is taken to have FALLBACK_UNITS. A unit holds what the
+ * device says it keeps resident (warps per SM, wavefronts per SIMD), else
+ * 32 subgroups; a CPU core takes CPU_GROUPS_PER_CORE groups, so that
+ * cores finishing early find work. At most maxComputeWorkGroupCount[0]. */
+enum { SPLIT_GROUP_INVOCATIONS = 256, FALLBACK_UNITS = 64, CPU_GROUPS_PER_CORE = 4 };
+
+static uint32_t fill_groups_of(const vk_physical *p) {
+  const VkPhysicalDeviceLimits *limits = &p->props.properties.limits;
+  const uint32_t sg = p->subgroup.subgroupSize ? p->subgroup.subgroupSize : 32;
+  uint64_t units = 0, resident = 0, groups;
+  if (p->nv_sm.shaderSMCount) {
+    units = p->nv_sm.shaderSMCount;
+    resident = (uint64_t)p->nv_sm.shaderWarpsPerSM * sg;
+  } else if (p->amd_core.shaderEngineCount) {
+    const VkPhysicalDeviceShaderCorePropertiesAMD *a = &p->amd_core;
+    units = (uint64_t)a->shaderEngineCount * a->shaderArraysPerEngineCount *
+            a->computeUnitsPerShaderArray;
+    resident = (uint64_t)a->simdPerComputeUnit * a->wavefrontsPerSimd * a->wavefrontSize;
+  }
+  if (p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    groups = (uint64_t)(cores > 0 ? cores : 1) * CPU_GROUPS_PER_CORE;
+  } else {
+    if (!units)
+      units = FALLBACK_UNITS;
+    if (!resident)
+      resident = 32 * (uint64_t)sg;
+    const uint64_t per = resident / SPLIT_GROUP_INVOCATIONS;
+    groups = units * (per ? per : 1);
+  }
+  if (groups > limits->maxComputeWorkGroupCount[0])
+    groups = limits->maxComputeWorkGroupCount[0];
+  return (uint32_t)groups;
+}
+
+/* Where fill_groups_of found the device's compute units. */
+static const char *fill_source(const vk_physical *p) {
+  if (p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    return "host cores";
+  if (p->nv_sm.shaderSMCount)
+    return "SM count";
+  if (p->amd_core.shaderEngineCount)
+    return "compute units";
+  return "compute units not reported: a guess";
+}
+
 static dmlc_spirv_caps caps_of(const vk_physical *p) {
   const VkPhysicalDeviceLimits *limits = &p->props.properties.limits;
   dmlc_spirv_caps caps = {0};
@@ -326,6 +380,12 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
   caps.storage_buffer_array_nonuniform =
       p->features.features.shaderStorageBufferArrayDynamicIndexing &&
       p->v12.shaderStorageBufferArrayNonUniformIndexing;
+  caps.fill_groups = fill_groups_of(p);
+  /* DMLC_VULKAN_FORCE_SPLIT=1 (any value but "" and "0"): split every
+   * reduction into parts of a few points, so that tests run the split's
+   * code (partials, the finish's merge) on small inputs. */
+  const char *force = getenv("DMLC_VULKAN_FORCE_SPLIT");
+  caps.force_split = force && *force && strcmp(force, "0") != 0;
   /* DMLC_VULKAN_STORAGE_RANGE=bytes: use at most this much of one
    * descriptor's reach, so that tests run windowed buffers on any device. */
   const char *range = getenv("DMLC_VULKAN_STORAGE_RANGE");
@@ -344,6 +404,20 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
     caps.storage_8bit = caps.storage_16bit = false;
   }
   return caps;
+}
+
+/* Whether the physical device offers the device extension name. */
+static bool has_extension(const dmlc_vk_instance *inst, VkPhysicalDevice pd, const char *name) {
+  uint32_t n = 0;
+  if (inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || !n)
+    return false;
+  VkExtensionProperties *ext = calloc(n, sizeof *ext);
+  bool found = false;
+  if (ext && inst->fn.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = strcmp(ext[i].extensionName, name) == 0;
+  free(ext);
+  return found;
 }
 
 static void physical_query(const dmlc_vk_instance *inst, VkPhysicalDevice pd, vk_physical *p) {
@@ -367,8 +441,21 @@ static void physical_query(const dmlc_vk_instance *inst, VkPhysicalDevice pd, vk
   p->subgroup.pNext = &p->driver;
   p->driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   p->size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
-  if (p->is_13)
-    p->driver.pNext = &p->size_control;
+  void **tail = &p->driver.pNext;
+  if (p->is_13) {
+    *tail = &p->size_control;
+    tail = &p->size_control.pNext;
+  }
+  p->nv_sm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV;
+  p->amd_core.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD;
+  if (has_extension(inst, pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    *tail = &p->nv_sm;
+    tail = &p->nv_sm.pNext;
+  }
+  if (has_extension(inst, pd, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    *tail = &p->amd_core;
+    tail = &p->amd_core.pNext;
+  }
   inst->fn.vkGetPhysicalDeviceProperties2(pd, &p->props);
 
   p->features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
@@ -383,6 +470,7 @@ static void physical_query(const dmlc_vk_instance *inst, VkPhysicalDevice pd, vk
   /* The chains pointed into this struct; nothing may follow them once it
    * is copied. */
   p->props.pNext = p->subgroup.pNext = p->driver.pNext = p->size_control.pNext = NULL;
+  p->nv_sm.pNext = p->amd_core.pNext = NULL;
   p->features.pNext = p->v11.pNext = p->v12.pNext = p->v13.pNext = NULL;
 
   const uint32_t size = p->subgroup.subgroupSize;
@@ -649,6 +737,9 @@ static void describe_one(dmlc_strbuf *t, const vk_physical *p, uint32_t index, b
                        p->pin_subgroup_size ? ", pinned per pipeline" : "");
   else
     dmlc_strbuf_printf(t, "  subgroups: not used\n");
+  dmlc_strbuf_printf(t, "  split reductions: %s%" PRIu32 " workgroups fill it (%s)\n",
+                     c->force_split ? "forced (DMLC_VULKAN_FORCE_SPLIT); " : "", c->fill_groups,
+                     fill_source(p));
   dmlc_strbuf_printf(
       t, "  shader types:%s%s%s%s%s; storage:%s%s\n", c->shader_int64 ? " int64" : "",
       c->shader_int16 ? " int16" : "", c->shader_int8 ? " int8" : "",

@@ -55,6 +55,27 @@ void dmlc_vk_tensor_destroy(dmlc_vk_tensor *t);
 /* GPU time of each kernel in the last execute, from timestamp queries, in
  * nanoseconds (0 where the device has no timestamps). */
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max);
+/* A module built outside the compiler (bench_vulkan's bandwidth probe):
+ * binding 0 a read-only storage buffer, bound window by window, binding 1
+ * a storage buffer bound whole, a push constant of one uint32. Its
+ * pipeline and descriptor sets are made by create; run records, submits
+ * and waits. */
+typedef struct dmlc_vk_program dmlc_vk_program;
+dmlc_status dmlc_vk_program_create(dmlc_vk_device *dev, const uint32_t *words, size_t num_words,
+                                   uint32_t local_size, uint32_t max_windows, dmlc_vk_program **out,
+                                   dmlc_diag *diag);
+/* windows dispatches of groups workgroups each, timed together by two
+ * timestamps (*ns, 0 without timestamps): dispatch w binds binding 0 to
+ * bytes [w * window_bytes, (w + 1) * window_bytes) of in (the last window
+ * cut at in's end), binding 1 to out, and pushes w * groups. */
+dmlc_status dmlc_vk_program_run(dmlc_vk_program *p, const dmlc_vk_tensor *in, uint64_t window_bytes,
+                                uint32_t windows, const dmlc_vk_tensor *out, uint32_t groups,
+                                double *ns, dmlc_diag *diag);
+void dmlc_vk_program_destroy(dmlc_vk_program *p);
+/* The tensor's size in bytes (rounded up to a word), and its device. */
+uint64_t dmlc_vk_tensor_size(const dmlc_vk_tensor *t);
+dmlc_vk_device *dmlc_vk_tensor_device(const dmlc_vk_tensor *t);
+
 /* The disassembly of every kernel's SPIR-V; malloc'ed. */
 dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, dmlc_diag *diag);
 /* what: "kernels" (each kernel's description, workgroup size and count) or

@@ -12,154 +12,14 @@
 #include "runtime/kernel_cache.h"
 #include "runtime/vulkan/vk_internal.h"
 
-/* ---- the kernel cache ---- */
-
-typedef struct vk_kernel {
-  dmlc_vk_device *dev;
-  const char *key; /* the cache's */
-  dmlc_spirv_module module;
-  VkShaderModule shader;
-  VkDescriptorSetLayout set_layout;
-  VkPipelineLayout layout;
-  VkPipeline pipeline;
-} vk_kernel;
-
-static void kernel_free(vk_kernel *k) {
-  if (!k)
-    return;
-  dmlc_vk_device *dev = k->dev;
-  const dmlc_vk_fns *fn = &dev->inst.fn;
-  if (k->pipeline)
-    fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
-  if (k->layout)
-    fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
-  if (k->set_layout)
-    fn->vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
-  if (k->shader)
-    fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
-  dmlc_spirv_module_free(&k->module);
-  free(k);
-}
-
-void dmlc_vk_kernel_cache_destroy(dmlc_vk_device *dev) {
-  dmlc_kernel_cache_destroy(dev->kernels);
-  dev->kernels = NULL;
-}
-
-uint64_t dmlc_vk_device_compile_count(const dmlc_vk_device *dev) {
-  return dev->kernels ? dmlc_kernel_cache_misses(dev->kernels) : 0;
-}
-
-static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag *diag) {
-  const dmlc_vk_fns *fn = &dev->inst.fn;
-  const VkShaderModuleCreateInfo shader = {
-      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-      .codeSize = k->module.num_words * sizeof(uint32_t),
-      .pCode = k->module.words,
+static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                    VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+  const VkMemoryBarrier b = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = src,
+      .dstAccessMask = dst,
   };
-  DMLC_VK_CHECK(diag, fn->vkCreateShaderModule(dev->device, &shader, NULL, &k->shader),
-                "vkCreateShaderModule");
-  VkDescriptorSetLayoutBinding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
-  for (uint32_t i = 0; i < k->module.num_bindings; i++)
-    bindings[i] = (VkDescriptorSetLayoutBinding){
-        .binding = i,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .descriptorCount = k->module.bindings[i].count,
-        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-    };
-  const VkDescriptorSetLayoutCreateInfo set = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = k->module.num_bindings,
-      .pBindings = bindings,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorSetLayout(dev->device, &set, NULL, &k->set_layout),
-                "vkCreateDescriptorSetLayout");
-  const VkPushConstantRange push = {
-      .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-      .size = sizeof(uint32_t),
-  };
-  const VkPipelineLayoutCreateInfo layout = {
-      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-      .setLayoutCount = 1,
-      .pSetLayouts = &k->set_layout,
-      .pushConstantRangeCount = 1,
-      .pPushConstantRanges = &push,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreatePipelineLayout(dev->device, &layout, NULL, &k->layout),
-                "vkCreatePipelineLayout");
-  /* The code was generated for caps.subgroup_size; require it where the
-   * device could otherwise pick another. */
-  const VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
-      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
-      .requiredSubgroupSize = dev->caps.subgroup_size,
-  };
-  const bool pin =
-      dev->pin_subgroup_size && dev->caps.subgroup_size &&
-      k->module.local_size <= (uint64_t)dev->max_subgroups_per_workgroup * dev->caps.subgroup_size;
-  const VkComputePipelineCreateInfo pipeline = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage =
-          {
-              .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-              .pNext = pin ? &subgroup : NULL,
-              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-              .module = k->shader,
-              .pName = "main",
-          },
-      .layout = k->layout,
-  };
-  DMLC_VK_CHECK(diag,
-                fn->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &pipeline, NULL,
-                                             &k->pipeline),
-                "vkCreateComputePipelines");
-  return DMLC_OK;
-}
-
-static dmlc_status kernel_compile(void *user, const dmlc_kdesc *desc, const char *key, void **out,
-                                  dmlc_diag *diag) {
-  dmlc_vk_device *dev = user;
-  vk_kernel *k = calloc(1, sizeof *k);
-  if (!k)
-    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-  k->dev = dev;
-  k->key = key;
-  dmlc_status status = dmlc_spirv_compile(desc, &dev->caps, &k->module, diag);
-  if (status == DMLC_OK &&
-      (k->module.num_bindings != 1 + desc->num_outputs || k->module.local_size == 0 ||
-       k->module.local_size > dev->caps.max_workgroup_size ||
-       k->module.num_groups > (uint64_t)UINT32_MAX + 1))
-    status =
-        dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
-                      "Vulkan: kernel '%s' compiled to %" PRIu32 " bindings, workgroups of %" PRIu32
-                      " and %" PRIu64 " groups, which this device cannot run",
-                      key, k->module.num_bindings, k->module.local_size, k->module.num_groups);
-  if (status == DMLC_OK)
-    status = kernel_pipeline(dev, k, diag);
-  if (status != DMLC_OK) {
-    kernel_free(k);
-    return status;
-  }
-  *out = k;
-  return DMLC_OK;
-}
-
-static void kernel_destroy(void *user, void *kernel) {
-  (void)user;
-  kernel_free(kernel);
-}
-
-/* The device's compiled kernel for desc, compiling it on first use. */
-static dmlc_status kernel_get(dmlc_vk_device *dev, const dmlc_kdesc *desc, vk_kernel **out,
-                              dmlc_diag *diag) {
-  if (!dev->kernels) {
-    const dmlc_kernel_cache_ops ops = {kernel_compile, kernel_destroy, dev};
-    if (!(dev->kernels = dmlc_kernel_cache_create(&ops)))
-      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-  }
-  void *k;
-  DMLC_RETURN_IF_ERROR(dmlc_kernel_cache_get(dev->kernels, desc, &k, NULL, diag));
-  *out = k;
-  return DMLC_OK;
+  fn->vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
 /* ---- buffers ---- */
@@ -271,6 +131,313 @@ static void buffer_destroy(dmlc_vk_device *dev, vk_buffer *b) {
 
 /* Where the host reads and writes b. */
 static void *buffer_host(const vk_buffer *b) { return b->mapped ? b->mapped : b->staging_mapped; }
+
+/* ---- the kernel cache ---- */
+
+typedef struct vk_kernel {
+  dmlc_vk_device *dev;
+  const char *key; /* the cache's */
+  dmlc_spirv_module module;
+  VkShaderModule shader;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  /* A split reduction's finish (module.split_parts > 1), after pipeline. */
+  VkShaderModule finish_shader;
+  VkPipeline finish_pipeline;
+} vk_kernel;
+
+/* Descriptors of a kernel's set: its bindings', and the split's partials. */
+static uint32_t kernel_bindings(const vk_kernel *k) {
+  return k->module.num_bindings + (k->module.split_parts > 1);
+}
+
+static void kernel_free(vk_kernel *k) {
+  if (!k)
+    return;
+  dmlc_vk_device *dev = k->dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  if (k->pipeline)
+    fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
+  if (k->finish_pipeline)
+    fn->vkDestroyPipeline(dev->device, k->finish_pipeline, NULL);
+  if (k->finish_shader)
+    fn->vkDestroyShaderModule(dev->device, k->finish_shader, NULL);
+  if (k->layout)
+    fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
+  if (k->set_layout)
+    fn->vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
+  if (k->shader)
+    fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
+  dmlc_spirv_module_free(&k->module);
+  free(k);
+}
+
+void dmlc_vk_kernel_cache_destroy(dmlc_vk_device *dev) {
+  dmlc_kernel_cache_destroy(dev->kernels);
+  dev->kernels = NULL;
+}
+
+uint64_t dmlc_vk_device_compile_count(const dmlc_vk_device *dev) {
+  return dev->kernels ? dmlc_kernel_cache_misses(dev->kernels) : 0;
+}
+
+/* A shader module and its compute pipeline on k's layout. */
+static dmlc_status stage_pipeline(dmlc_vk_device *dev, const vk_kernel *k, const uint32_t *words,
+                                  size_t num_words, VkShaderModule *shader, VkPipeline *out,
+                                  dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkShaderModuleCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+      .codeSize = num_words * sizeof(uint32_t),
+      .pCode = words,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateShaderModule(dev->device, &info, NULL, shader),
+                "vkCreateShaderModule");
+  /* The code was generated for caps.subgroup_size; require it where the
+   * device could otherwise pick another. */
+  const VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+      .requiredSubgroupSize = dev->caps.subgroup_size,
+  };
+  const bool pin =
+      dev->pin_subgroup_size && dev->caps.subgroup_size &&
+      k->module.local_size <= (uint64_t)dev->max_subgroups_per_workgroup * dev->caps.subgroup_size;
+  const VkComputePipelineCreateInfo pipeline = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage =
+          {
+              .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              .pNext = pin ? &subgroup : NULL,
+              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+              .module = *shader,
+              .pName = "main",
+          },
+      .layout = k->layout,
+  };
+  DMLC_VK_CHECK(
+      diag, fn->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &pipeline, NULL, out),
+      "vkCreateComputePipelines");
+  return DMLC_OK;
+}
+
+static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  VkDescriptorSetLayoutBinding bindings[2 + DMLC_KDESC_MAX_OUTPUTS];
+  const uint32_t n = kernel_bindings(k);
+  for (uint32_t i = 0; i < n; i++)
+    bindings[i] = (VkDescriptorSetLayoutBinding){
+        .binding = i,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .descriptorCount = i < k->module.num_bindings ? k->module.bindings[i].count : 1,
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+    };
+  const VkDescriptorSetLayoutCreateInfo set = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .bindingCount = n,
+      .pBindings = bindings,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorSetLayout(dev->device, &set, NULL, &k->set_layout),
+                "vkCreateDescriptorSetLayout");
+  const VkPushConstantRange push = {
+      .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+      .size = sizeof(uint32_t),
+  };
+  const VkPipelineLayoutCreateInfo layout = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+      .setLayoutCount = 1,
+      .pSetLayouts = &k->set_layout,
+      .pushConstantRangeCount = 1,
+      .pPushConstantRanges = &push,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreatePipelineLayout(dev->device, &layout, NULL, &k->layout),
+                "vkCreatePipelineLayout");
+  DMLC_RETURN_IF_ERROR(
+      stage_pipeline(dev, k, k->module.words, k->module.num_words, &k->shader, &k->pipeline, diag));
+  if (k->module.split_parts > 1)
+    DMLC_RETURN_IF_ERROR(stage_pipeline(dev, k, k->module.finish_words, k->module.finish_num_words,
+                                        &k->finish_shader, &k->finish_pipeline, diag));
+  return DMLC_OK;
+}
+
+/* Runs each of k's pipelines once on one workgroup that does nothing (its
+ * index, UINT32_MAX, is past the module's groups), every descriptor on a
+ * small dummy buffer: drivers that compile a pipeline's code on its first
+ * dispatch (lavapipe: 10-20 ms) do it now, at compile time, not in the
+ * first execute. */
+static dmlc_status kernel_warm(dmlc_vk_device *dev, const vk_kernel *k, dmlc_diag *diag) {
+  if (k->module.num_groups > UINT32_MAX || k->module.finish_groups > UINT32_MAX)
+    return DMLC_OK; /* UINT32_MAX would be a real group */
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  vk_buffer dummy = {0};
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorBufferInfo *infos = NULL;
+  const uint32_t n = kernel_bindings(k);
+  uint32_t descriptors = 0;
+  for (uint32_t b = 0; b < n; b++)
+    descriptors += b < k->module.num_bindings ? k->module.bindings[b].count : 1;
+  dmlc_status st = buffer_create(dev, 16, false, &dummy, diag);
+  VkResult r = VK_SUCCESS;
+  const char *what = "";
+  if (st == DMLC_OK && !(infos = calloc(descriptors, sizeof *infos)))
+    st = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  if (st == DMLC_OK) {
+    const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
+    const VkDescriptorPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = 1,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size,
+    };
+    r = fn->vkCreateDescriptorPool(dev->device, &info, NULL, &pool);
+    what = "vkCreateDescriptorPool";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &k->set_layout,
+    };
+    r = fn->vkAllocateDescriptorSets(dev->device, &alloc, &set);
+    what = "vkAllocateDescriptorSets";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    VkWriteDescriptorSet writes[2 + DMLC_KDESC_MAX_OUTPUTS];
+    uint32_t first = 0;
+    for (uint32_t b = 0; b < n; b++) {
+      const uint32_t count = b < k->module.num_bindings ? k->module.bindings[b].count : 1;
+      for (uint32_t j = 0; j < count; j++)
+        infos[first + j] = (VkDescriptorBufferInfo){dummy.buffer, 0, VK_WHOLE_SIZE};
+      writes[b] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = set,
+          .dstBinding = b,
+          .descriptorCount = count,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[first],
+      };
+      first += count;
+    }
+    fn->vkUpdateDescriptorSets(dev->device, n, writes, 0, NULL);
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = dev->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    r = fn->vkAllocateCommandBuffers(dev->device, &alloc, &cmd);
+    what = "vkAllocateCommandBuffers";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = fn->vkCreateFence(dev->device, &info, NULL, &fence);
+    what = "vkCreateFence";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    r = fn->vkBeginCommandBuffer(cmd, &begin);
+    what = "vkBeginCommandBuffer";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const uint32_t past = UINT32_MAX;
+    fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
+                                NULL);
+    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof past, &past);
+    fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+    fn->vkCmdDispatch(cmd, 1, 1, 1);
+    if (k->finish_pipeline) {
+      /* Nothing is written, but validation cannot know. */
+      barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->finish_pipeline);
+      fn->vkCmdDispatch(cmd, 1, 1, 1);
+    }
+    r = fn->vkEndCommandBuffer(cmd);
+    what = "vkEndCommandBuffer";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    const VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &cmd,
+    };
+    r = fn->vkQueueSubmit(dev->queue, 1, &submit, fence);
+    what = "vkQueueSubmit";
+  }
+  if (st == DMLC_OK && r == VK_SUCCESS) {
+    r = fn->vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    what = "vkWaitForFences";
+  }
+  if (fence)
+    fn->vkDestroyFence(dev->device, fence, NULL);
+  if (cmd)
+    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
+  if (pool)
+    fn->vkDestroyDescriptorPool(dev->device, pool, NULL);
+  free(infos);
+  buffer_destroy(dev, &dummy);
+  if (st == DMLC_OK && r != VK_SUCCESS)
+    st = dmlc_vk_fail(diag, r, what);
+  return st;
+}
+
+static dmlc_status kernel_compile(void *user, const dmlc_kdesc *desc, const char *key, void **out,
+                                  dmlc_diag *diag) {
+  dmlc_vk_device *dev = user;
+  vk_kernel *k = calloc(1, sizeof *k);
+  if (!k)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  k->dev = dev;
+  k->key = key;
+  dmlc_status status = dmlc_spirv_compile(desc, &dev->caps, &k->module, diag);
+  if (status == DMLC_OK &&
+      (k->module.num_bindings != 1 + desc->num_outputs || k->module.local_size == 0 ||
+       k->module.local_size > dev->caps.max_workgroup_size ||
+       k->module.num_groups > (uint64_t)UINT32_MAX + 1 ||
+       k->module.finish_groups > (uint64_t)UINT32_MAX + 1))
+    status =
+        dmlc_diag_set(diag, DMLC_ERROR_INTERNAL,
+                      "Vulkan: kernel '%s' compiled to %" PRIu32 " bindings, workgroups of %" PRIu32
+                      " and %" PRIu64 " groups, which this device cannot run",
+                      key, k->module.num_bindings, k->module.local_size, k->module.num_groups);
+  if (status == DMLC_OK)
+    status = kernel_pipeline(dev, k, diag);
+  if (status == DMLC_OK)
+    status = kernel_warm(dev, k, diag);
+  if (status != DMLC_OK) {
+    kernel_free(k);
+    return status;
+  }
+  *out = k;
+  return DMLC_OK;
+}
+
+static void kernel_destroy(void *user, void *kernel) {
+  (void)user;
+  kernel_free(kernel);
+}
+
+/* The device's compiled kernel for desc, compiling it on first use. */
+static dmlc_status kernel_get(dmlc_vk_device *dev, const dmlc_kdesc *desc, vk_kernel **out,
+                              dmlc_diag *diag) {
+  if (!dev->kernels) {
+    const dmlc_kernel_cache_ops ops = {kernel_compile, kernel_destroy, dev};
+    if (!(dev->kernels = dmlc_kernel_cache_create(&ops)))
+      return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  }
+  void *k;
+  DMLC_RETURN_IF_ERROR(dmlc_kernel_cache_get(dev->kernels, desc, &k, NULL, diag));
+  *out = k;
+  return DMLC_OK;
+}
 
 /* The descriptors of one binding (dmlc_spirv_binding): one covering the
  * buffer up to the device's maxStorageBufferRange, or count windows of
@@ -477,6 +644,7 @@ struct dmlc_vk_executable {
   vk_buffer *buffers;
   uint32_t num_buffers;
   vk_kernel **kernels;  /* the device's cache owns them */
+  vk_buffer *partials;  /* per kernel: a split's partials (no buffer when not split) */
   dmlc_binding *reads;  /* per kernel: what binding 0 reads (dummy: a TEMP past the end) */
   dmlc_binding *writes; /* per kernel, DMLC_KDESC_MAX_OUTPUTS each */
   VkDescriptorPool descriptor_pool;
@@ -538,11 +706,12 @@ static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer
     uint32_t descriptors = 0;
     for (uint32_t b = 0; b < k->module.num_bindings; b++)
       descriptors += k->module.bindings[b].count;
+    descriptors += kernel_bindings(k) - k->module.num_bindings;
     if (!DMLC_ARRAY_RESERVE(&infos, &infos_cap, descriptors, 8)) {
       st = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory writing descriptors");
       break;
     }
-    VkWriteDescriptorSet writes[1 + DMLC_KDESC_MAX_OUTPUTS];
+    VkWriteDescriptorSet writes[2 + DMLC_KDESC_MAX_OUTPUTS];
     uint32_t first = 0;
     for (uint32_t b = 0; b < k->module.num_bindings; b++) {
       const dmlc_binding binding =
@@ -564,8 +733,19 @@ static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer
       };
       first += k->module.bindings[b].count;
     }
+    if (st == DMLC_OK && kernel_bindings(k) > k->module.num_bindings) {
+      infos[first] = (VkDescriptorBufferInfo){exe->partials[i].buffer, 0, VK_WHOLE_SIZE};
+      writes[k->module.num_bindings] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = exe->sets[kind][i],
+          .dstBinding = k->module.num_bindings,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[first],
+      };
+    }
     if (st == DMLC_OK)
-      exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, k->module.num_bindings, writes, 0,
+      exe->dev->inst.fn.vkUpdateDescriptorSets(exe->dev->device, kernel_bindings(k), writes, 0,
                                                NULL);
   }
   free(infos);
@@ -576,9 +756,12 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
   VkDevice device = exe->dev->device;
   uint32_t descriptors = 0;
-  for (uint32_t i = 0; i < exe->num_kernels; i++)
-    for (uint32_t b = 0; b < exe->kernels[i]->module.num_bindings; b++)
-      descriptors += exe->kernels[i]->module.bindings[b].count;
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+    const vk_kernel *k = exe->kernels[i];
+    for (uint32_t b = 0; b < k->module.num_bindings; b++)
+      descriptors += k->module.bindings[b].count;
+    descriptors += kernel_bindings(k) - k->module.num_bindings;
+  }
   const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                      NUM_SET_KINDS * descriptors};
   const VkDescriptorPoolCreateInfo pool = {
@@ -607,16 +790,6 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
   return DMLC_OK;
 }
 
-static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
-                    VkAccessFlags src, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
-  const VkMemoryBarrier b = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = src,
-      .dstAccessMask = dst,
-  };
-  fn->vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
-}
-
 /* Staging copies for the graph's inputs and outputs (the outputs' current
  * bytes go up too, so padding no kernel writes keeps its value). */
 static void record_copies(const dmlc_vk_executable *exe, VkCommandBuffer cmd, bool upload) {
@@ -634,6 +807,20 @@ static void record_copies(const dmlc_vk_executable *exe, VkCommandBuffer cmd, bo
   }
 }
 
+/* groups workgroups of the bound pipeline, in chunks of at most
+ * maxComputeWorkGroupCount[0], each told its first group. */
+static void record_dispatches(const dmlc_vk_executable *exe, VkCommandBuffer cmd,
+                              const vk_kernel *k, uint64_t groups) {
+  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
+  const uint64_t chunk = exe->dev->caps.max_workgroup_count;
+  for (uint64_t first = 0; first < groups; first += chunk) {
+    const uint64_t left = groups - first;
+    const uint32_t offset = (uint32_t)first;
+    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof offset, &offset);
+    fn->vkCmdDispatch(cmd, (uint32_t)(left < chunk ? left : chunk), 1, 1);
+  }
+}
+
 static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, int kind,
                           uint32_t i) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
@@ -643,12 +830,13 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
   fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
   fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
                               &exe->sets[kind][i], 0, NULL);
-  const uint64_t chunk = exe->dev->caps.max_workgroup_count;
-  for (uint64_t first = 0; first < k->module.num_groups; first += chunk) {
-    const uint64_t left = k->module.num_groups - first;
-    const uint32_t offset = (uint32_t)first;
-    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof offset, &offset);
-    fn->vkCmdDispatch(cmd, (uint32_t)(left < chunk ? left : chunk), 1, 1);
+  record_dispatches(exe, cmd, k, k->module.num_groups);
+  if (k->module.split_parts > 1) {
+    /* The finish reads every partial the first dispatch wrote. */
+    barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->finish_pipeline);
+    record_dispatches(exe, cmd, k, k->module.finish_groups);
   }
   if (exe->timestamps)
     fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, exe->timestamps, 2 * i + 1);
@@ -761,6 +949,13 @@ static dmlc_status executable_init(dmlc_vk_executable *exe, const dmlc_kernel_pl
     DMLC_RETURN_IF_ERROR(kernel_get(exe->dev, &plan->kernels[i], &exe->kernels[i], diag));
   DMLC_RETURN_IF_ERROR(bindings_keep(exe, plan, diag));
   DMLC_RETURN_IF_ERROR(buffers_create(exe, plan, input_bytes, output_bytes, diag));
+  exe->partials = calloc(exe->num_kernels ? exe->num_kernels : 1, sizeof *exe->partials);
+  if (!exe->partials)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating buffers");
+  for (uint32_t i = 0; i < exe->num_kernels; i++)
+    if (exe->kernels[i]->module.split_parts > 1)
+      DMLC_RETURN_IF_ERROR(buffer_create(exe->dev, exe->kernels[i]->module.partial_bytes, false,
+                                         &exe->partials[i], diag));
   DMLC_RETURN_IF_ERROR(sync_create(exe, diag));
   if (exe->num_kernels) {
     DMLC_RETURN_IF_ERROR(descriptors_create(exe, diag));
@@ -818,6 +1013,9 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
     fn->vkDestroyDescriptorPool(device, exe->descriptor_pool, NULL);
   for (uint32_t i = 0; exe->buffers && i < exe->num_buffers; i++)
     buffer_destroy(exe->dev, &exe->buffers[i]);
+  for (uint32_t i = 0; exe->partials && i < exe->num_kernels; i++)
+    buffer_destroy(exe->dev, &exe->partials[i]);
+  free(exe->partials);
   free(exe->buffers);
   free(exe->kernels);
   free(exe->reads);
@@ -987,6 +1185,18 @@ dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, 
         k->key, k->module.local_size, k->module.num_groups, DMLC_PLURAL(k->module.num_groups));
     dmlc_strbuf_append(&sb, body);
     free(body);
+    if (k->module.split_parts > 1) {
+      const dmlc_status fs =
+          dmlc_spirv_disassemble(k->module.finish_words, k->module.finish_num_words, &body, diag);
+      if (fs != DMLC_OK) {
+        dmlc_strbuf_free(&sb);
+        return fs;
+      }
+      dmlc_strbuf_printf(&sb, "; kernel %" PRIu32 "'s finish: %" PRIu64 " workgroup%s\n", i,
+                         k->module.finish_groups, DMLC_PLURAL(k->module.finish_groups));
+      dmlc_strbuf_append(&sb, body);
+      free(body);
+    }
   }
   *out_text = dmlc_strbuf_finish(&sb);
   return *out_text ? DMLC_OK
@@ -1010,10 +1220,220 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
                        i, k->module.local_size, k->module.num_groups,
                        DMLC_PLURAL(k->module.num_groups), k->module.num_bindings,
                        DMLC_PLURAL(k->module.num_bindings));
+    if (k->module.split_parts > 1)
+      dmlc_strbuf_printf(&sb,
+                         "// split: %" PRIu32 " parts of %" PRIu32 " reduced points per kept "
+                         "point, then a finish of %" PRIu64 " workgroup%s\n",
+                         k->module.split_parts, k->module.split_len, k->module.finish_groups,
+                         DMLC_PLURAL(k->module.finish_groups));
     dmlc_strbuf_append(&sb, k->key);
     dmlc_strbuf_end_line(&sb);
   }
   *out_text = dmlc_strbuf_finish(&sb);
   return *out_text ? DMLC_OK
                    : dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory dumping kernels");
+}
+
+/* ---- programs built outside the compiler ---- */
+
+struct dmlc_vk_program {
+  vk_kernel kernel; /* module (words borrowed at create, copied), layout, pipeline */
+  uint32_t max_windows;
+  VkDescriptorPool pool;
+  VkDescriptorSet *sets; /* one per window */
+  VkCommandBuffer cmd;
+  VkQueryPool timestamps;
+  VkFence fence;
+};
+
+uint64_t dmlc_vk_tensor_size(const dmlc_vk_tensor *t) { return t->buf.size; }
+
+dmlc_vk_device *dmlc_vk_tensor_device(const dmlc_vk_tensor *t) { return t->dev; }
+
+void dmlc_vk_program_destroy(dmlc_vk_program *p) {
+  if (!p)
+    return;
+  dmlc_vk_device *dev = p->kernel.dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  if (p->cmd)
+    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &p->cmd);
+  if (p->fence)
+    fn->vkDestroyFence(dev->device, p->fence, NULL);
+  if (p->timestamps)
+    fn->vkDestroyQueryPool(dev->device, p->timestamps, NULL);
+  if (p->pool)
+    fn->vkDestroyDescriptorPool(dev->device, p->pool, NULL);
+  free(p->sets);
+  vk_kernel *k = &p->kernel;
+  if (k->pipeline)
+    fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
+  if (k->layout)
+    fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
+  if (k->set_layout)
+    fn->vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
+  if (k->shader)
+    fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
+  dmlc_spirv_module_free(&k->module);
+  free(p);
+}
+
+static dmlc_status program_init(dmlc_vk_program *p, dmlc_diag *diag) {
+  dmlc_vk_device *dev = p->kernel.dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  DMLC_RETURN_IF_ERROR(kernel_pipeline(dev, &p->kernel, diag));
+  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * p->max_windows};
+  const VkDescriptorPoolCreateInfo pool = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+      .maxSets = p->max_windows,
+      .poolSizeCount = 1,
+      .pPoolSizes = &size,
+  };
+  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(dev->device, &pool, NULL, &p->pool),
+                "vkCreateDescriptorPool");
+  p->sets = calloc(p->max_windows, sizeof *p->sets);
+  if (!p->sets)
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a program");
+  for (uint32_t w = 0; w < p->max_windows; w++) {
+    const VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = p->pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &p->kernel.set_layout,
+    };
+    DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(dev->device, &alloc, &p->sets[w]),
+                  "vkAllocateDescriptorSets");
+  }
+  const VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = dev->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  DMLC_VK_CHECK(diag, fn->vkAllocateCommandBuffers(dev->device, &alloc, &p->cmd),
+                "vkAllocateCommandBuffers");
+  const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  DMLC_VK_CHECK(diag, fn->vkCreateFence(dev->device, &fence, NULL, &p->fence), "vkCreateFence");
+  if (dev->timestamp_valid_bits) {
+    const VkQueryPoolCreateInfo q = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = 2,
+    };
+    DMLC_VK_CHECK(diag, fn->vkCreateQueryPool(dev->device, &q, NULL, &p->timestamps),
+                  "vkCreateQueryPool");
+  }
+  return dmlc_vk_check_messages(dev, diag);
+}
+
+dmlc_status dmlc_vk_program_create(dmlc_vk_device *dev, const uint32_t *words, size_t num_words,
+                                   uint32_t local_size, uint32_t max_windows, dmlc_vk_program **out,
+                                   dmlc_diag *diag) {
+  *out = NULL;
+  if (!max_windows || !local_size || local_size > dev->caps.max_workgroup_size)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "Vulkan: a program of %" PRIu32 " windows and workgroups of %" PRIu32,
+                         max_windows, local_size);
+  dmlc_vk_program *p = calloc(1, sizeof *p);
+  uint32_t *copy = malloc(num_words * sizeof *copy);
+  if (!p || !copy) {
+    free(p);
+    free(copy);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a program");
+  }
+  memcpy(copy, words, num_words * sizeof *copy);
+  p->kernel.dev = dev;
+  p->kernel.module = (dmlc_spirv_module){.words = copy,
+                                         .num_words = num_words,
+                                         .local_size = local_size,
+                                         .num_bindings = 2,
+                                         .bindings = {{1, 0}, {1, 0}}};
+  p->max_windows = max_windows;
+  const dmlc_status status = program_init(p, diag);
+  if (status != DMLC_OK) {
+    dmlc_vk_program_destroy(p);
+    return status;
+  }
+  *out = p;
+  return DMLC_OK;
+}
+
+dmlc_status dmlc_vk_program_run(dmlc_vk_program *p, const dmlc_vk_tensor *in, uint64_t window_bytes,
+                                uint32_t windows, const dmlc_vk_tensor *out, uint32_t groups,
+                                double *ns, dmlc_diag *diag) {
+  dmlc_vk_device *dev = p->kernel.dev;
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  *ns = 0;
+  if (!windows || windows > p->max_windows || !window_bytes ||
+      (windows - 1) * window_bytes >= in->buf.size || !groups ||
+      (uint64_t)windows * groups > UINT32_MAX)
+    return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
+                         "Vulkan: %" PRIu32 " windows of %" PRIu64 " bytes over %" PRIu64 " bytes",
+                         windows, window_bytes, (uint64_t)in->buf.size);
+  for (uint32_t w = 0; w < windows; w++) {
+    const VkDeviceSize offset = w * window_bytes, left = in->buf.size - offset;
+    const VkDescriptorBufferInfo infos[2] = {
+        {in->buf.buffer, offset, left < window_bytes ? left : window_bytes},
+        {out->buf.buffer, 0, VK_WHOLE_SIZE},
+    };
+    VkWriteDescriptorSet writes[2];
+    for (uint32_t b = 0; b < 2; b++)
+      writes[b] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = p->sets[w],
+          .dstBinding = b,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[b],
+      };
+    fn->vkUpdateDescriptorSets(dev->device, 2, writes, 0, NULL);
+  }
+  const VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+  };
+  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(p->cmd, &begin), "vkBeginCommandBuffer");
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (p->timestamps)
+    fn->vkCmdResetQueryPool(p->cmd, p->timestamps, 0, 2);
+  barrier(fn, p->cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+  if (p->timestamps)
+    fn->vkCmdWriteTimestamp(p->cmd, compute, p->timestamps, 0);
+  fn->vkCmdBindPipeline(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.pipeline);
+  for (uint32_t w = 0; w < windows; w++) {
+    fn->vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.layout, 0, 1,
+                                &p->sets[w], 0, NULL);
+    const uint32_t first = w * groups;
+    fn->vkCmdPushConstants(p->cmd, p->kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof first,
+                           &first);
+    fn->vkCmdDispatch(p->cmd, groups, 1, 1);
+  }
+  if (p->timestamps)
+    fn->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->timestamps, 1);
+  barrier(fn, p->cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+  DMLC_VK_CHECK(diag, fn->vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
+  DMLC_VK_CHECK(diag, fn->vkResetFences(dev->device, 1, &p->fence), "vkResetFences");
+  const VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &p->cmd,
+  };
+  DMLC_VK_CHECK(diag, fn->vkQueueSubmit(dev->queue, 1, &submit, p->fence), "vkQueueSubmit");
+  DMLC_VK_CHECK(diag, fn->vkWaitForFences(dev->device, 1, &p->fence, VK_TRUE, UINT64_MAX),
+                "vkWaitForFences");
+  if (p->timestamps) {
+    uint64_t ticks[2];
+    DMLC_VK_CHECK(diag,
+                  fn->vkGetQueryPoolResults(dev->device, p->timestamps, 0, 2, sizeof ticks, ticks,
+                                            sizeof *ticks,
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                  "vkGetQueryPoolResults");
+    const uint64_t mask = dev->timestamp_valid_bits >= 64
+                              ? UINT64_MAX
+                              : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
+    *ns = (double)((ticks[1] - ticks[0]) & mask) * (double)dev->props.limits.timestampPeriod;
+  }
+  return dmlc_vk_check_messages(dev, diag);
 }

@@ -19,6 +19,7 @@
 #define DMLC_VK_INSTANCE_FUNCTIONS(X)                                                              \
   X(vkDestroyInstance)                                                                             \
   X(vkEnumeratePhysicalDevices)                                                                    \
+  X(vkEnumerateDeviceExtensionProperties)                                                          \
   X(vkGetPhysicalDeviceProperties)                                                                 \
   X(vkGetPhysicalDeviceProperties2)                                                                \
   X(vkGetPhysicalDeviceFeatures2)                                                                  \

@@ -24,7 +24,7 @@ run_example() {
   if [ -n "${DEVICE:-}" ]; then args+=(--device="$DEVICE"); fi
   local time_re="^time: [0-9.]+ (us|ms|s) \\(device $device"
   if [ "$device" = vulkan ]; then
-    time_re="$time_re, 1 run; kernels [0-9.]+ (us|ms|s) on the device\\)$"
+    time_re="$time_re, 1 run, the first: includes first-use costs; kernels [0-9.]+ (us|ms|s) on the device\\)$"
   fi
   expect_run "$example ($device)" 0 --out "$time_re" -- \
     "$DMLC" run "$EX/$example" "${args[@]}"
@@ -65,7 +65,7 @@ run_examples
 expect_run "printing" 0 \
   --out '^x: f32\[2,2,2\] = \[\[\[12, 0\], \[-101, 11\]\], \[\[3, 234\], \[0, -101\]\]\]$' \
   --out '^out0: f32\[2,2,2\] = \[\[\[0, 0\], \[0, 1\]\], \[\[0, 1\], \[0, 0\]\]\]$' \
-  --out '^time: [0-9]+\.[0-9] (us|ms|s) \(device cpu, 1 run\)$' -- \
+  --out '^time: [0-9]+\.[0-9] (us|ms|s) \(device cpu, 1 run, the first: includes first-use costs\)$' -- \
   "$DMLC" run "$EX/hardmax.dmlir" --input "x=$D/hardmax_x.npy"
 check "printing: three lines" [ "$(wc -l <"$TMP/out")" -eq 3 ]
 

@@ -186,7 +186,7 @@ expect_run "plurals: 4 tasks" 0 --err "^// kernel 0: 4 tasks, 16 bytes per task"
 if "$DMLC" devices | grep -q '^vulkan *available'; then
   expect_run "plurals and units on vulkan: 1 workgroup, one unit per line" 0 \
     --err "^// kernel 0: workgroups of [0-9]+, 1 workgroup, 2 bindings" \
-    --out "^time: [0-9.]+ (us|ms|s) \(device vulkan, 1 run; kernels [0-9.]+ \1 on the device\)" -- \
+    --out "^time: [0-9.]+ (us|ms|s) \(device vulkan, 1 run, the first: includes first-use costs; kernels [0-9.]+ \1 on the device\)" -- \
     "$DMLC" run "$EX/argmax.dmlir" -q --device=vulkan --dump=kernels
 fi
 

@@ -150,15 +150,37 @@ static uint64_t next(uint64_t *s) {
   return *s * UINT64_C(0x2545f4914f6cdd1d);
 }
 
+/* What fill writes: random values, or a pattern whose answer a split
+ * reduction's merge gets wrong if it merges parts out of index order. */
+typedef enum fill_pattern {
+  FILL_RANDOM,       /* small values, NaNs, infinities, signed zeros */
+  FILL_TIES,         /* every element equal: the answer is the first or last index */
+  FILL_PERIODIC_MAX, /* the maximum every 7th element, in every part */
+  FILL_NANS,         /* small values with a NaN every 11th and a -NaN every 13th element */
+} fill_pattern;
+static fill_pattern pattern = FILL_RANDOM;
+/* check_against_reference: every reduction kernel must be split. */
+static bool expect_split = false;
+
 /* Small values, so ties are common, with NaNs, infinities and signed zeros
- * among the floats. */
+ * among the floats (FILL_RANDOM; the other patterns as they say). */
 static void fill(dmlc_dtype dtype, uint8_t *buf, uint64_t bytes, uint64_t seed) {
   uint64_t s = seed * 2654435761u + 1;
   const uint32_t size = dmlc_dtype_size(dtype);
   for (uint64_t off = 0; off + size <= bytes; off += size) {
-    const uint64_t r = next(&s);
-    const int v = (int)(r % 7) - 3;
-    const uint32_t special = (uint32_t)(r >> 32) % 16;
+    const uint64_t r = next(&s), elem = off / size;
+    int v = (int)(r % 7) - 3;
+    uint32_t special = 4 + (uint32_t)(r >> 32) % 12; /* 0-3 below: NaN, -NaN, inf, -0 */
+    if (pattern == FILL_RANDOM)
+      special = (uint32_t)(r >> 32) % 16;
+    else if (pattern == FILL_TIES)
+      v = 1;
+    else if (pattern == FILL_PERIODIC_MAX)
+      v = elem % 7 == 3 ? 3 : -1;
+    else if (elem % 11 == 5)
+      special = 0;
+    else if (elem % 13 == 7)
+      special = 1;
     float f = (float)v;
     if (special == 0)
       f = NAN;
@@ -269,6 +291,21 @@ static void check_against_reference(dmlc_vk_device *dev, const char *text, uint6
       ck_abort_msg("run %d, output %u, byte %llu: want 0x%02x, got 0x%02x\n%s", run, o,
                    (unsigned long long)b, want[b], got[b], text);
     }
+  }
+  if (expect_split) {
+    char *kernels = NULL;
+    ck_assert_msg(dmlc_vk_executable_dump(exe, "kernels", &kernels, &diag) == DMLC_OK, "%s",
+                  diag.message);
+    for (uint32_t k = 0; k < plan.num_kernels; k++) {
+      const char *at = strstr(kernels, "// kernel ");
+      for (uint32_t j = 0; at && j < k; j++)
+        at = strstr(at + 1, "// kernel ");
+      ck_assert_ptr_nonnull(at);
+      const char *line_end = strchr(at, '\n');
+      ck_assert_msg(!plan.kernels[k].has_reduction || strncmp(line_end + 1, "// split: ", 10) == 0,
+                    "kernel %u is not split:\n%s", k, kernels);
+    }
+    free(kernels);
   }
   double ns[16];
   ck_assert_uint_eq(dmlc_vk_kernel_times(exe, ns, 16), plan.num_kernels);
@@ -504,6 +541,161 @@ END_TEST
 START_TEST(every_dtype_pair_portable_path) { check_every_dtype_pair(true); }
 END_TEST
 
+/* ---- split reductions ---- */
+
+/* Graphs whose reductions, split into parts (DMLC_VULKAN_FORCE_SPLIT: 4 per
+ * kept point), put ties, NaNs and maxima on both sides of part boundaries:
+ * rows, columns, all axes, non-adjacent axes, both directions, every
+ * width of key (8 to 64 bits, pairs of words on the portable path), parts
+ * short enough for one-invocation groups and long enough for subgroups,
+ * and hardmax, whose finish writes the one-hot outputs part by part. */
+static const char *const split_cases[] = {
+    "graph @rows(%x: f32[3,37]) -> (u32[3,1], i64[3,1], u32[3,1], i32[3,1]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[3,1]\n"
+    "  %1 = argmax %x {axes = [1], direction = decreasing} : i64[3,1]\n"
+    "  %2 = argmin %x {axes = [1]} : u32[3,1]\n"
+    "  %3 = argmin %x {axes = [1], direction = decreasing} : i32[3,1]\n"
+    "  return %0, %1, %2, %3\n}\n",
+    "graph @cols(%x: f16[37,3]) -> (u32[1,3], u64[1,3]) {\n"
+    "  %0 = argmax %x {axes = [0]} : u32[1,3]\n"
+    "  %1 = argmin %x {axes = [0], direction = decreasing} : u64[1,3]\n"
+    "  return %0, %1\n}\n",
+    "graph @all(%x: f32[5,9,7]) -> (u32[1,1,1], u32[1,1,1]) {\n"
+    "  %0 = argmax %x {axes = [0, 1, 2]} : u32[1,1,1]\n"
+    "  %1 = argmin %x {axes = [0, 1, 2], direction = decreasing} : u32[1,1,1]\n"
+    "  return %0, %1\n}\n",
+    "graph @nonadj(%x: i8[6,5,7]) -> (i32[1,5,1], i32[1,5,1]) {\n"
+    "  %0 = argmax %x {axes = [0, 2]} : i32[1,5,1]\n"
+    "  %1 = argmin %x {axes = [0, 2], direction = decreasing} : i32[1,5,1]\n"
+    "  return %0, %1\n}\n",
+    "graph @wide(%x: i64[4,50], %y: u64[50,2]) -> (u32[4,1], u32[4,1], i64[1,2]) {\n"
+    "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[4,1]\n"
+    "  %1 = argmin %x {axes = [1]} : u32[4,1]\n"
+    "  %2 = argmax %y {axes = [0]} : i64[1,2]\n"
+    "  return %0, %1, %2\n}\n",
+    "graph @narrow(%x: u8[2,1000], %y: i16[3,301], %z: u16[301,2]) -> (u32[2,1], u32[3,1], "
+    "u32[1,2]) {\n"
+    "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[2,1]\n"
+    "  %1 = argmin %y {axes = [1]} : u32[3,1]\n"
+    "  %2 = argmax %z {axes = [0]} : u32[1,2]\n"
+    "  return %0, %1, %2\n}\n",
+    "graph @hot(%x: f32[3,41], %y: f16[41,3]) -> (f32[3,41], f16[41,3]) {\n"
+    "  %0 = hardmax %x {axes = [1]} : f32[3,41]\n"
+    "  %1 = hardmax %y {axes = [0]} : f16[41,3]\n"
+    "  return %0, %1\n}\n",
+    "graph @two(%x: f32[2]) -> (u32[1], u32[1]) {\n"
+    "  %0 = argmax %x {axes = [0]} : u32[1]\n"
+    "  %1 = argmax %x {axes = [0], direction = decreasing} : u32[1]\n"
+    "  return %0, %1\n}\n",
+};
+
+static void check_forced_split(bool portable) {
+  setenv("DMLC_VULKAN_FORCE_SPLIT", "1", 1);
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  ck_assert(dmlc_vk_device_caps(dev)->force_split);
+  expect_split = true;
+  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+    pattern = (fill_pattern)p;
+    for (size_t i = 0; i < sizeof split_cases / sizeof *split_cases; i++)
+      check_against_reference(dev, split_cases[i], 100 * (uint64_t)p + i);
+  }
+  pattern = FILL_RANDOM;
+  expect_split = false;
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(forced_split_merges_in_index_order_native_path) { check_forced_split(false); }
+END_TEST
+
+START_TEST(forced_split_merges_in_index_order_portable_path) { check_forced_split(true); }
+END_TEST
+
+/* Without forcing: a reduction with one kept point (greedy decoding at
+ * batch 1, argmax over every axis) splits on any device that reports how
+ * many workgroups fill it, and matches the reference. */
+START_TEST(few_outputs_split_across_workgroups) {
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  dmlc_vk_device *dev = open_device();
+  const dmlc_spirv_caps *c = dmlc_vk_device_caps(dev);
+  ck_assert(!c->force_split);
+  ck_assert_uint_gt(c->fill_groups, 1);
+  ck_assert_uint_le(c->fill_groups, c->max_workgroup_count);
+  static const char *const cases[] = {
+      "graph @vocab(%x: f32[1,100000]) -> (i64[1,1]) {\n"
+      "  %0 = argmax %x {axes = [1]} : i64[1,1]\n  return %0\n}\n",
+      "graph @all(%x: f16[300,300]) -> (u32[1,1]) {\n"
+      "  %0 = argmin %x {axes = [0, 1], direction = decreasing} : u32[1,1]\n  return %0\n}\n",
+      "graph @hot(%x: f32[1,70001]) -> (f32[1,70001]) {\n"
+      "  %0 = hardmax %x {axes = [1]} : f32[1,70001]\n  return %0\n}\n",
+  };
+  expect_split = true;
+  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+    pattern = (fill_pattern)p;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+      check_against_reference(dev, cases[i], 7 + (uint64_t)p + i);
+  }
+  pattern = FILL_RANDOM;
+  expect_split = false;
+  dmlc_vk_device_close(dev);
+}
+END_TEST
+
+/* 16-byte loads: columns whose innermost kept dim makes whole vectors
+ * (16, 8, 4 and 2 columns per invocation for 1-, 2-, 4- and 8-byte
+ * elements), non-adjacent and leading kept dims, hardmax's one-hot columns;
+ * rows long enough that each lane group's span, the spans' uneven end and
+ * the points past the last whole vector all matter. Ties, NaNs and random
+ * values, native and portable paths, against the reference. */
+static const char *const vector_cases[] = {
+    "graph @c8(%x: u8[37,2048], %y: i8[5,3,2048]) -> (u32[1,2048], i32[5,1,2048]) {\n"
+    "  %0 = argmax %x {axes = [0]} : u32[1,2048]\n"
+    "  %1 = argmin %y {axes = [1], direction = decreasing} : i32[5,1,2048]\n"
+    "  return %0, %1\n}\n",
+    "graph @c16(%x: f16[29,2048], %y: u16[33,1024]) -> (u64[1,2048], u32[1,1024]) {\n"
+    "  %0 = argmin %x {axes = [0]} : u64[1,2048]\n"
+    "  %1 = argmax %y {axes = [0], direction = decreasing} : u32[1,1024]\n"
+    "  return %0, %1\n}\n",
+    "graph @c32(%x: f32[19,1024], %y: f32[6,7,1024]) -> (f32[19,1024], u32[1,7,1024]) {\n"
+    "  %0 = hardmax %x {axes = [0]} : f32[19,1024]\n"
+    "  %1 = argmax %y {axes = [0]} : u32[1,7,1024]\n"
+    "  return %0, %1\n}\n",
+    "graph @c64(%x: i64[21,1024], %y: u64[9,1024]) -> (u32[1,1024], u32[1,1024]) {\n"
+    "  %0 = argmax %x {axes = [0]} : u32[1,1024]\n"
+    "  %1 = argmin %y {axes = [0], direction = decreasing} : u32[1,1024]\n"
+    "  return %0, %1\n}\n",
+    "graph @rows(%x: f32[2,1000], %y: i64[3,998], %z: u8[2,4112]) -> (u32[2,1], u32[3,1], "
+    "u32[2,1]) {\n"
+    "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[2,1]\n"
+    "  %1 = argmin %y {axes = [1]} : u32[3,1]\n"
+    "  %2 = argmax %z {axes = [1]} : u32[2,1]\n"
+    "  return %0, %1, %2\n}\n",
+};
+
+static void check_vector_cases(bool portable) {
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+    pattern = (fill_pattern)p;
+    for (size_t i = 0; i < sizeof vector_cases / sizeof *vector_cases; i++)
+      check_against_reference(dev, vector_cases[i], 300 + 10 * (uint64_t)p + i);
+  }
+  pattern = FILL_RANDOM;
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(vector_reads_match_the_reference_native_path) { check_vector_cases(false); }
+END_TEST
+
+START_TEST(vector_reads_match_the_reference_portable_path) { check_vector_cases(true); }
+END_TEST
+
 /* ---- through the public API ---- */
 
 static const char api_graph[] = "graph @g(%x: f32[3,3]) -> (f32[3,3], u32[3,1]) {\n"
@@ -650,6 +842,11 @@ int main(void) {
   tcase_add_test(exec, buffers_beyond_the_storage_range_are_windowed);
   tcase_add_test(exec, every_dtype_pair_native_path);
   tcase_add_test(exec, every_dtype_pair_portable_path);
+  tcase_add_test(exec, forced_split_merges_in_index_order_native_path);
+  tcase_add_test(exec, forced_split_merges_in_index_order_portable_path);
+  tcase_add_test(exec, few_outputs_split_across_workgroups);
+  tcase_add_test(exec, vector_reads_match_the_reference_native_path);
+  tcase_add_test(exec, vector_reads_match_the_reference_portable_path);
   suite_add_tcase(s, exec);
   TCase *api = tcase_create("api");
   tcase_add_test(api, api_compiles_runs_dumps_and_times);
