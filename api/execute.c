@@ -24,11 +24,17 @@ static dmlc_status check_counts(const dmlc_executable *exe, const char *fn, cons
   return DMLC_OK;
 }
 
-/* The bytes of binding index that a run
- * touches (an input, or output when output): the size check's minimum, and the extent for overlap
- * checks. */
+/* The bytes that input index (output index when output) of a run touches:
+ * the size check's minimum, and the extent for overlap checks. */
 static uint64_t touched_bytes(const dmlc_executable *exe, bool output, size_t index) {
   return exe->io_bytes[output ? exe->ir->num_inputs + index : index];
+}
+
+/* What messages call a binding: "inputs" or "outputs". */
+static const char *binding_kind(bool output) { return output ? "outputs" : "inputs"; }
+
+static const dmlc_graph_io *binding_io(const dmlc_executable *exe, bool output, size_t index) {
+  return output ? &exe->ir->outputs[index] : &exe->ir->inputs[index];
 }
 
 /* Size and alignment: the same rules for a host buffer and a tensor. data
@@ -39,11 +45,12 @@ static uint64_t touched_bytes(const dmlc_executable *exe, bool output, size_t in
  * (a DML_BUFFER_TENSOR_DESC's TotalTensorSizeInBytes, "size = N" in IR
  * text) needs that many bytes, as DirectML does; any other (IR text, ONNX)
  * needs only to reach the end of its last element. */
-static dmlc_status check_extent(const dmlc_executable *exe, const char *kind, size_t index,
-                                const dmlc_graph_io *io, const void *data, uint64_t size,
-                                const char *what) {
+static dmlc_status check_extent(const dmlc_executable *exe, bool output, size_t index,
+                                const void *data, uint64_t size, const char *what) {
   dmlc_context *ctx = exe->ctx;
-  const uint64_t needed = touched_bytes(exe, kind[0] == 'o' /* "outputs" */, index);
+  const char *kind = binding_kind(output);
+  const dmlc_graph_io *io = binding_io(exe, output, index);
+  const uint64_t needed = touched_bytes(exe, output, index);
   if (size < needed) { /* the type's text only for the message: not on every call */
     char type[DMLC_TYPE_STR_MAX];
     dmlc_type_str(&exe->ir->values[io->value].type, type, sizeof type);
@@ -67,14 +74,14 @@ static dmlc_status check_buffers(const dmlc_executable *exe, const dmlc_buffer *
   const dmlc_ir_graph *ir = exe->ir;
   for (size_t i = 0; i < ir->num_inputs; i++) {
     CHECK_ARG(ctx, inputs[i].data, "inputs[%zu] ('%s'): data is NULL", i, ir->inputs[i].name);
-    DMLC_RETURN_IF_ERROR(check_extent(exe, "inputs", i, &ir->inputs[i], inputs[i].data,
-                                      inputs[i].size_bytes, "buffer"));
+    DMLC_RETURN_IF_ERROR(
+        check_extent(exe, false, i, inputs[i].data, inputs[i].size_bytes, "buffer"));
   }
   for (size_t i = 0; i < ir->num_outputs; i++) {
     const uint64_t size = touched_bytes(exe, true, i);
     CHECK_ARG(ctx, outputs[i].data, "outputs[%zu] ('%s'): data is NULL", i, ir->outputs[i].name);
-    DMLC_RETURN_IF_ERROR(check_extent(exe, "outputs", i, &ir->outputs[i], outputs[i].data,
-                                      outputs[i].size_bytes, "buffer"));
+    DMLC_RETURN_IF_ERROR(
+        check_extent(exe, true, i, outputs[i].data, outputs[i].size_bytes, "buffer"));
     for (size_t j = 0; j < ir->num_inputs; j++)
       CHECK_ARG(
           ctx, !ranges_overlap(outputs[i].data, size, inputs[j].data, touched_bytes(exe, false, j)),
@@ -134,8 +141,10 @@ dmlc_status dmlc_execute(dmlc_executable *exe, const dmlc_buffer *inputs, size_t
   return status;
 }
 
-static dmlc_status check_tensor(const dmlc_executable *exe, const char *kind, size_t index,
-                                const dmlc_graph_io *io, dmlc_tensor *t) {
+static dmlc_status check_tensor(const dmlc_executable *exe, bool output, size_t index,
+                                dmlc_tensor *t) {
+  const char *kind = binding_kind(output);
+  const dmlc_graph_io *io = binding_io(exe, output, index);
   dmlc_context *ctx = exe->ctx;
   CHECK_ARG(ctx, t, "%s[%zu] ('%s'): the tensor is NULL", kind, index, io->name);
   CHECK_ARG(ctx, t->ctx == ctx, "%s[%zu] ('%s'): the tensor belongs to another context", kind,
@@ -145,7 +154,7 @@ static dmlc_status check_tensor(const dmlc_executable *exe, const char *kind, si
             index, io->name, t->device->name, exe->device->name);
   const dmlc_device_vtable *vt = exe->device->vtable;
   const void *data = vt->tensor_map ? vt->tensor_map(t->rt) : NULL;
-  return check_extent(exe, kind, index, io, data, t->size_bytes, "tensor");
+  return check_extent(exe, output, index, data, t->size_bytes, "tensor");
 }
 
 static dmlc_status check_tensors(const dmlc_executable *exe, dmlc_tensor *const *inputs,
@@ -153,9 +162,9 @@ static dmlc_status check_tensors(const dmlc_executable *exe, dmlc_tensor *const 
   dmlc_context *ctx = exe->ctx;
   const dmlc_ir_graph *ir = exe->ir;
   for (size_t i = 0; i < ir->num_inputs; i++)
-    DMLC_RETURN_IF_ERROR(check_tensor(exe, "inputs", i, &ir->inputs[i], inputs[i]));
+    DMLC_RETURN_IF_ERROR(check_tensor(exe, false, i, inputs[i]));
   for (size_t i = 0; i < ir->num_outputs; i++) {
-    DMLC_RETURN_IF_ERROR(check_tensor(exe, "outputs", i, &ir->outputs[i], outputs[i]));
+    DMLC_RETURN_IF_ERROR(check_tensor(exe, true, i, outputs[i]));
     for (size_t j = 0; j < ir->num_inputs; j++)
       CHECK_ARG(ctx, outputs[i] != inputs[j],
                 "outputs[%zu] ('%s') is the tensor of inputs[%zu] ('%s'); outputs must not alias "

@@ -268,6 +268,16 @@ static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_
                                 "");
 }
 
+void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n) {
+  for (; n > 1; n = (n + 1) / 2)
+    for (uint32_t u = 0; u < n / 2; u++) {
+      const uint32_t o = (n + 1) / 2 + u;
+      LLVMValueRef take = ec_take_merge(e, val[u], idx[u], val[o], idx[o]);
+      val[u] = LLVMBuildSelect(e->b, take, val[o], val[u], "");
+      idx[u] = LLVMBuildSelect(e->b, take, idx[o], idx[u], "");
+    }
+}
+
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
                     LLVMValueRef *out_val, LLVMValueRef *out_idx) {
   while (lanes > 1) {

@@ -102,6 +102,9 @@ LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best);
 /* Two candidates with any indices (unsigned ai, bi): true where b wins. */
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi);
+/* Merges n candidates (val[u], idx[u]) pairwise as a tree into val[0],
+ * idx[0] (the merge is by value, then index: the order does not matter). */
+void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n);
 /* Reduces a vector of candidates (val, idx) to lane 0; returns scalars. */
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
                     LLVMValueRef *out_val, LLVMValueRef *out_idx);
@@ -156,6 +159,11 @@ void ec_nt_fence(emit_ctx *e);
 bool ec_output_nt(const emit_ctx *e, uint32_t i);
 
 /* ---- paths ---- */
+/* (value, i32 index) vector accumulators of lanes that fit in 12 of the 16
+ * vector registers (24 of AVX-512's 32), at most `most`: a compare-and-
+ * select chain per accumulator takes several cycles, so data already in
+ * cache runs as fast as there are independent chains. */
+uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most);
 /* Reduces len contiguous elements of the read from element offset off
  * (emit_row.c): *val the best value (ec_cmp_type), *idx its position (i64),
  * the first (increasing) or last (decreasing) of equals, NaN first. */

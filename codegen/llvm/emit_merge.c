@@ -207,13 +207,7 @@ static void mrow_fold(mrow *v, LLVMValueRef p, LLVMValueRef *val, LLVMValueRef *
     LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L));
     ai[u] = ec_add(e, LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), ""), lane);
   }
-  for (uint32_t n = v->n; n > 1; n = (n + 1) / 2)
-    for (uint32_t u = 0; u < n / 2; u++) {
-      const uint32_t o = (n + 1) / 2 + u;
-      LLVMValueRef take = ec_take_merge(e, a[u], ai[u], a[o], ai[o]);
-      a[u] = LLVMBuildSelect(e->b, take, a[o], a[u], "");
-      ai[u] = LLVMBuildSelect(e->b, take, ai[o], ai[u], "");
-    }
+  ec_merge_tree(e, a, ai, v->n);
   LLVMValueRef si;
   ec_merge_lanes(e, a[0], ai[0], L, val, &si);
   *idx = LLVMBuildZExt(e->b, si, e->i64, "");
@@ -242,10 +236,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
   if (v.on) {
     const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
-    const uint32_t vb = e->vector_bytes;
-    const uint32_t regs = (v.lanes * cmp_size + vb - 1) / vb + (v.lanes * 4 + vb - 1) / vb;
-    v.n = (vb >= 64 ? 24 : 12) / regs;
-    v.n = v.n < 1 ? 1 : v.n > VACC_MAX ? VACC_MAX : v.n;
+    v.n = ec_row_accumulators(e, v.lanes, VACC_MAX);
     while (v.n > 1 && len < (uint64_t)v.n * v.lanes)
       v.n--;
     const uint64_t point_bytes = (uint64_t)v.n * v.lanes * (cmp_size + 4);

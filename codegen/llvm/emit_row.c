@@ -31,17 +31,13 @@ bool ec_row_matches(const dmlc_kdesc *k) {
   return true;
 }
 
-/* Accumulators that fit in 12 of the 16 vector registers (24 of AVX-512's
- * 32), at most ROW_MAX_UNROLL: a compare-and-select chain per accumulator
- * takes several cycles, so rows already in cache run as fast as there are
- * independent chains. */
-static uint32_t row_unroll(const emit_ctx *e, uint32_t lanes) {
+uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most) {
   const uint32_t cmp_size =
       e->k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(e->k->read_dtype);
   const uint32_t vb = e->vector_bytes;
   const uint32_t regs = (lanes * cmp_size + vb - 1) / vb + (lanes * 4 + vb - 1) / vb;
   const uint32_t u = (vb >= 64 ? 24 : 12) / regs;
-  return u < 1 ? 1 : u > ROW_MAX_UNROLL ? ROW_MAX_UNROLL : u;
+  return u < 1 ? 1 : u > most ? most : u;
 }
 
 /* Whether rows of len elements take the two-pass path: 1- and 2-byte
@@ -168,7 +164,7 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
     return;
   }
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
-  uint32_t unroll = row_unroll(e, lanes);
+  uint32_t unroll = ec_row_accumulators(e, lanes, ROW_MAX_UNROLL);
   /* more than 4 chains only for rows of at least 16 iterations: merging
    * them costs more than they save on short rows (a classifier head's
    * 1000) */
@@ -231,13 +227,7 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
       v[t] = LLVMBuildSelect(e->b, take, w, v[t], "");
       vi[t] = LLVMBuildSelect(e->b, take, wi, vi[t], "");
     }
-    for (uint32_t n = unroll; n > 1; n = (n + 1) / 2)
-      for (uint32_t u = 0; u < n / 2; u++) {
-        const uint32_t o = (n + 1) / 2 + u;
-        LLVMValueRef take = ec_take_merge(e, v[u], vi[u], v[o], vi[o]);
-        v[u] = LLVMBuildSelect(e->b, take, v[o], v[u], "");
-        vi[u] = LLVMBuildSelect(e->b, take, vi[o], vi[u], "");
-      }
+    ec_merge_tree(e, v, vi, unroll);
     LLVMValueRef sv, si;
     ec_merge_lanes(e, v[0], vi[0], lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
