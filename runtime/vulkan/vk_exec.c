@@ -22,6 +22,101 @@ static void barrier(const dmlc_vk_fns *fn, VkCommandBuffer cmd, VkPipelineStageF
   fn->vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
+/* A descriptor pool for max_sets sets of storage-buffer descriptors in all. */
+static dmlc_status pool_create(dmlc_vk_device *dev, uint32_t max_sets, uint32_t descriptors,
+                               VkDescriptorPool *out, dmlc_diag *diag) {
+  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
+  const VkDescriptorPoolCreateInfo pool = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+      .maxSets = max_sets,
+      .poolSizeCount = 1,
+      .pPoolSizes = &size,
+  };
+  DMLC_VK_CHECK(diag, dev->inst.fn.vkCreateDescriptorPool(dev->device, &pool, NULL, out),
+                "vkCreateDescriptorPool");
+  return DMLC_OK;
+}
+
+static dmlc_status set_alloc(dmlc_vk_device *dev, VkDescriptorPool pool,
+                             VkDescriptorSetLayout layout, VkDescriptorSet *out, dmlc_diag *diag) {
+  const VkDescriptorSetAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+      .descriptorPool = pool,
+      .descriptorSetCount = 1,
+      .pSetLayouts = &layout,
+  };
+  DMLC_VK_CHECK(diag, dev->inst.fn.vkAllocateDescriptorSets(dev->device, &alloc, out),
+                "vkAllocateDescriptorSets");
+  return DMLC_OK;
+}
+
+static dmlc_status command_alloc(dmlc_vk_device *dev, VkCommandBuffer *out, dmlc_diag *diag) {
+  const VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = dev->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  DMLC_VK_CHECK(diag, dev->inst.fn.vkAllocateCommandBuffers(dev->device, &alloc, out),
+                "vkAllocateCommandBuffers");
+  return DMLC_OK;
+}
+
+/* Nanoseconds between two timestamps the device wrote. */
+static double timestamp_ns(const dmlc_vk_device *dev, uint64_t t0, uint64_t t1) {
+  const uint64_t mask =
+      dev->timestamp_valid_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
+  return (double)((t1 - t0) & mask) * (double)dev->props.limits.timestampPeriod;
+}
+
+/* Commands recorded into a one-time command buffer. */
+typedef void (*record_fn)(const dmlc_vk_fns *fn, VkCommandBuffer cmd, const void *arg);
+
+/* Records (record) into cmd, submits it with fence and waits for it. */
+static dmlc_status record_submit_wait(dmlc_vk_device *dev, VkCommandBuffer cmd, VkFence fence,
+                                      record_fn record, const void *arg, dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  const VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+  };
+  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  record(fn, cmd, arg);
+  DMLC_VK_CHECK(diag, fn->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  const VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &cmd,
+  };
+  DMLC_VK_CHECK(diag, fn->vkQueueSubmit(dev->queue, 1, &submit, fence), "vkQueueSubmit");
+  DMLC_VK_CHECK(diag, fn->vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX),
+                "vkWaitForFences");
+  return DMLC_OK;
+}
+
+/* Records (record), submits and waits for one command buffer outside any
+ * executable: tensor copies through staging, a kernel's warm-up, programs. */
+static dmlc_status submit_once(dmlc_vk_device *dev, record_fn record, const void *arg,
+                               dmlc_diag *diag) {
+  const dmlc_vk_fns *fn = &dev->inst.fn;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  dmlc_status st = command_alloc(dev, &cmd, diag);
+  if (st == DMLC_OK) {
+    const VkResult r = fn->vkCreateFence(dev->device, &info, NULL, &fence);
+    if (r != VK_SUCCESS)
+      st = dmlc_vk_fail(diag, r, "vkCreateFence");
+  }
+  if (st == DMLC_OK)
+    st = record_submit_wait(dev, cmd, fence, record, arg, diag);
+  if (fence)
+    fn->vkDestroyFence(dev->device, fence, NULL);
+  if (cmd)
+    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
+  return st;
+}
+
 /* ---- buffers ---- */
 
 /* One device buffer. Graph inputs and outputs are reached from the host
@@ -152,9 +247,8 @@ static uint32_t kernel_bindings(const vk_kernel *k) {
   return k->module.num_bindings + (k->module.split_parts > 1);
 }
 
-static void kernel_free(vk_kernel *k) {
-  if (!k)
-    return;
+/* k's Vulkan objects and module (not k). */
+static void kernel_release(vk_kernel *k) {
   dmlc_vk_device *dev = k->dev;
   const dmlc_vk_fns *fn = &dev->inst.fn;
   if (k->pipeline)
@@ -170,6 +264,12 @@ static void kernel_free(vk_kernel *k) {
   if (k->shader)
     fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
   dmlc_spirv_module_free(&k->module);
+}
+
+static void kernel_free(vk_kernel *k) {
+  if (!k)
+    return;
+  kernel_release(k);
   free(k);
 }
 
@@ -260,6 +360,63 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
   return DMLC_OK;
 }
 
+typedef struct warm_arg {
+  const vk_kernel *k;
+  VkDescriptorSet set;
+} warm_arg;
+
+static void record_warm(const dmlc_vk_fns *fn, VkCommandBuffer cmd, const void *arg) {
+  const warm_arg *w = arg;
+  const uint32_t past = UINT32_MAX;
+  fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, w->k->layout, 0, 1, &w->set, 0,
+                              NULL);
+  fn->vkCmdPushConstants(cmd, w->k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof past, &past);
+  fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, w->k->pipeline);
+  fn->vkCmdDispatch(cmd, 1, 1, 1);
+  if (w->k->finish_pipeline) {
+    /* Nothing is written, but validation cannot know. */
+    barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, w->k->finish_pipeline);
+    fn->vkCmdDispatch(cmd, 1, 1, 1);
+  }
+}
+
+/* kernel_warm's work; the caller frees *pool, *infos and *dummy. */
+static dmlc_status warm_run(dmlc_vk_device *dev, const vk_kernel *k, vk_buffer *dummy,
+                            VkDescriptorPool *pool, VkDescriptorBufferInfo **infos,
+                            dmlc_diag *diag) {
+  const uint32_t n = kernel_bindings(k);
+  uint32_t descriptors = 0;
+  for (uint32_t b = 0; b < n; b++)
+    descriptors += b < k->module.num_bindings ? k->module.bindings[b].count : 1;
+  DMLC_RETURN_IF_ERROR(buffer_create(dev, 16, false, dummy, diag));
+  if (!(*infos = calloc(descriptors, sizeof **infos)))
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
+  DMLC_RETURN_IF_ERROR(pool_create(dev, 1, descriptors, pool, diag));
+  warm_arg w = {k, VK_NULL_HANDLE};
+  DMLC_RETURN_IF_ERROR(set_alloc(dev, *pool, k->set_layout, &w.set, diag));
+  VkWriteDescriptorSet writes[2 + DMLC_KDESC_MAX_OUTPUTS];
+  uint32_t first = 0;
+  for (uint32_t b = 0; b < n; b++) {
+    const uint32_t count = b < k->module.num_bindings ? k->module.bindings[b].count : 1;
+    for (uint32_t j = 0; j < count; j++)
+      (*infos)[first + j] = (VkDescriptorBufferInfo){dummy->buffer, 0, VK_WHOLE_SIZE};
+    writes[b] = (VkWriteDescriptorSet){
+        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        .dstSet = w.set,
+        .dstBinding = b,
+        .descriptorCount = count,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .pBufferInfo = &(*infos)[first],
+    };
+    first += count;
+  }
+  dev->inst.fn.vkUpdateDescriptorSets(dev->device, n, writes, 0, NULL);
+  return submit_once(dev, record_warm, &w, diag);
+}
+
 /* Runs each of k's pipelines once on one workgroup that does nothing (its
  * index, UINT32_MAX, is past the module's groups), every descriptor on a
  * small dummy buffer: drivers that compile a pipeline's code on its first
@@ -268,124 +425,14 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
 static dmlc_status kernel_warm(dmlc_vk_device *dev, const vk_kernel *k, dmlc_diag *diag) {
   if (k->module.num_groups > UINT32_MAX || k->module.finish_groups > UINT32_MAX)
     return DMLC_OK; /* UINT32_MAX would be a real group */
-  const dmlc_vk_fns *fn = &dev->inst.fn;
   vk_buffer dummy = {0};
   VkDescriptorPool pool = VK_NULL_HANDLE;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
   VkDescriptorBufferInfo *infos = NULL;
-  const uint32_t n = kernel_bindings(k);
-  uint32_t descriptors = 0;
-  for (uint32_t b = 0; b < n; b++)
-    descriptors += b < k->module.num_bindings ? k->module.bindings[b].count : 1;
-  dmlc_status st = buffer_create(dev, 16, false, &dummy, diag);
-  VkResult r = VK_SUCCESS;
-  const char *what = "";
-  if (st == DMLC_OK && !(infos = calloc(descriptors, sizeof *infos)))
-    st = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling a kernel");
-  if (st == DMLC_OK) {
-    const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
-    const VkDescriptorPoolCreateInfo info = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 1,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size,
-    };
-    r = fn->vkCreateDescriptorPool(dev->device, &info, NULL, &pool);
-    what = "vkCreateDescriptorPool";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    const VkDescriptorSetAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &k->set_layout,
-    };
-    r = fn->vkAllocateDescriptorSets(dev->device, &alloc, &set);
-    what = "vkAllocateDescriptorSets";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    VkWriteDescriptorSet writes[2 + DMLC_KDESC_MAX_OUTPUTS];
-    uint32_t first = 0;
-    for (uint32_t b = 0; b < n; b++) {
-      const uint32_t count = b < k->module.num_bindings ? k->module.bindings[b].count : 1;
-      for (uint32_t j = 0; j < count; j++)
-        infos[first + j] = (VkDescriptorBufferInfo){dummy.buffer, 0, VK_WHOLE_SIZE};
-      writes[b] = (VkWriteDescriptorSet){
-          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-          .dstSet = set,
-          .dstBinding = b,
-          .descriptorCount = count,
-          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-          .pBufferInfo = &infos[first],
-      };
-      first += count;
-    }
-    fn->vkUpdateDescriptorSets(dev->device, n, writes, 0, NULL);
-    const VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = dev->command_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    r = fn->vkAllocateCommandBuffers(dev->device, &alloc, &cmd);
-    what = "vkAllocateCommandBuffers";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    r = fn->vkCreateFence(dev->device, &info, NULL, &fence);
-    what = "vkCreateFence";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    const VkCommandBufferBeginInfo begin = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    r = fn->vkBeginCommandBuffer(cmd, &begin);
-    what = "vkBeginCommandBuffer";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    const uint32_t past = UINT32_MAX;
-    fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
-                                NULL);
-    fn->vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof past, &past);
-    fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
-    fn->vkCmdDispatch(cmd, 1, 1, 1);
-    if (k->finish_pipeline) {
-      /* Nothing is written, but validation cannot know. */
-      barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-      fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->finish_pipeline);
-      fn->vkCmdDispatch(cmd, 1, 1, 1);
-    }
-    r = fn->vkEndCommandBuffer(cmd);
-    what = "vkEndCommandBuffer";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    const VkSubmitInfo submit = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &cmd,
-    };
-    r = fn->vkQueueSubmit(dev->queue, 1, &submit, fence);
-    what = "vkQueueSubmit";
-  }
-  if (st == DMLC_OK && r == VK_SUCCESS) {
-    r = fn->vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX);
-    what = "vkWaitForFences";
-  }
-  if (fence)
-    fn->vkDestroyFence(dev->device, fence, NULL);
-  if (cmd)
-    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
+  const dmlc_status st = warm_run(dev, k, &dummy, &pool, &infos, diag);
   if (pool)
-    fn->vkDestroyDescriptorPool(dev->device, pool, NULL);
+    dev->inst.fn.vkDestroyDescriptorPool(dev->device, pool, NULL);
   free(infos);
   buffer_destroy(dev, &dummy);
-  if (st == DMLC_OK && r != VK_SUCCESS)
-    st = dmlc_vk_fail(diag, r, what);
   return st;
 }
 
@@ -462,76 +509,28 @@ static void binding_infos(const dmlc_vk_device *dev, const dmlc_spirv_binding *b
   }
 }
 
-/* Records, submits and waits for one command buffer outside any executable
- * (tensor copies through staging). */
+typedef struct copy_arg {
+  VkBuffer src, dst;
+  VkBufferCopy region;
+} copy_arg;
+
+static void record_copy(const dmlc_vk_fns *fn, VkCommandBuffer cmd, const void *arg) {
+  const copy_arg *c = arg;
+  /* After whatever ran before on the queue, before the host reads. */
+  barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+  fn->vkCmdCopyBuffer(cmd, c->src, c->dst, 1, &c->region);
+  barrier(fn, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+}
+
+/* One buffer copy on the device (tensor copies through staging). */
 static dmlc_status submit_copy(dmlc_vk_device *dev, VkBuffer src, VkDeviceSize src_offset,
                                VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize size,
                                dmlc_diag *diag) {
-  const dmlc_vk_fns *fn = &dev->inst.fn;
-  const VkCommandBufferAllocateInfo alloc = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-      .commandPool = dev->command_pool,
-      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-      .commandBufferCount = 1,
-  };
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  VkResult r = fn->vkAllocateCommandBuffers(dev->device, &alloc, &cmd);
-  const char *what = "vkAllocateCommandBuffers";
-  if (r == VK_SUCCESS) {
-    const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    r = fn->vkCreateFence(dev->device, &info, NULL, &fence);
-    what = "vkCreateFence";
-  }
-  if (r == VK_SUCCESS) {
-    const VkCommandBufferBeginInfo begin = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    r = fn->vkBeginCommandBuffer(cmd, &begin);
-    what = "vkBeginCommandBuffer";
-  }
-  if (r == VK_SUCCESS) {
-    /* After whatever ran before on the queue, before the host reads. */
-    const VkMemoryBarrier before = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    fn->vkCmdPipelineBarrier(cmd,
-                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
-    const VkBufferCopy region = {src_offset, dst_offset, size};
-    fn->vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-    const VkMemoryBarrier after = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-    };
-    fn->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                             &after, 0, NULL, 0, NULL);
-    r = fn->vkEndCommandBuffer(cmd);
-    what = "vkEndCommandBuffer";
-  }
-  if (r == VK_SUCCESS) {
-    const VkSubmitInfo submit = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &cmd,
-    };
-    r = fn->vkQueueSubmit(dev->queue, 1, &submit, fence);
-    what = "vkQueueSubmit";
-  }
-  if (r == VK_SUCCESS) {
-    r = fn->vkWaitForFences(dev->device, 1, &fence, VK_TRUE, UINT64_MAX);
-    what = "vkWaitForFences";
-  }
-  if (fence)
-    fn->vkDestroyFence(dev->device, fence, NULL);
-  if (cmd)
-    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
-  if (r != VK_SUCCESS)
-    return dmlc_vk_fail(diag, r, what);
+  const copy_arg c = {src, dst, {src_offset, dst_offset, size}};
+  DMLC_RETURN_IF_ERROR(submit_once(dev, record_copy, &c, diag));
   return dmlc_vk_check_messages(dev, diag);
 }
 
@@ -753,8 +752,6 @@ static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer
 }
 
 static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) {
-  const dmlc_vk_fns *fn = &exe->dev->inst.fn;
-  VkDevice device = exe->dev->device;
   uint32_t descriptors = 0;
   for (uint32_t i = 0; i < exe->num_kernels; i++) {
     const vk_kernel *k = exe->kernels[i];
@@ -762,30 +759,15 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
       descriptors += k->module.bindings[b].count;
     descriptors += kernel_bindings(k) - k->module.num_bindings;
   }
-  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                     NUM_SET_KINDS * descriptors};
-  const VkDescriptorPoolCreateInfo pool = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-      .maxSets = NUM_SET_KINDS * exe->num_kernels,
-      .poolSizeCount = 1,
-      .pPoolSizes = &size,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(device, &pool, NULL, &exe->descriptor_pool),
-                "vkCreateDescriptorPool");
+  DMLC_RETURN_IF_ERROR(pool_create(exe->dev, NUM_SET_KINDS * exe->num_kernels,
+                                   NUM_SET_KINDS * descriptors, &exe->descriptor_pool, diag));
   for (int kind = 0; kind < NUM_SET_KINDS; kind++) {
     exe->sets[kind] = calloc(exe->num_kernels, sizeof *exe->sets[kind]);
     if (!exe->sets[kind])
       return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating descriptors");
-    for (uint32_t i = 0; i < exe->num_kernels; i++) {
-      const VkDescriptorSetAllocateInfo alloc = {
-          .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-          .descriptorPool = exe->descriptor_pool,
-          .descriptorSetCount = 1,
-          .pSetLayouts = &exe->kernels[i]->set_layout,
-      };
-      DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(device, &alloc, &exe->sets[kind][i]),
-                    "vkAllocateDescriptorSets");
-    }
+    for (uint32_t i = 0; i < exe->num_kernels; i++)
+      DMLC_RETURN_IF_ERROR(set_alloc(exe->dev, exe->descriptor_pool, exe->kernels[i]->set_layout,
+                                     &exe->sets[kind][i], diag));
   }
   return DMLC_OK;
 }
@@ -846,17 +828,8 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
  * staging copies of the executable's own buffers for OWN. */
 static dmlc_status commands_record(dmlc_vk_executable *exe, int kind, dmlc_diag *diag) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
-  if (!exe->commands[kind]) {
-    const VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = exe->dev->command_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    DMLC_VK_CHECK(diag,
-                  fn->vkAllocateCommandBuffers(exe->dev->device, &alloc, &exe->commands[kind]),
-                  "vkAllocateCommandBuffers");
-  }
+  if (!exe->commands[kind])
+    DMLC_RETURN_IF_ERROR(command_alloc(exe->dev, &exe->commands[kind], diag));
   const VkCommandBuffer cmd = exe->commands[kind];
   const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
@@ -1038,11 +1011,8 @@ static void read_times(const dmlc_vk_executable *exe) {
           dev->device, exe->timestamps, 0, n, n * sizeof *t->ticks, t->ticks, sizeof *t->ticks,
           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
     return;
-  const uint64_t mask =
-      dev->timestamp_valid_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
   for (uint32_t i = 0; i < exe->num_kernels; i++)
-    t->ns[i] = (double)((t->ticks[2 * i + 1] - t->ticks[2 * i]) & mask) *
-               (double)dev->props.limits.timestampPeriod;
+    t->ns[i] = timestamp_ns(dev, t->ticks[2 * i], t->ticks[2 * i + 1]);
 }
 
 static uint64_t now_ns(void) {
@@ -1241,9 +1211,7 @@ struct dmlc_vk_program {
   uint32_t max_windows;
   VkDescriptorPool pool;
   VkDescriptorSet *sets; /* one per window */
-  VkCommandBuffer cmd;
   VkQueryPool timestamps;
-  VkFence fence;
 };
 
 uint64_t dmlc_vk_tensor_size(const dmlc_vk_tensor *t) { return t->buf.size; }
@@ -1255,25 +1223,12 @@ void dmlc_vk_program_destroy(dmlc_vk_program *p) {
     return;
   dmlc_vk_device *dev = p->kernel.dev;
   const dmlc_vk_fns *fn = &dev->inst.fn;
-  if (p->cmd)
-    fn->vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &p->cmd);
-  if (p->fence)
-    fn->vkDestroyFence(dev->device, p->fence, NULL);
   if (p->timestamps)
     fn->vkDestroyQueryPool(dev->device, p->timestamps, NULL);
   if (p->pool)
     fn->vkDestroyDescriptorPool(dev->device, p->pool, NULL);
   free(p->sets);
-  vk_kernel *k = &p->kernel;
-  if (k->pipeline)
-    fn->vkDestroyPipeline(dev->device, k->pipeline, NULL);
-  if (k->layout)
-    fn->vkDestroyPipelineLayout(dev->device, k->layout, NULL);
-  if (k->set_layout)
-    fn->vkDestroyDescriptorSetLayout(dev->device, k->set_layout, NULL);
-  if (k->shader)
-    fn->vkDestroyShaderModule(dev->device, k->shader, NULL);
-  dmlc_spirv_module_free(&k->module);
+  kernel_release(&p->kernel);
   free(p);
 }
 
@@ -1281,38 +1236,12 @@ static dmlc_status program_init(dmlc_vk_program *p, dmlc_diag *diag) {
   dmlc_vk_device *dev = p->kernel.dev;
   const dmlc_vk_fns *fn = &dev->inst.fn;
   DMLC_RETURN_IF_ERROR(kernel_pipeline(dev, &p->kernel, diag));
-  const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * p->max_windows};
-  const VkDescriptorPoolCreateInfo pool = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-      .maxSets = p->max_windows,
-      .poolSizeCount = 1,
-      .pPoolSizes = &size,
-  };
-  DMLC_VK_CHECK(diag, fn->vkCreateDescriptorPool(dev->device, &pool, NULL, &p->pool),
-                "vkCreateDescriptorPool");
+  DMLC_RETURN_IF_ERROR(pool_create(dev, p->max_windows, 2 * p->max_windows, &p->pool, diag));
   p->sets = calloc(p->max_windows, sizeof *p->sets);
   if (!p->sets)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating a program");
-  for (uint32_t w = 0; w < p->max_windows; w++) {
-    const VkDescriptorSetAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = p->pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &p->kernel.set_layout,
-    };
-    DMLC_VK_CHECK(diag, fn->vkAllocateDescriptorSets(dev->device, &alloc, &p->sets[w]),
-                  "vkAllocateDescriptorSets");
-  }
-  const VkCommandBufferAllocateInfo alloc = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-      .commandPool = dev->command_pool,
-      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-      .commandBufferCount = 1,
-  };
-  DMLC_VK_CHECK(diag, fn->vkAllocateCommandBuffers(dev->device, &alloc, &p->cmd),
-                "vkAllocateCommandBuffers");
-  const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  DMLC_VK_CHECK(diag, fn->vkCreateFence(dev->device, &fence, NULL, &p->fence), "vkCreateFence");
+  for (uint32_t w = 0; w < p->max_windows; w++)
+    DMLC_RETURN_IF_ERROR(set_alloc(dev, p->pool, p->kernel.set_layout, &p->sets[w], diag));
   if (dev->timestamp_valid_bits) {
     const VkQueryPoolCreateInfo q = {
         .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
@@ -1357,6 +1286,37 @@ dmlc_status dmlc_vk_program_create(dmlc_vk_device *dev, const uint32_t *words, s
   return DMLC_OK;
 }
 
+typedef struct program_arg {
+  const dmlc_vk_program *p;
+  uint32_t windows, groups;
+} program_arg;
+
+static void record_program(const dmlc_vk_fns *fn, VkCommandBuffer cmd, const void *arg) {
+  const program_arg *a = arg;
+  const dmlc_vk_program *p = a->p;
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (p->timestamps)
+    fn->vkCmdResetQueryPool(cmd, p->timestamps, 0, 2);
+  barrier(fn, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+  if (p->timestamps)
+    fn->vkCmdWriteTimestamp(cmd, compute, p->timestamps, 0);
+  fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.pipeline);
+  for (uint32_t w = 0; w < a->windows; w++) {
+    fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.layout, 0, 1,
+                                &p->sets[w], 0, NULL);
+    const uint32_t first = w * a->groups;
+    fn->vkCmdPushConstants(cmd, p->kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof first,
+                           &first);
+    fn->vkCmdDispatch(cmd, a->groups, 1, 1);
+  }
+  if (p->timestamps)
+    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->timestamps, 1);
+  barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+}
+
 dmlc_status dmlc_vk_program_run(dmlc_vk_program *p, const dmlc_vk_tensor *in, uint64_t window_bytes,
                                 uint32_t windows, const dmlc_vk_tensor *out, uint32_t groups,
                                 double *ns, dmlc_diag *diag) {
@@ -1387,42 +1347,8 @@ dmlc_status dmlc_vk_program_run(dmlc_vk_program *p, const dmlc_vk_tensor *in, ui
       };
     fn->vkUpdateDescriptorSets(dev->device, 2, writes, 0, NULL);
   }
-  const VkCommandBufferBeginInfo begin = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-  };
-  DMLC_VK_CHECK(diag, fn->vkBeginCommandBuffer(p->cmd, &begin), "vkBeginCommandBuffer");
-  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  if (p->timestamps)
-    fn->vkCmdResetQueryPool(p->cmd, p->timestamps, 0, 2);
-  barrier(fn, p->cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
-  if (p->timestamps)
-    fn->vkCmdWriteTimestamp(p->cmd, compute, p->timestamps, 0);
-  fn->vkCmdBindPipeline(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.pipeline);
-  for (uint32_t w = 0; w < windows; w++) {
-    fn->vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->kernel.layout, 0, 1,
-                                &p->sets[w], 0, NULL);
-    const uint32_t first = w * groups;
-    fn->vkCmdPushConstants(p->cmd, p->kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof first,
-                           &first);
-    fn->vkCmdDispatch(p->cmd, groups, 1, 1);
-  }
-  if (p->timestamps)
-    fn->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->timestamps, 1);
-  barrier(fn, p->cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_HOST_READ_BIT);
-  DMLC_VK_CHECK(diag, fn->vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
-  DMLC_VK_CHECK(diag, fn->vkResetFences(dev->device, 1, &p->fence), "vkResetFences");
-  const VkSubmitInfo submit = {
-      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-      .commandBufferCount = 1,
-      .pCommandBuffers = &p->cmd,
-  };
-  DMLC_VK_CHECK(diag, fn->vkQueueSubmit(dev->queue, 1, &submit, p->fence), "vkQueueSubmit");
-  DMLC_VK_CHECK(diag, fn->vkWaitForFences(dev->device, 1, &p->fence, VK_TRUE, UINT64_MAX),
-                "vkWaitForFences");
+  const program_arg a = {p, windows, groups};
+  DMLC_RETURN_IF_ERROR(submit_once(dev, record_program, &a, diag));
   if (p->timestamps) {
     uint64_t ticks[2];
     DMLC_VK_CHECK(diag,
@@ -1430,10 +1356,7 @@ dmlc_status dmlc_vk_program_run(dmlc_vk_program *p, const dmlc_vk_tensor *in, ui
                                             sizeof *ticks,
                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                   "vkGetQueryPoolResults");
-    const uint64_t mask = dev->timestamp_valid_bits >= 64
-                              ? UINT64_MAX
-                              : ((uint64_t)1 << dev->timestamp_valid_bits) - 1;
-    *ns = (double)((ticks[1] - ticks[0]) & mask) * (double)dev->props.limits.timestampPeriod;
+    *ns = timestamp_ns(dev, ticks[0], ticks[1]);
   }
   return dmlc_vk_check_messages(dev, diag);
 }
