@@ -589,6 +589,17 @@ static const char *const split_cases[] = {
     "  return %0, %1\n}\n",
 };
 
+/* Every case under every fill pattern, seeds from seed0. */
+static void check_cases_all_fills(dmlc_vk_device *dev, const char *const *cases, size_t n,
+                                  uint64_t seed0, uint64_t per_fill) {
+  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+    pattern = (fill_pattern)p;
+    for (size_t i = 0; i < n; i++)
+      check_against_reference(dev, cases[i], seed0 + per_fill * (uint64_t)p + i);
+  }
+  pattern = FILL_RANDOM;
+}
+
 static void check_forced_split(bool portable) {
   setenv("DMLC_VULKAN_FORCE_SPLIT", "1", 1);
   if (portable)
@@ -598,12 +609,7 @@ static void check_forced_split(bool portable) {
   unsetenv("DMLC_VULKAN_PORTABLE");
   ck_assert(dmlc_vk_device_caps(dev)->force_split);
   expect_split = true;
-  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
-    pattern = (fill_pattern)p;
-    for (size_t i = 0; i < sizeof split_cases / sizeof *split_cases; i++)
-      check_against_reference(dev, split_cases[i], 100 * (uint64_t)p + i);
-  }
-  pattern = FILL_RANDOM;
+  check_cases_all_fills(dev, split_cases, sizeof split_cases / sizeof *split_cases, 0, 100);
   expect_split = false;
   dmlc_vk_device_close(dev);
 }
@@ -681,12 +687,7 @@ static void check_vector_cases(bool portable) {
     setenv("DMLC_VULKAN_PORTABLE", "1", 1);
   dmlc_vk_device *dev = open_device();
   unsetenv("DMLC_VULKAN_PORTABLE");
-  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
-    pattern = (fill_pattern)p;
-    for (size_t i = 0; i < sizeof vector_cases / sizeof *vector_cases; i++)
-      check_against_reference(dev, vector_cases[i], 300 + 10 * (uint64_t)p + i);
-  }
-  pattern = FILL_RANDOM;
+  check_cases_all_fills(dev, vector_cases, sizeof vector_cases / sizeof *vector_cases, 300, 10);
   dmlc_vk_device_close(dev);
 }
 
