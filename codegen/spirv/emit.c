@@ -332,6 +332,18 @@ static void acc_merge(spv_em *e, const spv_acc *a, spv_key k, uint32_t idx) {
   spv_store(e, a->idx, spv_select(e, better, idx, ai));
 }
 
+/* acc_merge in a scan: idx is greater than every index acc has merged. */
+static void acc_scan(spv_em *e, const spv_acc *a, spv_key k, uint32_t idx) {
+  if (!spv_scan_ok(e)) {
+    acc_merge(e, a, k, idx);
+    return;
+  }
+  const spv_key ak = acc_key(e, a);
+  const uint32_t better = spv_scan_better(e, ak, k);
+  spv_store(e, a->k0, spv_key_select(e, better, k.k0, ak.k0));
+  spv_store(e, a->idx, spv_select(e, better, idx, spv_load(e, a->idx)));
+}
+
 /* acc <- the best of the reduced points start, start + step, ... below end
  * of the kept point whose read offset is base. */
 static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
@@ -342,7 +354,7 @@ static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t s
   const uint64_t *strides[1] = {e->k->read_strides};
   offsets_of(e, r, e->k->reduced_mask, 1, strides, &off);
   const spv_bits raw = spv_load_read(e, add_or(e, base, off));
-  acc_merge(e, a, spv_key_of(e, raw), r);
+  acc_scan(e, a, spv_key_of(e, raw), r);
   loop_end(e, &l);
 }
 
@@ -431,8 +443,8 @@ static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t star
   const uint32_t idx0 =
       spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, c, spv_u32(e, shift)));
   for (uint32_t j = 0; j < E; j++)
-    acc_merge(e, a, spv_key_of(e, vec_elem(e, v, j)),
-              j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);
+    acc_scan(e, a, spv_key_of(e, vec_elem(e, v, j)),
+             j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);
   loop_end(e, &l);
   const uint32_t tail =
       spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, vecs, spv_u32(e, shift)));
@@ -681,7 +693,7 @@ static void emit_small_vec(spv_em *e, uint32_t q) {
     }
     for (uint32_t t = 0; t < u; t++)
       for (uint32_t j = 0; j < E; j++)
-        acc_merge(e, &a[j], spv_key_of(e, vec_elem(e, v[t], j)), rs[t]);
+        acc_scan(e, &a[j], spv_key_of(e, vec_elem(e, v[t], j)), rs[t]);
     loop_end(e, &l);
   }
   for (uint32_t j = 0; j < E; j++) {

@@ -138,6 +138,11 @@ spv_key spv_key_of(spv_em *e, spv_bits raw);
  * index the direction prefers. Commutative in effect: the winner of a pair
  * does not depend on the order they come in. */
 uint32_t spv_better(spv_em *e, spv_key ak, uint32_t ai, spv_key bk, uint32_t bi);
+/* In a scan, where every index merged into an accumulator is greater than
+ * those before it (the identity's aside), whether one compare of keys
+ * decides (spv_scan_better), and that compare: true when bk replaces ak. */
+bool spv_scan_ok(const spv_em *e);
+uint32_t spv_scan_better(spv_em *e, spv_key ak, spv_key bk);
 /* Stores bits (already in output i's dtype) at element offset off. */
 void spv_store_out(spv_em *e, uint32_t i, uint32_t off, spv_bits v);
 /* The bit pattern of an integer constant in dtype (as the IR's constant

@@ -329,9 +329,9 @@ static spv_key key_u64(spv_em *e, spv_bits raw, const dmlc_dtype_info *info, boo
 static spv_key int_key(spv_em *e, spv_bits raw, const dmlc_dtype_info *info, bool complement) {
   spv_key k = {0, spv_u32(e, 0)};
   const bool is_signed = info->order == DMLC_ORDER_SIGNED;
-  if (info->kind == DMLC_KIND_BOOL) { /* any nonzero byte is true */
-    k.k0 = spv_select(e, spv_cmp(e, SpvOpINotEqual, raw.lo, spv_u32(e, 0)), spv_u32(e, 1),
-                      spv_u32(e, 0));
+  if (info->kind == DMLC_KIND_BOOL) { /* any nonzero byte is true; no key is 0 */
+    k.k0 = spv_select(e, spv_cmp(e, SpvOpINotEqual, raw.lo, spv_u32(e, 0)), spv_u32(e, 2),
+                      spv_u32(e, 1));
   } else if (info->size == 8) {
     k.k0 = is_signed ? spv_op(e, SpvOpBitwiseXor, raw.hi, spv_u32(e, 1u << 31)) : raw.hi;
     k.k1 = raw.lo;
@@ -340,6 +340,9 @@ static spv_key int_key(spv_em *e, spv_bits raw, const dmlc_dtype_info *info, boo
     if (info->size < 4)
       v = SPV(&e->b, SpvOpBitFieldSExtract, e->t_u32, v, spv_u32(e, 0), spv_u32(e, info->size * 8));
     k.k0 = spv_op(e, SpvOpBitwiseXor, v, spv_u32(e, 1u << 31));
+  } else if (info->size < 4 && !complement) {
+    /* a bit above the value's: no key is 0 (spv_scan_better) */
+    k.k0 = or_(e, raw.lo, spv_u32(e, 1u << (info->size * 8)));
   } else {
     k.k0 = raw.lo;
   }
@@ -375,6 +378,26 @@ uint32_t spv_better(spv_em *e, spv_key ak, uint32_t ai, spv_key bk, uint32_t bi)
   const SpvOp prefer =
       e->k->direction == DMLC_DIRECTION_INCREASING ? SpvOpULessThan : SpvOpUGreaterThan;
   return lor(e, gt, land(e, eq, spv_cmp(e, prefer, bi, ai)));
+}
+
+/* Whether no element's key is 0 (the identity's key): floats (every NaN
+ * maps to the greatest key, -inf's key is above 0), and narrow integers
+ * (their keys carry a bit above the value, or are complemented). */
+static bool keys_above_zero(const spv_em *e) {
+  const dmlc_dtype_info *info = dmlc_dtype_get(e->k->read_dtype);
+  return info->order == DMLC_ORDER_FLOAT || info->kind == DMLC_KIND_BOOL || info->size < 4;
+}
+
+bool spv_scan_ok(const spv_em *e) {
+  return !e->key64 && (e->k->direction != DMLC_DIRECTION_INCREASING || keys_above_zero(e));
+}
+
+uint32_t spv_scan_better(spv_em *e, spv_key ak, spv_key bk) {
+  /* Lowest index on ties: only a greater key replaces (the identity's key
+   * is below every element's); highest: an equal one does too. */
+  return spv_cmp(
+      e, e->k->direction == DMLC_DIRECTION_INCREASING ? SpvOpUGreaterThan : SpvOpUGreaterThanEqual,
+      bk.k0, ak.k0);
 }
 
 /* ---- stores ---- */

@@ -157,6 +157,8 @@ typedef enum fill_pattern {
   FILL_TIES,         /* every element equal: the answer is the first or last index */
   FILL_PERIODIC_MAX, /* the maximum every 7th element, in every part */
   FILL_NANS,         /* small values with a NaN every 11th and a -NaN every 13th element */
+  FILL_LEAST,        /* every element the type's least value (0, INT_MIN, -inf, false) */
+  FILL_GREATEST,     /* every element the type's greatest value (all ones, INT_MAX, +inf) */
 } fill_pattern;
 static fill_pattern pattern = FILL_RANDOM;
 /* check_against_reference: every reduction kernel must be split. */
@@ -167,6 +169,28 @@ static bool expect_split = false;
 static void fill(dmlc_dtype dtype, uint8_t *buf, uint64_t bytes, uint64_t seed) {
   uint64_t s = seed * 2654435761u + 1;
   const uint32_t size = dmlc_dtype_size(dtype);
+  if (pattern == FILL_LEAST || pattern == FILL_GREATEST) {
+    const bool great = pattern == FILL_GREATEST;
+    const dmlc_dtype_info *info = dmlc_dtype_get(dtype);
+    const float f = great ? INFINITY : -INFINITY;
+    const double d = f;
+    const uint16_t h = dmlc_f32_to_f16(f);
+    for (uint64_t off = 0; off + size <= bytes; off += size) {
+      if (dtype == DMLC_DTYPE_F32)
+        memcpy(buf + off, &f, 4);
+      else if (dtype == DMLC_DTYPE_F64)
+        memcpy(buf + off, &d, 8);
+      else if (dtype == DMLC_DTYPE_F16)
+        memcpy(buf + off, &h, 2);
+      else if (dtype == DMLC_DTYPE_BOOL)
+        buf[off] = great;
+      else /* little-endian: all ones, or the sign bit alone / all but it */
+        for (uint32_t b = 0; b < size; b++)
+          buf[off + b] = info->order == DMLC_ORDER_SIGNED && b == size - 1 ? (great ? 0x7f : 0x80)
+                                                                           : (great ? 0xff : 0x00);
+    }
+    return;
+  }
   for (uint64_t off = 0; off + size <= bytes; off += size) {
     const uint64_t r = next(&s), elem = off / size;
     int v = (int)(r % 7) - 3;
@@ -592,7 +616,7 @@ static const char *const split_cases[] = {
 /* Every case under every fill pattern, seeds from seed0. */
 static void check_cases_all_fills(dmlc_vk_device *dev, const char *const *cases, size_t n,
                                   uint64_t seed0, uint64_t per_fill) {
-  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+  for (int p = FILL_RANDOM; p <= FILL_GREATEST; p++) {
     pattern = (fill_pattern)p;
     for (size_t i = 0; i < n; i++)
       check_against_reference(dev, cases[i], seed0 + per_fill * (uint64_t)p + i);
@@ -639,7 +663,7 @@ START_TEST(few_outputs_split_across_workgroups) {
       "  %0 = hardmax %x {axes = [1]} : f32[1,70001]\n  return %0\n}\n",
   };
   expect_split = true;
-  for (int p = FILL_RANDOM; p <= FILL_NANS; p++) {
+  for (int p = FILL_RANDOM; p <= FILL_GREATEST; p++) {
     pattern = (fill_pattern)p;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
       check_against_reference(dev, cases[i], 7 + (uint64_t)p + i);
