@@ -258,17 +258,19 @@ spv_bits spv_load_read(spv_em *e, uint32_t off) {
  * prefers them (the table's order column); NaN maps to the greatest key,
  * -0 to +0's key. Argmin complements every non-NaN key. */
 
-/* The key of a float at most 32 bits wide (bits b). */
+/* The key of a float at most 32 bits wide (bits b): sign-magnitude to two's
+ * complement (-0 and +0 both 0), then the sign bit flipped (complemented
+ * for argmin) for the unsigned order; every NaN the greatest key. */
 static uint32_t float_key32(spv_em *e, uint32_t b, const dmlc_dtype_info *f, bool complement) {
-  const uint32_t sign = (uint32_t)float_sign(f), all = sign | (sign - 1);
-  const uint32_t is_nan =
-      spv_cmp(e, SpvOpUGreaterThan, and_c(e, b, all ^ sign), spv_u32(e, (uint32_t)float_inf(f)));
-  b = spv_select(e, eq_c(e, b, sign), spv_u32(e, 0), b);
-  const uint32_t neg = spv_cmp(e, SpvOpUGreaterThanEqual, b, spv_u32(e, sign));
-  uint32_t key = spv_select(e, neg, spv_op(e, SpvOpBitwiseXor, b, spv_u32(e, all)),
-                            or_(e, b, spv_u32(e, sign)));
-  if (complement)
-    key = spv_not(e, key);
+  const uint32_t width = (uint32_t)float_width(f), sign = (uint32_t)float_sign(f);
+  const uint32_t s = width == 32 ? spv_op(e, SpvOpShiftRightArithmetic, b, spv_u32(e, 31))
+                                 : SPV(&e->b, SpvOpBitFieldSExtract, e->t_u32, b,
+                                       spv_u32(e, width - 1), spv_u32(e, 1));
+  const uint32_t mag = and_c(e, b, sign - 1);
+  const uint32_t t = spv_op(e, SpvOpISub, spv_op(e, SpvOpBitwiseXor, mag, s), s);
+  const uint32_t key =
+      spv_op(e, SpvOpBitwiseXor, t, spv_u32(e, complement ? 0x7FFFFFFFu : 0x80000000u));
+  const uint32_t is_nan = spv_cmp(e, SpvOpUGreaterThan, mag, spv_u32(e, (uint32_t)float_inf(f)));
   return spv_select(e, is_nan, spv_u32(e, ~0u), key);
 }
 
