@@ -9,6 +9,7 @@
  * integer rows that fit in L2 take two passes instead (reduce_row_two_pass):
  * the best value, then the first or last position holding it. */
 #include <stdio.h>
+#include <string.h>
 
 #include "codegen/llvm/emit_internal.h"
 
@@ -41,21 +42,42 @@ uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most) {
 }
 
 /* Whether rows of len elements take the two-pass path: 1- and 2-byte
- * integers (no NaN, the order is the integer one) whose row fits in L2, at
- * least two vectors long. */
+ * integers (no NaN, the order is the integer one) and f16 (through an
+ * integer key) whose row fits in L2, at least two vectors long. */
 static bool two_pass(const emit_ctx *e, uint64_t len) {
   const dmlc_dtype dt = e->k->read_dtype;
   const dmlc_kind kind = dmlc_dtype_get(dt)->kind;
   const uint32_t size = dmlc_dtype_size(dt);
-  if ((kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED) || size > 2)
+  if (dt != DMLC_DTYPE_F16 &&
+      ((kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED) || size > 2))
     return false;
   return len >= 2ull * ec_vector_lanes(e, dt) && len * size <= TWO_PASS_MAX_BYTES;
 }
 
-/* The lanes of x equal to m as an integer of `lanes` bits (bit l: lane l). */
-static LLVMValueRef eq_mask(emit_ctx *e, LLVMValueRef x, LLVMValueRef m, uint32_t lanes) {
-  LLVMValueRef eq = LLVMBuildICmp(e->b, LLVMIntEQ, x, m, "");
-  return LLVMBuildBitCast(e->b, eq, LLVMIntTypeInContext(e->c, lanes), "mask");
+/* The lanes of x that pass2 looks for, as an integer of `lanes` bits (bit
+ * l: lane l): ((x & mask) - lo) <=u span, with mask, lo and span splats. */
+static LLVMValueRef hit_mask(emit_ctx *e, LLVMValueRef x, const LLVMValueRef find[3],
+                             uint32_t lanes) {
+  LLVMValueRef d = LLVMBuildSub(e->b, LLVMBuildAnd(e->b, x, find[0], ""), find[1], "");
+  LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULE, d, find[2], "");
+  return LLVMBuildBitCast(e->b, in, LLVMIntTypeInContext(e->c, lanes), "mask");
+}
+
+/* llvm.<op> (smax, umin, ...) of two integer vectors. */
+static LLVMValueRef minmax(emit_ctx *e, const char *op, LLVMValueRef a, LLVMValueRef b) {
+  char name[32];
+  snprintf(name, sizeof name, "llvm.%s", op);
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[2] = {a, b};
+  return ec_intrinsic(e, name, &t, 1, args, 2);
+}
+
+/* llvm.vector.reduce.<op> of an integer vector. */
+static LLVMValueRef reduce_minmax(emit_ctx *e, const char *op, LLVMValueRef v) {
+  char name[48];
+  snprintf(name, sizeof name, "llvm.vector.reduce.%s", op);
+  LLVMTypeRef t = LLVMTypeOf(v);
+  return ec_intrinsic(e, name, &t, 1, &v, 1);
 }
 
 /* Index (i64) of the first (last: ctlz) set lane of mask in the vector at
@@ -74,55 +96,100 @@ static LLVMValueRef mask_index(emit_ctx *e, LLVMValueRef pos, LLVMValueRef mask,
 /* Two passes over a row that stays in L2: the best value by vector max/min
  * (several accumulators, then across lanes), then the first (increasing) or
  * last (decreasing) position holding it, a vector compare per step with an
- * early exit. Equal values are the same integer, so the result is the
- * sequential one. */
+ * early exit.
+ *
+ * Integers: equal values are the same integer, so the result is the
+ * sequential one. f16: the bits as int16, three of their extremes: the
+ * signed greatest (the greatest non-negative value, or a positive NaN), the
+ * signed least (the non-negative value nearest 0, or the negative one
+ * nearest 0) and the unsigned greatest (the most negative value, or a
+ * negative NaN). From these come NaN (either sign) and the best value's
+ * bits; pass 2 then looks for the first (last) NaN, or those bits, or
+ * either zero when the best value is a zero. Every f16 is 32 lanes of
+ * integer work, no conversion to f32. */
 static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                                 LLVMValueRef *idx) {
   const dmlc_dtype dt = e->k->read_dtype;
+  const bool half = dt == DMLC_DTYPE_F16;
   const uint32_t lanes = ec_vector_lanes(e, dt);
   const bool s = dmlc_dtype_get(dt)->kind == DMLC_KIND_SIGNED;
   const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
-  const char *op = mx ? (s ? "llvm.smax" : "llvm.umax") : (s ? "llvm.smin" : "llvm.umin");
-  const char *red = mx ? (s ? "llvm.vector.reduce.smax" : "llvm.vector.reduce.umax")
-                       : (s ? "llvm.vector.reduce.smin" : "llvm.vector.reduce.umin");
-  LLVMTypeRef et = ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
+  /* the extremes kept: f16's three, or the one an integer needs */
+  static const char *const half_ops[3] = {"smax", "smin", "umax"};
+  const char *ops[3] = {mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin")};
+  const uint32_t nacc = half ? 3 : 1;
+  if (half)
+    memcpy(ops, half_ops, sizeof ops);
+  LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
+#define KV(v) ec_splat(e, LLVMConstInt(et, (uint64_t)(v), false), lanes)
+  /* the row's elements at pos as integers */
+#define BITS(pos)                                                                                  \
+  LLVMBuildBitCast(e->b, ec_load(e, dt, e->read, ec_add(e, off, (pos)), lanes), vt, "")
   uint32_t unroll = 4;
   while (unroll > 1 && len < (uint64_t)unroll * lanes)
     unroll--;
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
 
-  /* pass 1: the best value */
-  LLVMValueRef acc[4];
+  /* pass 1: the extremes */
+  LLVMValueRef acc[3][4];
   for (uint32_t u = 0; u < unroll; u++) {
-    acc[u] = ec_var(e, vt, "acc");
-    LLVMBuildStore(e->b, ec_load(e, dt, e->read, ec_add(e, off, ec_i64(e, u * lanes)), lanes),
-                   acc[u]);
+    LLVMValueRef x = BITS(ec_i64(e, u * lanes));
+    for (uint32_t a = 0; a < nacc; a++) {
+      acc[a][u] = ec_var(e, vt, "acc");
+      LLVMBuildStore(e->b, x, acc[a][u]);
+    }
   }
   if (vend > step) {
     ec_loop l;
     LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
     for (uint32_t u = 0; u < unroll; u++) {
-      LLVMValueRef x =
-          ec_load(e, dt, e->read, ec_add(e, off, ec_add(e, j, ec_i64(e, u * lanes))), lanes);
-      LLVMValueRef args[2] = {LLVMBuildLoad2(e->b, vt, acc[u], ""), x};
-      LLVMBuildStore(e->b, ec_intrinsic(e, op, &vt, 1, args, 2), acc[u]);
+      LLVMValueRef x = BITS(ec_add(e, j, ec_i64(e, u * lanes)));
+      for (uint32_t a = 0; a < nacc; a++)
+        LLVMBuildStore(e->b, minmax(e, ops[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""), x),
+                       acc[a][u]);
     }
     ec_loop_end(e, &l);
   }
-  LLVMValueRef v = LLVMBuildLoad2(e->b, vt, acc[0], "");
-  for (uint32_t u = 1; u < unroll; u++) {
-    LLVMValueRef args[2] = {v, LLVMBuildLoad2(e->b, vt, acc[u], "")};
-    v = ec_intrinsic(e, op, &vt, 1, args, 2);
+  LLVMValueRef v[3];
+  for (uint32_t a = 0; a < nacc; a++) {
+    v[a] = LLVMBuildLoad2(e->b, vt, acc[a][0], "");
+    for (uint32_t u = 1; u < unroll; u++)
+      v[a] = minmax(e, ops[a], v[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""));
   }
   /* the rest: whole vectors, then one ending at the row's end (max and min
    * do not mind seeing an element twice) */
   for (uint64_t p = vend; p < len; p += lanes) {
     const uint64_t at = p + lanes <= len ? p : len - lanes;
-    LLVMValueRef args[2] = {v, ec_load(e, dt, e->read, ec_add(e, off, ec_i64(e, at)), lanes)};
-    v = ec_intrinsic(e, op, &vt, 1, args, 2);
+    LLVMValueRef x = BITS(ec_i64(e, at));
+    for (uint32_t a = 0; a < nacc; a++)
+      v[a] = minmax(e, ops[a], v[a], x);
   }
-  LLVMValueRef m = ec_intrinsic(e, red, &vt, 1, &v, 1);
-  LLVMValueRef mv = ec_splat(e, m, lanes);
+  LLVMValueRef m[3];
+  for (uint32_t a = 0; a < nacc; a++)
+    m[a] = reduce_minmax(e, ops[a], v[a]);
+  /* what pass 2 looks for: (mask, lo, span) */
+  LLVMValueRef find[3] = {KV(-1), ec_splat(e, m[0], lanes), KV(0)};
+  if (half) {
+#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
+    LLVMValueRef smax = m[0], smin = m[1], umax = m[2];
+    LLVMValueRef nan = LLVMBuildOr(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, smax, KS(0x7c00), ""),
+                                   LLVMBuildICmp(e->b, LLVMIntUGT, umax, KS(0xfc00), ""), "nan");
+    /* argmax: the greatest non-negative, else the negative nearest 0;
+     * argmin: the most negative, else the non-negative nearest 0 */
+    LLVMValueRef best =
+        mx ? LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGE, smax, KS(0), ""), smax, smin, "")
+           : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, umax, KS(0x8000), ""), umax,
+                             smin, "");
+    LLVMValueRef zero =
+        LLVMBuildICmp(e->b, LLVMIntEQ, LLVMBuildAnd(e->b, best, KS(0x7fff), ""), KS(0), "");
+    LLVMValueRef mag_only = LLVMBuildOr(e->b, nan, zero, "");
+    find[0] = ec_splat(e, LLVMBuildSelect(e->b, mag_only, KS(0x7fff), KS(0xffff), ""), lanes);
+    find[1] = ec_splat(
+        e, LLVMBuildSelect(e->b, nan, KS(0x7c01), LLVMBuildSelect(e->b, zero, KS(0), best, ""), ""),
+        lanes);
+    find[2] = ec_splat(e, LLVMBuildSelect(e->b, nan, KS(0x7fff - 0x7c01), KS(0), ""), lanes);
+#undef KS
+  }
 
   /* pass 2: where it is. Full vectors from the start (increasing) or the
    * end (decreasing), then the one vector left over, which overlaps the
@@ -135,7 +202,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   LLVMValueRef q = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, nvec), 1);
   LLVMValueRef pos = last ? LLVMBuildSub(e->b, ec_i64(e, len - lanes), ec_mul(e, q, lanes), "")
                           : ec_mul(e, q, lanes);
-  LLVMValueRef mask = eq_mask(e, ec_load(e, dt, e->read, ec_add(e, off, pos), lanes), mv, lanes);
+  LLVMValueRef mask = hit_mask(e, BITS(pos), find, lanes);
   LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(e->c, e->fn, "found");
   LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->c, e->fn, "next");
   LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), "");
@@ -147,12 +214,15 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   ec_loop_end(e, &l);
   /* not found in the full vectors (len is not a multiple of lanes) */
   LLVMValueRef rest = ec_i64(e, last ? 0 : len - lanes);
-  mask = eq_mask(e, ec_load(e, dt, e->read, ec_add(e, off, rest), lanes), mv, lanes);
+  mask = hit_mask(e, BITS(rest), find, lanes);
   LLVMBuildStore(e->b, mask_index(e, rest, mask, lanes, last), where);
   LLVMBuildBr(e->b, done);
   LLVMPositionBuilderAtEnd(e->b, done);
-  *val = m;
+#undef BITS
+#undef KV
   *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
+  /* an f16's value is the element found's (NaN, or the zero found) */
+  *val = half ? ec_load_read_cmp(e, ec_add(e, off, *idx), 1) : m[0];
 }
 
 /* Reduces len elements of the read from element offset off; *val is the
