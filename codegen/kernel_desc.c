@@ -336,3 +336,32 @@ char *dmlc_kdesc_print(const dmlc_kdesc *k) {
   }
   return dmlc_strbuf_finish(&sb);
 }
+
+void dmlc_kdesc_canonical(const dmlc_kdesc *k, dmlc_kdesc *out) {
+  memset(out, 0, sizeof *out);
+  out->rank = k->rank;
+  for (uint32_t d = 0; d < k->rank; d++) {
+    out->dims[d] = k->dims[d];
+    if (dmlc_mask_has_axis(k->reduced_mask, d))
+      out->reduced_mask |= 1u << d;
+  }
+  out->has_read = k->has_read;
+  if (k->has_read) {
+    out->read_dtype = k->read_dtype;
+    memcpy(out->read_strides, k->read_strides, k->rank * sizeof k->read_strides[0]);
+  }
+  out->has_reduction = k->has_reduction;
+  if (k->has_reduction) {
+    out->reduction = k->reduction;
+    out->direction = k->direction;
+  }
+  out->num_outputs = k->num_outputs;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    dmlc_kout *o = &out->outputs[i];
+    o->kind = k->outputs[i].kind;
+    o->dtype = k->outputs[i].dtype;
+    memcpy(o->strides, k->outputs[i].strides, k->rank * sizeof o->strides[0]);
+    if (o->kind == DMLC_KOUT_CONSTANT)
+      o->constant = k->outputs[i].constant;
+  }
+}

@@ -71,4 +71,11 @@ void dmlc_kernel_plan_free(dmlc_kernel_plan *plan);
  * a debugging aid. Returns a malloc'ed string, or NULL when out of memory. */
 char *dmlc_kdesc_print(const dmlc_kdesc *k);
 
+/* *out: what dmlc_kdesc_print shows of k and nothing else: every other
+ * byte zero (bindings, padding, dims past the rank, outputs past
+ * num_outputs, a constant that is not a CONSTANT output's), so two
+ * descriptions print the same text exactly when their canonical forms are
+ * the same bytes: the kernel cache compares these, not the text. */
+void dmlc_kdesc_canonical(const dmlc_kdesc *k, dmlc_kdesc *out);
+
 #endif

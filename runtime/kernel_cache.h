@@ -1,8 +1,8 @@
 /* The one kernel cache of every code-generating device: compiled kernels
- * keyed by the full printed kernel description (dmlc_kdesc_print, never
- * truncated), so a kernel is compiled once per device however many graphs
- * contain it. What a compiled kernel is belongs to the device: it passes
- * the compile and destroy functions. Not thread-safe. */
+ * keyed by the whole kernel description (its canonical bytes,
+ * dmlc_kdesc_canonical: equal exactly when the printed descriptions are),
+ * so a kernel is compiled once per device however many graphs contain it. What a compiled kernel is
+ * belongs to the device: it passes the compile and destroy functions. Not thread-safe. */
 #ifndef DMLC_RUNTIME_KERNEL_CACHE_H
 #define DMLC_RUNTIME_KERNEL_CACHE_H
 

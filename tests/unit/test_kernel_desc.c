@@ -165,6 +165,99 @@ START_TEST(long_descriptions_print_whole) {
 }
 END_TEST
 
+/* A random description: every byte random, then the fields the print reads
+ * made valid (rank, output count, enums). */
+static void random_kdesc(uint64_t *seed, dmlc_kdesc *k) {
+  unsigned char *b = (unsigned char *)k;
+  for (size_t i = 0; i < sizeof *k; i++) {
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    b[i] = (unsigned char)(*seed >> 56);
+  }
+  k->rank = 1 + k->rank % DMLC_MAX_RANK;
+  k->has_read = k->dims[0] & 1;
+  k->has_reduction = k->dims[0] & 2;
+  k->read_dtype = (dmlc_dtype)(k->read_dtype % DMLC_DTYPE_COUNT);
+  k->reduction = k->reduction % 2 ? DMLC_OP_ARGMAX : DMLC_OP_ARGMIN;
+  k->direction = k->direction % 2 ? DMLC_DIRECTION_INCREASING : DMLC_DIRECTION_DECREASING;
+  k->num_outputs = k->num_outputs % (DMLC_KDESC_MAX_OUTPUTS + 1);
+  for (uint32_t i = 0; i < DMLC_KDESC_MAX_OUTPUTS; i++) {
+    k->outputs[i].kind = (dmlc_kout_kind)(k->outputs[i].kind % (DMLC_KOUT_COPY + 1));
+    k->outputs[i].dtype = (dmlc_dtype)(k->outputs[i].dtype % DMLC_DTYPE_COUNT);
+  }
+}
+
+/* The kernel cache finds kernels by canonical bytes: two descriptions have
+ * the same canonical bytes exactly when they print the same. b is a with
+ * one field changed (some the print shows, some it does not: bindings,
+ * dims past the rank, a non-constant output's constant). */
+START_TEST(canonical_bytes_match_printed_text) {
+  uint64_t seed = 0x5eedu;
+  uint32_t same = 0, differ = 0;
+  for (int n = 0; n < 4000; n++) {
+    dmlc_kdesc a, b, ca, cb;
+    random_kdesc(&seed, &a);
+    b = a;
+    const uint32_t r = (uint32_t)(seed >> 33), d = r % DMLC_MAX_RANK,
+                   o = r % DMLC_KDESC_MAX_OUTPUTS;
+    switch ((r >> 8) % 10) {
+    case 0:
+      b.read_binding.index ^= 1;
+      break;
+    case 1:
+      b.outputs[o].binding.kind ^= 1;
+      break;
+    case 2:
+      b.dims[d] ^= 1;
+      break;
+    case 3:
+      b.read_strides[d] += 1;
+      break;
+    case 4:
+      b.outputs[o].strides[d] += 1;
+      break;
+    case 5:
+      b.outputs[o].constant += 1;
+      break;
+    case 6:
+      b.reduced_mask ^= 1u << (r % 32);
+      break;
+    case 7:
+      b.read_dtype = (dmlc_dtype)((b.read_dtype + 1) % DMLC_DTYPE_COUNT);
+      break;
+    case 8:
+      b.direction = b.direction == DMLC_DIRECTION_INCREASING ? DMLC_DIRECTION_DECREASING
+                                                             : DMLC_DIRECTION_INCREASING;
+      break;
+    default:
+      b.outputs[o].dtype = (dmlc_dtype)((b.outputs[o].dtype + 1) % DMLC_DTYPE_COUNT);
+      break;
+    }
+    char *ta = dmlc_kdesc_print(&a), *tb = dmlc_kdesc_print(&b);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    dmlc_kdesc_canonical(&a, &ca);
+    dmlc_kdesc_canonical(&b, &cb);
+    const bool text_same = strcmp(ta, tb) == 0;
+    ck_assert_msg(text_same == (memcmp(&ca, &cb, sizeof ca) == 0), "%s\n%s", ta, tb);
+    /* canonical is a fixed point, and prints as the original */
+    dmlc_kdesc cca;
+    dmlc_kdesc_canonical(&ca, &cca);
+    ck_assert(memcmp(&ca, &cca, sizeof ca) == 0);
+    char *tc = dmlc_kdesc_print(&ca);
+    ck_assert_ptr_nonnull(tc);
+    ck_assert_str_eq(ta, tc);
+    same += text_same;
+    differ += !text_same;
+    free(ta);
+    free(tb);
+    free(tc);
+  }
+  /* both outcomes are exercised */
+  ck_assert_uint_gt(same, 500);
+  ck_assert_uint_gt(differ, 500);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kernel_desc");
   TCase *tc = tcase_create("plans");
@@ -177,6 +270,7 @@ int main(void) {
   tcase_add_test(tc, unfused_graphs_are_rejected);
   tcase_add_test(tc, constants_cast_from_their_value);
   tcase_add_test(tc, long_descriptions_print_whole);
+  tcase_add_test(tc, canonical_bytes_match_printed_text);
   suite_add_tcase(s, tc);
   return dmlc_test_run_suites(&s, 1);
 }
