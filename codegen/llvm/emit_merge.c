@@ -117,6 +117,7 @@ typedef struct mrow {
   emit_ctx *e;
   bool on;
   uint32_t lanes, n;
+  uint64_t next_row; /* elements from a row to the same point's next one (0: none) */
   LLVMTypeRef vt, it, vals_t, idxs_t;
   LLVMValueRef vals, idxs;
 } mrow;
@@ -166,8 +167,17 @@ static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef bas
   LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, vend), step);
   LLVMValueRef s =
       ec_splat(e, LLVMBuildAdd(e->b, base32, LLVMBuildTrunc(e->b, j, e->i32, ""), ""), L);
-  /* ahead in storage order: in a block the next point's row follows */
-  ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
+  /* In a block, the same point's row at the next outer coordinate, into
+   * L2: a block's run of rows ends in a jump (by the outer stride) that
+   * the hardware prefetchers do not follow, and the run's length is the
+   * lead ([256,512,256] over {0,2}: 65% -> 85% of the read bandwidth,
+   * Xeon). Otherwise ahead in storage order. */
+  const uint64_t step_bytes = step * dmlc_dtype_size(e->k->read_dtype);
+  if (v->next_row && e->prefetch_bytes)
+    for (uint64_t b = 0; b < step_bytes; b += 64)
+      ec_prefetch_read(e, ec_add(e, off, ec_add(e, j, ec_i64(e, v->next_row))), (int64_t)b, false);
+  else
+    ec_prefetch_stream(e, ec_add(e, off, j), step_bytes);
   for (uint32_t u = 0; u < n; u++) {
     a[u] = LLVMBuildLoad2(e->b, v->vt, avar[u], "");
     ai[u] = LLVMBuildLoad2(e->b, v->it, ivar[u], "");
@@ -233,6 +243,8 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
    * row costs no merge across lanes (that is done once per point, at the
    * end); rows of at least a vector whose indices fit i32 lanes. */
   mrow v = {.e = e, .lanes = ec_vector_lanes(e, k->read_dtype)};
+  if (block > 1)
+    v.next_row = k->read_strides[outer[nouter - 1]];
   v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
   if (v.on) {
     const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
