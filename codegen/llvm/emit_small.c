@@ -45,11 +45,27 @@ static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
   return g;
 }
 
+/* Whether output i is stored with non-temporal stores (where aligned): a
+ * contiguous INDEX output of at least the target's non-temporal size (the
+ * channel argmax of a large NHWC image writes more than it reads). */
+static bool index_nt(const emit_ctx *e, uint32_t i) {
+  const dmlc_kout *o = &e->k->outputs[i];
+  return e->nt_min_bytes && o->kind == DMLC_KOUT_INDEX && o->strides[0] == 1 &&
+         (uint64_t)e->k->dims[0] * dmlc_dtype_size(o->dtype) >= e->nt_min_bytes;
+}
+
+/* The alignment a group's non-temporal store of output i needs. */
+static uint64_t nt_align(const emit_ctx *e, uint32_t i, uint32_t g) {
+  const uint64_t bytes = (uint64_t)g * dmlc_dtype_size(e->k->outputs[i].dtype);
+  return bytes < e->vector_bytes ? bytes : e->vector_bytes;
+}
+
 /* Stores the outputs of the group whose first row is row, from its G
  * indices (i32 lanes): INDEX outputs, and ONEHOT ones as one vector of the
  * group's G * R elements (each row's index spread over its R positions by
- * a shuffle, compared with the position in the row). */
-static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g) {
+ * a shuffle, compared with the position in the row). nt: index_nt outputs
+ * are aligned for non-temporal stores. */
+static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g, bool nt) {
   const dmlc_kdesc *k = e->k;
   const uint32_t len = k->dims[1];
   for (uint32_t i = 0; i < k->num_outputs; i++) {
@@ -72,7 +88,11 @@ static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint3
       continue;
     }
     if (o->strides[0] == 1) {
-      ec_store(e, o->dtype, e->out[i], base, ec_convert(e, idx, DMLC_DTYPE_U32, o->dtype));
+      LLVMValueRef v = ec_convert(e, idx, DMLC_DTYPE_U32, o->dtype);
+      if (nt && index_nt(e, i))
+        ec_store_nt(e, o->dtype, e->out[i], base, v);
+      else
+        ec_store(e, o->dtype, e->out[i], base, v);
       continue;
     }
     for (uint32_t l = 0; l < g; l++) {
@@ -83,25 +103,10 @@ static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint3
   }
 }
 
-dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
-  const dmlc_kdesc *k = e->k;
-  const dmlc_dtype dt = k->read_dtype;
-  const uint32_t len = k->dims[1];
-  const uint64_t rows = k->dims[0];
-  const uint32_t g = group_rows(e, len);
-  const uint64_t groups = rows / g, rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
-  const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+/* Groups [g0, g1) of G rows each. */
+static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g, bool nt) {
+  const uint32_t len = e->k->dims[1];
   LLVMTypeRef it = LLVMVectorType(e->i32, g);
-
-  LLVMValueRef begin, end;
-  ec_function_begin(e, name, true, &begin, &end);
-  ec_loop lt;
-  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
-  /* this task's whole groups, then (the last task) the rows after them */
-  LLVMValueRef g0 = ec_mul(e, t, SMALL_GROUPS_PER_TASK);
-  LLVMValueRef g1 = ec_add(e, g0, ec_i64(e, SMALL_GROUPS_PER_TASK));
-  LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, g1, ec_i64(e, groups), "");
-  g1 = LLVMBuildSelect(e->b, over, ec_i64(e, groups), g1, "");
   ec_loop lg;
   LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
   LLVMValueRef row = ec_mul(e, gi, g);
@@ -122,8 +127,46 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
     best = LLVMBuildSelect(e->b, take, v, best, "");
     idx = LLVMBuildSelect(e->b, take, ec_splat(e, ec_i32(e, c), g), idx, "");
   }
-  store_indices(e, row, idx, g);
+  store_indices(e, row, idx, g, nt);
   ec_loop_end(e, &lg);
+}
+
+dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const dmlc_dtype dt = k->read_dtype;
+  const uint32_t len = k->dims[1];
+  const uint64_t rows = k->dims[0];
+  const uint32_t g = group_rows(e, len);
+  const uint64_t groups = rows / g, rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
+  const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  ec_loop lt;
+  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
+  /* this task's whole groups, then (the last task) the rows after them */
+  LLVMValueRef g0 = ec_mul(e, t, SMALL_GROUPS_PER_TASK);
+  LLVMValueRef g1 = ec_add(e, g0, ec_i64(e, SMALL_GROUPS_PER_TASK));
+  LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, g1, ec_i64(e, groups), "");
+  g1 = LLVMBuildSelect(e->b, over, ec_i64(e, groups), g1, "");
+  /* non-temporal stores when every such output is aligned for them */
+  LLVMValueRef aligned = NULL;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (index_nt(e, i)) {
+      LLVMValueRef al =
+          ec_is_aligned(e, k->outputs[i].dtype, e->out[i], ec_i64(e, 0), nt_align(e, i, g));
+      aligned = aligned ? LLVMBuildAnd(e->b, aligned, al, "") : al;
+    }
+  if (aligned) {
+    ec_if fa;
+    ec_if_begin(e, &fa, aligned);
+    group_loop(e, g0, g1, g, true);
+    ec_if_else(e, &fa);
+    group_loop(e, g0, g1, g, false);
+    ec_if_end(e, &fa);
+  } else {
+    group_loop(e, g0, g1, g, false);
+  }
   if (groups * g < rows) {
     LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
     ec_if f;

@@ -599,6 +599,17 @@ START_TEST(test_nontemporal) {
         check_kernel_modes(&k, modes, 3);
       }
     }
+    { /* short packed rows (NHWC channels): whole groups of rows, then the
+         rest; INDEX outputs of every width, non-temporal where aligned */
+      static const dmlc_dtype index_types[] = {DMLC_DTYPE_U32, DMLC_DTYPE_I64, DMLC_DTYPE_U8,
+                                               DMLC_DTYPE_I16};
+      const uint32_t sdims[2] = {64 * 5 + 3 + (uint32_t)pass, pass ? 5u : 3u};
+      dmlc_kdesc k = kd_make(2, sdims, 2);
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(_i + pass) % 4], 1);
+      kd_reduce(&k, rt, _i % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                pass ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, 3);
+    }
     if (pass == 0 && _i % 3 == 0) { /* split rows: zeros by the tasks, the 1 by finish */
       const uint32_t dims[2] = {2, 262144 + 9};
       dmlc_kdesc k = kd_make(2, dims, 2);
@@ -631,6 +642,22 @@ START_TEST(test_nontemporal_ir) {
       LLVMDisposeMessage(ir);
       release(&j);
     }
+  }
+  /* short packed rows: their INDEX output (u32, 4 bytes a row) */
+  for (int big = 0; big < 2; big++) {
+    const uint32_t sdims[2] = {4096, 3};
+    dmlc_kdesc k = kd_make(2, sdims, 2);
+    kd_reduce(&k, DMLC_DTYPE_U8, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    nt_min_bytes = big ? 4096 * 4 : 4096 * 4 + 1;
+    jitted j;
+    char *ir = NULL;
+    compile(&k, &j, &ir);
+    const bool nt = strstr(ir, "!nontemporal") != NULL;
+    ck_assert_msg(nt == (big != 0), "short rows, big %d: nontemporal %d", big, nt);
+    ck_assert_msg(!big || strstr(ir, "fence seq_cst"), "no fence:\n%s", ir);
+    LLVMDisposeMessage(ir);
+    release(&j);
   }
   nt_min_bytes = 0;
 }
