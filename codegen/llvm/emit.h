@@ -9,9 +9,10 @@
 
 typedef struct dmlc_llvm_target {
   uint32_t vector_bytes; /* the widest vector register: 16 (SSE), 32 (AVX2), 64 (AVX-512) */
-  /* Full-size outputs (ONEHOT) of at least this many bytes are written with
-   * non-temporal stores where aligned (they would only evict the input from
-   * the caches); 0: never. */
+  /* Full-size outputs (ONEHOT), and the INDEX output of short packed rows
+   * (more bytes than their read), of at least this many bytes are written
+   * with non-temporal stores where aligned (they would only evict the input
+   * from the caches); 0: never. */
   uint64_t nontemporal_min_bytes;
   /* Reads of at least prefetch_min_bytes (the kernel's whole read) are
    * prefetched in software prefetch_bytes ahead of the loads (rows) or a
