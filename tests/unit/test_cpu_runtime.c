@@ -231,16 +231,16 @@ END_TEST
  * the reductions over axis 0 have one block of columns and enough rows to
  * be split into row chunks merged by a finish function. */
 static const char big_text[] =
-    "graph @big(%x: f32[1031,509]) -> (%hard: f32[1031,509], %idx: u32[1031,1],\n"
-    "                                  %cols: i64[1,509], %hcols: f32[1031,509]) {\n"
-    "  %0 = hardmax %x {axes = [1]} : f32[1031,509]\n"
+    "graph @big(%x: f32[1031,1021]) -> (%hard: f32[1031,1021], %idx: u32[1031,1],\n"
+    "                                  %cols: i64[1,1021], %hcols: f32[1031,1021]) {\n"
+    "  %0 = hardmax %x {axes = [1]} : f32[1031,1021]\n"
     "  %1 = argmax %x {axes = [1]} : u32[1031,1]\n"
-    "  %2 = argmin %x {axes = [0]} : i64[1,509]\n"
-    "  %3 = hardmax %x {axes = [0]} : f32[1031,509]\n"
+    "  %2 = argmin %x {axes = [0]} : i64[1,1021]\n"
+    "  %3 = hardmax %x {axes = [0]} : f32[1031,1021]\n"
     "  return %0, %1, %2, %3\n"
     "}\n";
 
-enum { BIG_ROWS = 1031, BIG_COLS = 509 };
+enum { BIG_ROWS = 1031, BIG_COLS = 1021 };
 
 typedef struct big_result {
   float hard[BIG_ROWS * BIG_COLS];

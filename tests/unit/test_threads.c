@@ -29,8 +29,8 @@ static const char *const graph_texts[] = {
     "  %0 = argmin %x {axes = [0]} : i64[1,3,8]\n"
     "  %1 = argmax %x {axes = [1, 2], direction = decreasing} : u32[5,1,1]\n"
     "  return %0, %1\n}\n",
-    "graph @large(%x: f32[512,1024]) -> (u32[512,1], u32[1,1024]) {\n"
-    "  %0 = argmax %x {axes = [1]} : u32[512,1]\n"
+    "graph @large(%x: f32[832,1024]) -> (u32[832,1], u32[1,1024]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[832,1]\n"
     "  %1 = argmin %x {axes = [0]} : u32[1,1024]\n"
     "  return %0, %1\n}\n",
 };
