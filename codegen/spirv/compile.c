@@ -33,6 +33,8 @@ static uint32_t pow2_floor(uint64_t v) {
 #define COLUMN_MIN_KEPT 4096
 #define COLUMN_LARGE_MIN_REDUCED 256
 #define MAX_LOCAL 256
+/* Windowed vector columns: a loop per window, for at most this many. */
+#define COLUMN_WINDOW_LOOPS 16
 #define SMALL_LOCAL 128
 
 static uint64_t max_offset(const dmlc_kdesc *k, const uint64_t *strides) {
@@ -215,7 +217,7 @@ static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_pla
  *  - columns (SMALL): the innermost dim is kept, packed, a multiple of E
  *    long, and every other dim steps by multiples of 16 bytes; each
  *    invocation then takes E kept points (emit_small_vec); the read is one
- *    descriptor. */
+ *    descriptor, or windows when it has one reduced dim (a loop each). */
 static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
   const uint32_t elems = 16 / size;
@@ -225,9 +227,19 @@ static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
     if (k->dims[d] > 1 && (k->read_strides[d] * size) % 16 != 0)
       return;
   if (p->path == SPV_PATH_SMALL) {
-    /* Bound as windows, a column's loads each pass a switch: lavapipe then
-     * reads [8192,8192] f32 columns slower with vectors than with words. */
-    if ((k->reduced_mask >> last) & 1 || k->dims[last] % elems != 0 || p->bindings[0].count != 1)
+    /* Bound as windows: one reduced dim (its points' offsets grow, so a
+     * column's points in each window are a contiguous range, a loop of
+     * their own: emit_small_vec) and few enough windows for a loop each.
+     * Otherwise every load would pass a switch: lavapipe then reads
+     * [8192,8192] f32 columns slower with vectors than with words. */
+    const uint32_t windows = p->bindings[0].count;
+    uint32_t d = 0;
+    while (!((k->reduced_mask >> d) & 1))
+      d++;
+    const bool one_reduced =
+        (k->reduced_mask & (k->reduced_mask - 1)) == 0 && k->read_strides[d] > 0;
+    if ((k->reduced_mask >> last) & 1 || k->dims[last] % elems != 0 ||
+        (windows > 1 && (!one_reduced || windows > COLUMN_WINDOW_LOOPS)))
       return;
     p->vec_elems = elems;
     p->num_groups = (p->kept / elems + p->local_size - 1) / p->local_size;

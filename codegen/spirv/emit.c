@@ -661,6 +661,45 @@ static void emit_elementwise(spv_em *e, uint32_t group, uint32_t lid) {
  * each, keeping E accumulators. */
 #define COLUMN_UNROLL 4
 
+/* Merges into a[] the vectors of reduced points [lo, hi) (run-time
+ * values), the vector of point r at vector index first + (its read offset
+ * >> vec_shift): from window `window` of the read (whose vectors there all
+ * are) when window >= 0, else through load_vec. */
+static void column_vec_points(spv_em *e, spv_acc *a, uint32_t first, uint32_t lo, uint32_t hi,
+                              int window) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t E = e->plan.vec_elems, U = COLUMN_UNROLL;
+  const uint32_t whole =
+      spv_op(e, SpvOpIAdd, lo,
+             spv_op(e, SpvOpBitwiseAnd, spv_op(e, SpvOpISub, hi, lo), spv_u32(e, ~(U - 1))));
+  const uint32_t wfirst = window > 0 ? (uint32_t)window << e->read_vec.window_log2 : 0;
+  for (uint32_t pass = 0; pass < 2; pass++) {
+    /* pass 0: U reduced points per iteration, their loads before their
+     * merges (independent loads in flight); pass 1: the rest, one each */
+    const uint32_t u = pass == 0 ? U : 1;
+    spv_loop l;
+    const uint32_t r0 =
+        loop_begin(e, &l, pass == 0 ? lo : whole, pass == 0 ? whole : hi, spv_u32(e, u));
+    uint32_t v[COLUMN_UNROLL], rs[COLUMN_UNROLL];
+    for (uint32_t t = 0; t < u; t++) {
+      rs[t] = t ? spv_op(e, SpvOpIAdd, r0, spv_u32(e, t)) : r0;
+      uint32_t off;
+      const uint64_t *strides[1] = {k->read_strides};
+      offsets_of(e, rs[t], k->reduced_mask, 1, strides, &off);
+      const uint32_t c = spv_op(e, SpvOpIAdd, first,
+                                spv_op(e, SpvOpShiftRightLogical, off, spv_u32(e, vec_shift(e))));
+      v[t] = window < 0
+                 ? load_vec(e, c)
+                 : spv_buf_load_window(e, &e->read_vec, e->p_sb_v4, e->t_v4, (uint32_t)window,
+                                       wfirst ? spv_op(e, SpvOpISub, c, spv_u32(e, wfirst)) : c);
+    }
+    for (uint32_t t = 0; t < u; t++)
+      for (uint32_t j = 0; j < E; j++)
+        acc_scan(e, &a[j], spv_key_of(e, vec_elem(e, v[t], j)), rs[t]);
+    loop_end(e, &l);
+  }
+}
+
 static void emit_small_vec(spv_em *e, uint32_t q) {
   const dmlc_kdesc *k = e->k;
   const uint32_t E = e->plan.vec_elems, last = k->rank - 1, nb = 1 + k->num_outputs;
@@ -671,30 +710,33 @@ static void emit_small_vec(spv_em *e, uint32_t q) {
     a[j] = acc_init(e);
   const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
   const uint32_t first = spv_op(e, SpvOpShiftRightLogical, base[0], spv_u32(e, vec_shift(e)));
-  const uint32_t U = COLUMN_UNROLL;
-  const uint32_t whole = (uint32_t)(e->plan.reduced / U * U);
-  for (uint32_t pass = 0; pass < 2; pass++) {
-    /* pass 0: U reduced points per iteration, their loads before their
-     * merges (independent loads in flight); pass 1: the rest, one each */
-    const uint32_t u = pass == 0 ? U : 1;
-    if (pass == 0 ? whole == 0 : whole == e->plan.reduced)
-      continue;
-    spv_loop l;
-    const uint32_t r0 = loop_begin(e, &l, spv_u32(e, pass == 0 ? 0 : whole),
-                                   pass == 0 ? spv_u32(e, whole) : reduced, spv_u32(e, u));
-    uint32_t v[COLUMN_UNROLL], rs[COLUMN_UNROLL];
-    for (uint32_t t = 0; t < u; t++) {
-      rs[t] = t ? spv_op(e, SpvOpIAdd, r0, spv_u32(e, t)) : r0;
-      uint32_t off;
-      const uint64_t *strides[1] = {k->read_strides};
-      offsets_of(e, rs[t], k->reduced_mask, 1, strides, &off);
-      v[t] = load_vec(e, spv_op(e, SpvOpIAdd, first,
-                                spv_op(e, SpvOpShiftRightLogical, off, spv_u32(e, vec_shift(e)))));
+  const uint32_t n = e->read_vec.windows;
+  if (n <= 1) {
+    column_vec_points(e, a, first, spv_u32(e, 0), reduced, -1);
+  } else {
+    /* Windows (plan_vector: one reduced dim, whose points' offsets grow):
+     * the points in window j are a contiguous range, each window a loop
+     * of its own that loads from it directly (no switch per load). */
+    uint32_t d = 0;
+    while (!((k->reduced_mask >> d) & 1))
+      d++;
+    const uint32_t step = (uint32_t)(k->read_strides[d] >> vec_shift(e)); /* vectors a point */
+    uint32_t lo = spv_u32(e, 0);
+    for (uint32_t j = 0; j < n; j++) {
+      uint32_t hi = reduced;
+      if (j + 1 < n) {
+        /* the first point at or past window j + 1: ceil((bound - first) / step) */
+        const uint32_t bound = spv_u32(e, (j + 1) << e->read_vec.window_log2);
+        const uint32_t ahead =
+            spv_op(e, SpvOpUDiv,
+                   spv_op(e, SpvOpIAdd, spv_op(e, SpvOpISub, bound, first), spv_u32(e, step - 1)),
+                   spv_u32(e, step));
+        hi = umin(e, spv_select(e, spv_cmp(e, SpvOpULessThan, first, bound), ahead, spv_u32(e, 0)),
+                  reduced);
+      }
+      column_vec_points(e, a, first, lo, hi, (int)j);
+      lo = hi;
     }
-    for (uint32_t t = 0; t < u; t++)
-      for (uint32_t j = 0; j < E; j++)
-        acc_scan(e, &a[j], spv_key_of(e, vec_elem(e, v[t], j)), rs[t]);
-    loop_end(e, &l);
   }
   for (uint32_t j = 0; j < E; j++) {
     uint32_t bj[MAX_BUFS];

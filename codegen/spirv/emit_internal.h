@@ -120,6 +120,10 @@ typedef enum spv_access {
  * NonUniform where the caps allow, else through a switch over constant window indices. */
 uint32_t spv_buf_access(spv_em *e, const spv_buf *buf, uint32_t ptr_type, uint32_t elem_type,
                         uint32_t index, spv_access kind, uint32_t value);
+/* A load of element `within` of window `window` (a constant: the index is
+ * uniform, no switch) of a windowed buffer. */
+uint32_t spv_buf_load_window(spv_em *e, const spv_buf *buf, uint32_t ptr_type, uint32_t elem_type,
+                             uint32_t window, uint32_t within);
 
 /* Keys' words (t_key): a Function variable, a load, a select, zero. */
 uint32_t spv_key_var(spv_em *e);

@@ -208,6 +208,13 @@ uint32_t spv_buf_access(spv_em *e, const spv_buf *buf, uint32_t ptr_type, uint32
   return access_at(e, kind, elem_type, p, value);
 }
 
+uint32_t spv_buf_load_window(spv_em *e, const spv_buf *buf, uint32_t ptr_type, uint32_t elem_type,
+                             uint32_t window, uint32_t within) {
+  const uint32_t p =
+      SPV(&e->b, SpvOpAccessChain, ptr_type, buf->var, spv_u32(e, window), spv_u32(e, 0), within);
+  return access_at(e, SPV_ACCESS_LOAD, elem_type, p, 0);
+}
+
 static uint32_t load_word(spv_em *e, const spv_buf *buf, uint32_t word) {
   return spv_buf_access(e, buf, e->p_sb_u32, e->t_u32, word, SPV_ACCESS_LOAD, 0);
 }
