@@ -129,6 +129,18 @@ static bool in_list(const char *list, const char *name, size_t n) {
   return false;
 }
 
+/* Whether the comma-separated list of +name/-name holds +name. */
+static bool plus_named(const char *list, const char *name, size_t n) {
+  for (const char *p = list; p && *p;) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == n + 1 && p[0] == '+' && memcmp(p + 1, name, n) == 0)
+      return true;
+    p = comma ? comma + 1 : NULL;
+  }
+  return false;
+}
+
 /* DMLC_CPU (a CPU as llc spells it, with that CPU's features instead of
  * the host's) and DMLC_CPU_FEATURES (+name/-name on top) make the JIT
  * target less than the host has: tests and benchmarks of narrower vector
@@ -170,16 +182,19 @@ static dmlc_status choose_cpu(dmlc_llvm_jit *jit, dmlc_diag *diag) {
              !(plus = dmlc_llvm_plus_list(enabled))) {
     status = dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating the JIT");
   } else {
-    for (const char *p = checked; *p && status == DMLC_OK;) {
-      const char *comma = strchr(p, ',');
-      const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-      if (!in_list(host_enabled, p, len))
-        status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
-                               "%s enables '%.*s', which this CPU (%s) lacks: the JIT can only "
-                               "target less than the host has",
-                               override, (int)len, p, host_cpu);
-      p = comma ? comma + 1 : p + len;
-    }
+    /* A lacking feature the variable names itself first (+xop, not the
+     * fma4 it implies), then any */
+    for (int named = 1; named >= 0 && status == DMLC_OK; named--)
+      for (const char *p = checked; *p && status == DMLC_OK;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (!in_list(host_enabled, p, len) && (!named || plus_named(env_features, p, len)))
+          status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
+                                 "%s enables '%.*s', which this CPU (%s) lacks: the JIT can only "
+                                 "target less than the host has",
+                                 override, (int)len, p, host_cpu);
+        p = comma ? comma + 1 : p + len;
+      }
   }
   if (status == DMLC_OK) {
     jit->cpu = LLVMCreateMessage(env_cpu ? env_cpu : host_cpu);
