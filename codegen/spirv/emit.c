@@ -180,15 +180,15 @@ static void declare_interface(spv_em *e) {
     o->elem_type = SPV_TYPE(b, SpvOpTypeInt, size * 8, 0);
     o->buf = block_buffer(e, o->elem_type, size, 1 + i, false, &o->elem_ptr);
   }
-  if (e->plan.vec_elems && e->plan.path != SPV_PATH_FINISH) {
+  const bool finish = e->plan.path == SPV_PATH_FINISH || e->plan.path == SPV_PATH_COLUMN_FINISH;
+  if (e->plan.vec_elems && !finish) {
     /* binding 0 again (aliased), as 16-byte vectors */
     e->t_v4 = SPV_TYPE(b, SpvOpTypeVector, e->t_u32, 4);
     e->read_vec = block_buffer(e, e->t_v4, 16, 0, true, &e->p_sb_v4);
   }
-  if (e->plan.path == SPV_PATH_SPLIT || e->plan.path == SPV_PATH_FINISH) {
+  if (e->plan.path == SPV_PATH_SPLIT || e->plan.path == SPV_PATH_COLUMN_PARTS || finish) {
     uint32_t ptr;
-    e->partials =
-        block_buffer(e, e->t_u32, 4, 1 + e->k->num_outputs, e->plan.path == SPV_PATH_FINISH, &ptr);
+    e->partials = block_buffer(e, e->t_u32, 4, 1 + e->k->num_outputs, finish, &ptr);
   }
 }
 
@@ -360,6 +360,10 @@ static void reduce_points(spv_em *e, const spv_acc *a, uint32_t base, uint32_t s
 
 static uint32_t umin(spv_em *e, uint32_t a, uint32_t b) {
   return spv_select(e, spv_cmp(e, SpvOpULessThan, a, b), a, b);
+}
+
+static uint32_t umax(spv_em *e, uint32_t a, uint32_t b) {
+  return spv_select(e, spv_cmp(e, SpvOpULessThan, a, b), b, a);
 }
 
 /* log2 of vec_elems. */
@@ -700,44 +704,58 @@ static void column_vec_points(spv_em *e, spv_acc *a, uint32_t first, uint32_t lo
   }
 }
 
+/* Merges into a[] (E accumulators) the vectors of reduced points
+ * [start, end) of the columns whose first vector index is first. */
+static void column_vec_range(spv_em *e, spv_acc *a, uint32_t first, uint32_t start, uint32_t end) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t n = e->read_vec.windows;
+  if (n <= 1) {
+    column_vec_points(e, a, first, start, end, -1);
+    return;
+  }
+  /* Windows (plan_vector: one reduced dim, whose points' offsets grow):
+   * the points in window j are a contiguous range, each window a loop of
+   * its own that loads from it directly (no switch per load). */
+  uint32_t d = 0;
+  while (!((k->reduced_mask >> d) & 1))
+    d++;
+  const uint32_t step = (uint32_t)(k->read_strides[d] >> vec_shift(e)); /* vectors a point */
+  uint32_t lo = start;
+  for (uint32_t j = 0; j < n; j++) {
+    uint32_t hi = end;
+    if (j + 1 < n) {
+      /* the first point at or past window j + 1: ceil((bound - first) / step) */
+      const uint32_t bound = spv_u32(e, (j + 1) << e->read_vec.window_log2);
+      const uint32_t ahead =
+          spv_op(e, SpvOpUDiv,
+                 spv_op(e, SpvOpIAdd, spv_op(e, SpvOpISub, bound, first), spv_u32(e, step - 1)),
+                 spv_u32(e, step));
+      hi = umin(e, spv_select(e, spv_cmp(e, SpvOpULessThan, first, bound), ahead, spv_u32(e, 0)),
+                end);
+      hi = umax(e, hi, lo);
+    }
+    column_vec_points(e, a, first, lo, hi, (int)j);
+    lo = hi;
+  }
+}
+
+/* The first vector index of the columns of vector q, and their offsets. */
+static uint32_t column_first(spv_em *e, uint32_t q, uint32_t *base) {
+  all_offsets(e, spv_op(e, SpvOpShiftLeftLogical, q, spv_u32(e, vec_shift(e))), kept_mask(e->k),
+              base);
+  return spv_op(e, SpvOpShiftRightLogical, base[0], spv_u32(e, vec_shift(e)));
+}
+
 static void emit_small_vec(spv_em *e, uint32_t q) {
   const dmlc_kdesc *k = e->k;
   const uint32_t E = e->plan.vec_elems, last = k->rank - 1, nb = 1 + k->num_outputs;
   uint32_t base[MAX_BUFS];
-  all_offsets(e, spv_op(e, SpvOpShiftLeftLogical, q, spv_u32(e, vec_shift(e))), kept_mask(k), base);
+  const uint32_t first = column_first(e, q, base);
   spv_acc a[16];
   for (uint32_t j = 0; j < E; j++)
     a[j] = acc_init(e);
   const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
-  const uint32_t first = spv_op(e, SpvOpShiftRightLogical, base[0], spv_u32(e, vec_shift(e)));
-  const uint32_t n = e->read_vec.windows;
-  if (n <= 1) {
-    column_vec_points(e, a, first, spv_u32(e, 0), reduced, -1);
-  } else {
-    /* Windows (plan_vector: one reduced dim, whose points' offsets grow):
-     * the points in window j are a contiguous range, each window a loop
-     * of its own that loads from it directly (no switch per load). */
-    uint32_t d = 0;
-    while (!((k->reduced_mask >> d) & 1))
-      d++;
-    const uint32_t step = (uint32_t)(k->read_strides[d] >> vec_shift(e)); /* vectors a point */
-    uint32_t lo = spv_u32(e, 0);
-    for (uint32_t j = 0; j < n; j++) {
-      uint32_t hi = reduced;
-      if (j + 1 < n) {
-        /* the first point at or past window j + 1: ceil((bound - first) / step) */
-        const uint32_t bound = spv_u32(e, (j + 1) << e->read_vec.window_log2);
-        const uint32_t ahead =
-            spv_op(e, SpvOpUDiv,
-                   spv_op(e, SpvOpIAdd, spv_op(e, SpvOpISub, bound, first), spv_u32(e, step - 1)),
-                   spv_u32(e, step));
-        hi = umin(e, spv_select(e, spv_cmp(e, SpvOpULessThan, first, bound), ahead, spv_u32(e, 0)),
-                  reduced);
-      }
-      column_vec_points(e, a, first, lo, hi, (int)j);
-      lo = hi;
-    }
-  }
+  column_vec_range(e, a, first, spv_u32(e, 0), reduced);
   for (uint32_t j = 0; j < E; j++) {
     uint32_t bj[MAX_BUFS];
     for (uint32_t i = 0; i < nb; i++) {
@@ -889,6 +907,62 @@ static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
   }
 }
 
+/* ---- columns in parts ---- */
+
+/* Group g runs the SMALL vector columns of workgroup g % column_groups
+ * over part g / column_groups of the reduced range, and writes each of its
+ * E columns' winners to partial part * kept + column (consecutive
+ * invocations, consecutive partials). */
+static void emit_column_parts(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t E = e->plan.vec_elems, L = e->plan.local_size;
+  const uint32_t cg = spv_u32(e, (uint32_t)e->plan.column_groups);
+  const uint32_t s = spv_op(e, SpvOpUDiv, group, cg);
+  const uint32_t q = spv_op(
+      e, SpvOpIAdd, spv_op(e, SpvOpIMul, spv_op(e, SpvOpUMod, group, cg), spv_u32(e, L)), lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)(e->plan.kept / E))), &f);
+  uint32_t base[MAX_BUFS];
+  const uint32_t first = column_first(e, q, base);
+  spv_acc a[16];
+  for (uint32_t j = 0; j < E; j++)
+    a[j] = acc_init(e);
+  uint32_t start, end;
+  part_range(e, s, &start, &end);
+  column_vec_range(e, a, first, start, end);
+  const uint32_t slot0 =
+      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, s, spv_u32(e, (uint32_t)e->plan.kept)),
+             spv_op(e, SpvOpShiftLeftLogical, q, spv_u32(e, vec_shift(e))));
+  for (uint32_t j = 0; j < E; j++)
+    partial_store(e, j ? spv_op(e, SpvOpIAdd, slot0, spv_u32(e, j)) : slot0, acc_key(e, &a[j]),
+                  spv_load(e, a[j].idx));
+  if_end(e, &f);
+}
+
+/* Invocation p (of all groups) merges kept point p's parts in order and
+ * writes its outputs. */
+static void emit_column_finish(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t p =
+      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, p, spv_u32(e, (uint32_t)e->plan.kept)), &f);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, p, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  spv_loop l;
+  const uint32_t s =
+      loop_begin(e, &l, spv_u32(e, 0), spv_u32(e, e->plan.split_parts), spv_u32(e, 1));
+  uint32_t idx;
+  const spv_key k = partial_load(
+      e, spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, s, spv_u32(e, (uint32_t)e->plan.kept)), p),
+      &idx);
+  acc_merge(e, &a, k, idx);
+  loop_end(e, &l);
+  const uint32_t best = spv_load(e, a.idx);
+  write_indices(e, base, best);
+  write_group(e, base, best, spv_u32(e, 0), spv_u32(e, (uint32_t)e->plan.reduced), spv_u32(e, 1));
+  if_end(e, &f);
+}
+
 dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc_diag *diag) {
   const dmlc_dtype_info *ri = dmlc_dtype_get(e->k->read_dtype);
   e->key_u64 = e->k->has_reduction && ri->size == 8 && e->caps->shader_int64;
@@ -899,8 +973,9 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
   const uint32_t lid = load_builtin_x(e, SpvBuiltInLocalInvocationId);
   /* Groups past the dispatch's (a runtime's warm-up dispatch pushes an
    * offset beyond them) do nothing: the branch is uniform per group. */
-  const uint64_t groups =
-      e->plan.path == SPV_PATH_FINISH ? e->plan.kept * e->plan.finish_per_kept : e->plan.num_groups;
+  const uint64_t groups = e->plan.path == SPV_PATH_FINISH || e->plan.path == SPV_PATH_COLUMN_FINISH
+                              ? spv_plan_finish_groups(&e->plan)
+                              : e->plan.num_groups;
   spv_if in_range = {0};
   if (groups <= UINT32_MAX)
     if_begin(e, spv_cmp(e, SpvOpULessThan, group, spv_u32(e, (uint32_t)groups)), &in_range);
@@ -919,6 +994,12 @@ dmlc_status spv_emit_module(spv_em *e, uint32_t **words, size_t *num_words, dmlc
     break;
   case SPV_PATH_FINISH:
     emit_finish(e, group, lid);
+    break;
+  case SPV_PATH_COLUMN_PARTS:
+    emit_column_parts(e, group, lid);
+    break;
+  case SPV_PATH_COLUMN_FINISH:
+    emit_column_finish(e, group, lid);
     break;
   }
   if (in_range.merge)

@@ -9,11 +9,13 @@
 #include "codegen/spirv/spirv.h"
 
 typedef enum spv_path {
-  SPV_PATH_ELEMENTWISE, /* no reduction: one invocation per point */
-  SPV_PATH_SMALL,       /* one invocation per kept point, looping over the reduced points */
-  SPV_PATH_LARGE,       /* one workgroup per kept point, subgroup / shared-memory merge */
-  SPV_PATH_SPLIT,       /* one workgroup per part of a kept point's range: partials */
-  SPV_PATH_FINISH,      /* the split's finish: merges each kept point's partials */
+  SPV_PATH_ELEMENTWISE,   /* no reduction: one invocation per point */
+  SPV_PATH_SMALL,         /* one invocation per kept point, looping over the reduced points */
+  SPV_PATH_LARGE,         /* one workgroup per kept point, subgroup / shared-memory merge */
+  SPV_PATH_SPLIT,         /* one workgroup per part of a kept point's range: partials */
+  SPV_PATH_FINISH,        /* the split's finish: merges each kept point's partials */
+  SPV_PATH_COLUMN_PARTS,  /* vector columns, the reduced range in parts: partials [part][kept] */
+  SPV_PATH_COLUMN_FINISH, /* their finish: an invocation per kept point merges its parts */
 } spv_path;
 
 /* The read, the outputs, and a split's partials. */
@@ -31,6 +33,8 @@ typedef struct spv_plan {
    * finish's workgroups per kept point (parts when it writes one-hot or
    * constant outputs over the reduced points, else 1). */
   uint32_t split_parts, split_len, finish_per_kept;
+  /* COLUMN_PARTS: workgroups per part (those of the SMALL columns). */
+  uint64_t column_groups;
   /* LARGE and SPLIT over 16-byte-aligned rows (the innermost dim, the only
    * one reduced, packed): elements per 16-byte load (the read bound again
    * as 4-word vectors), else 0. */
@@ -39,6 +43,20 @@ typedef struct spv_plan {
    * local_size), each lane group reading one contiguous span (reduce_row). */
   uint32_t lane_width;
 } spv_plan;
+
+/* A split's partials: one per group (SPLIT), or parts * kept (columns). */
+static inline uint64_t spv_plan_partials(const spv_plan *p) {
+  const bool columns = p->path == SPV_PATH_COLUMN_PARTS || p->path == SPV_PATH_COLUMN_FINISH;
+  return columns ? (uint64_t)p->split_parts * p->kept : p->num_groups;
+}
+
+/* A finish's workgroups: per kept point (FINISH), or an invocation per kept
+ * point (COLUMN_FINISH). */
+static inline uint64_t spv_plan_finish_groups(const spv_plan *p) {
+  if (p->path == SPV_PATH_COLUMN_FINISH || p->path == SPV_PATH_COLUMN_PARTS)
+    return (p->kept + p->local_size - 1) / p->local_size;
+  return p->kept * p->finish_per_kept;
+}
 
 /* A buffer as the shader declares it: one storage buffer, or an array of
  * windows of 2^window_log2 elements (of the buffer's view) each. */

@@ -721,6 +721,44 @@ END_TEST
 START_TEST(vector_reads_match_the_reference_portable_path) { check_vector_cases(true); }
 END_TEST
 
+/* Vector columns of many reduced points run in parts (partials, then a
+ * finish that merges each column's parts in order), here over reads bound
+ * as windows of 16 KiB (DMLC_VULKAN_STORAGE_RANGE): window boundaries fall
+ * inside parts and, for some columns of a row, between others; every part
+ * after the first window skips the windows before it. Every fill, against
+ * the reference; each reduction must run in parts. */
+static void check_column_parts(bool portable) {
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  setenv("DMLC_VULKAN_STORAGE_RANGE", "262144", 1);
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_STORAGE_RANGE");
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  /* Enough columns to take an invocation each (not a workgroup); rows not
+   * dividing the 256 KiB windows; partials (16 bytes a part of a column)
+   * within one window. */
+  static const char *const cases[] = {
+      "graph @u8(%x: u8[192,4112]) -> (u32[1,4112]) {\n"
+      "  %0 = argmax %x {axes = [0], direction = decreasing} : u32[1,4112]\n  return %0\n}\n",
+      "graph @f16(%x: f16[160,4104]) -> (i64[1,4104]) {\n"
+      "  %0 = argmin %x {axes = [0]} : i64[1,4104]\n  return %0\n}\n",
+      "graph @f32(%x: f32[130,4100]) -> (u32[1,4100], f32[130,4100]) {\n"
+      "  %0 = argmax %x {axes = [0]} : u32[1,4100]\n"
+      "  %1 = hardmax %x {axes = [0]} : f32[130,4100]\n  return %0, %1\n}\n",
+  };
+  expect_split = true;
+  check_cases_all_fills(dev, cases, sizeof cases / sizeof *cases, 500, 10);
+  expect_split = false;
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(windowed_columns_run_in_parts_native_path) { check_column_parts(false); }
+END_TEST
+
+START_TEST(windowed_columns_run_in_parts_portable_path) { check_column_parts(true); }
+END_TEST
+
 /* ---- through the public API ---- */
 
 static const char api_graph[] = "graph @g(%x: f32[3,3]) -> (f32[3,3], u32[3,1]) {\n"
@@ -872,6 +910,8 @@ int main(void) {
   tcase_add_test(exec, few_outputs_split_across_workgroups);
   tcase_add_test(exec, vector_reads_match_the_reference_native_path);
   tcase_add_test(exec, vector_reads_match_the_reference_portable_path);
+  tcase_add_test(exec, windowed_columns_run_in_parts_native_path);
+  tcase_add_test(exec, windowed_columns_run_in_parts_portable_path);
   suite_add_tcase(s, exec);
   TCase *api = tcase_create("api");
   tcase_add_test(api, api_compiles_runs_dumps_and_times);
