@@ -909,6 +909,39 @@ static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
 
 /* ---- columns in parts ---- */
 
+/* ONEHOT outputs' 0s and CONSTANT outputs' value over reduced points
+ * [start, end) of the E columns at base, row by row: each invocation
+ * writes its columns' elements of a row together, as it read them (a
+ * finish writing whole columns would stride down them). */
+static void column_group_fill(spv_em *e, const uint32_t *base, uint32_t start, uint32_t end) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t E = e->plan.vec_elems, last = k->rank - 1;
+  bool any = false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    any |= is_group_output(&k->outputs[i]);
+  if (!any)
+    return;
+  spv_loop l;
+  const uint32_t r = loop_begin(e, &l, start, end, spv_u32(e, 1));
+  uint32_t off[MAX_BUFS];
+  all_offsets(e, r, k->reduced_mask, off);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    if (!is_group_output(o))
+      continue;
+    const spv_bits v = o->kind == DMLC_KOUT_ONEHOT ? spv_const_bits(e, o->dtype, 0)
+                                                   : spv_const_bits(e, o->dtype, o->constant);
+    const uint32_t at = add_or(e, base[1 + i], off[1 + i]);
+    for (uint32_t j = 0; j < E; j++)
+      spv_store_out(e, i,
+                    j && o->strides[last]
+                        ? spv_op(e, SpvOpIAdd, at, spv_u32(e, (uint32_t)(j * o->strides[last])))
+                        : at,
+                    v);
+  }
+  loop_end(e, &l);
+}
+
 /* Group g runs the SMALL vector columns of workgroup g % column_groups
  * over part g / column_groups of the reduced range, and writes each of its
  * E columns' winners to partial part * kept + column (consecutive
@@ -935,6 +968,7 @@ static void emit_column_parts(spv_em *e, uint32_t group, uint32_t lid) {
   for (uint32_t j = 0; j < E; j++)
     partial_store(e, j ? spv_op(e, SpvOpIAdd, slot0, spv_u32(e, j)) : slot0, acc_key(e, &a[j]),
                   spv_load(e, a[j].idx));
+  column_group_fill(e, base, start, end);
   if_end(e, &f);
 }
 
@@ -959,7 +993,13 @@ static void emit_column_finish(spv_em *e, uint32_t group, uint32_t lid) {
   loop_end(e, &l);
   const uint32_t best = spv_load(e, a.idx);
   write_indices(e, base, best);
-  write_group(e, base, best, spv_u32(e, 0), spv_u32(e, (uint32_t)e->plan.reduced), spv_u32(e, 1));
+  /* the parts wrote the 0s (and constants): the 1s */
+  uint32_t off[MAX_BUFS];
+  all_offsets(e, best, e->k->reduced_mask, off);
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    if (e->k->outputs[i].kind == DMLC_KOUT_ONEHOT)
+      spv_store_out(e, i, add_or(e, base[1 + i], off[1 + i]),
+                    spv_const_bits(e, e->k->outputs[i].dtype, 1));
   if_end(e, &f);
 }
 
