@@ -208,6 +208,41 @@ static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_pla
 /* Bytes of one part's partial: key words, index, padding. */
 #define PARTIAL_BYTES 16
 
+/* Short packed rows (the channel argmax of NHWC images): SMALL over
+ * [K, R] with R at most SHORT_ROWS_MAX, each row right after the previous.
+ * An invocation takes G rows, the fewest whose G * R elements make whole
+ * 16-byte vectors (at most SPV_SHORT_ROWS_MAX_VECS of them), and reduces each
+ * from registers; the rows after the last whole group go to one more
+ * invocation, element by element. One invocation per 3-byte row read each
+ * byte through its own load. */
+#define SHORT_ROWS_MAX 16
+
+static uint32_t gcd_u32(uint32_t a, uint32_t b) {
+  while (b) {
+    const uint32_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static bool plan_short_rows(const dmlc_kdesc *k, spv_plan *p) {
+  if (p->path != SPV_PATH_SMALL || k->rank != 2 || k->reduced_mask != 2u ||
+      p->bindings[0].count != 1)
+    return false;
+  const uint32_t size = dmlc_dtype_size(k->read_dtype), len = k->dims[1];
+  if (len < 2 || len > SHORT_ROWS_MAX || k->read_strides[1] != 1 || k->read_strides[0] != len)
+    return false;
+  const uint32_t row_bytes = len * size, g = 16 / gcd_u32(16, row_bytes);
+  if (g * row_bytes / 16 > SPV_SHORT_ROWS_MAX_VECS || p->kept < g)
+    return false;
+  p->vec_elems = 16 / size;
+  p->short_rows = g;
+  const uint64_t invocations = p->kept / g + (p->kept % g != 0);
+  p->num_groups = (invocations + p->local_size - 1) / p->local_size;
+  return true;
+}
+
 /* Whether the read's reduction can take 16-byte loads, and sets
  * p->vec_elems (elements per 16 bytes) if so, else leaves it 0. The read
  * is taken as 4-word vectors (windows, when it is bound as windows, hold
@@ -221,6 +256,8 @@ static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_pla
 static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
   const uint32_t elems = 16 / size;
+  if (plan_short_rows(k, p))
+    return;
   if (k->read_strides[last] != 1 || k->dims[last] < 2)
     return;
   for (uint32_t d = 0; d < last; d++)
@@ -276,7 +313,8 @@ static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
  * Leaves the plan as it is when the range is short or the partials do not
  * fit. */
 static void plan_column_parts(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_plan *p) {
-  if (p->path != SPV_PATH_SMALL || !p->vec_elems || p->reduced < 2 * COLUMN_PART_POINTS)
+  if (p->path != SPV_PATH_SMALL || !p->vec_elems || p->short_rows ||
+      p->reduced < 2 * COLUMN_PART_POINTS)
     return;
   const uint64_t len = COLUMN_PART_POINTS, parts = (p->reduced + len - 1) / len;
   const uint64_t groups = p->num_groups * parts, bytes = parts * p->kept * PARTIAL_BYTES;

@@ -768,9 +768,59 @@ static void emit_small_vec(spv_em *e, uint32_t q) {
   }
 }
 
+/* Short packed rows (plan short_rows = G): invocation q < K / G reduces
+ * rows q * G .. q * G + G - 1 from their V 16-byte vectors, loaded first;
+ * invocation K / G the rows after the last whole group, element by
+ * element. */
+static void emit_short_rows(spv_em *e, uint32_t q) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t G = e->plan.short_rows, len = k->dims[1], E = e->plan.vec_elems;
+  const uint32_t V = G * len / E, whole = (uint32_t)(e->plan.kept / G);
+  const uint32_t n = spv_u32(e, len);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, whole)), &f);
+  uint32_t v[SPV_SHORT_ROWS_MAX_VECS];
+  const uint32_t first = spv_op(e, SpvOpIMul, q, spv_u32(e, V));
+  for (uint32_t t = 0; t < V; t++)
+    v[t] = load_vec(e, t ? spv_op(e, SpvOpIAdd, first, spv_u32(e, t)) : first);
+  const uint32_t row0 = spv_op(e, SpvOpIMul, q, spv_u32(e, G));
+  for (uint32_t g = 0; g < G; g++) {
+    const spv_acc a = acc_init(e);
+    for (uint32_t c = 0; c < len; c++) {
+      const uint32_t el = g * len + c;
+      acc_scan(e, &a, spv_key_of(e, vec_elem(e, v[el / E], el % E)), spv_u32(e, c));
+    }
+    uint32_t base[MAX_BUFS];
+    all_offsets(e, g ? spv_op(e, SpvOpIAdd, row0, spv_u32(e, g)) : row0, kept_mask(k), base);
+    const uint32_t best = spv_load(e, a.idx);
+    write_indices(e, base, best);
+    write_group(e, base, best, spv_u32(e, 0), n, spv_u32(e, 1));
+  }
+  if_end(e, &f);
+  if (e->plan.kept % G) {
+    if_begin(e, spv_cmp(e, SpvOpIEqual, q, spv_u32(e, whole)), &f);
+    spv_loop l;
+    const uint32_t row =
+        loop_begin(e, &l, spv_u32(e, whole * G), spv_u32(e, (uint32_t)e->plan.kept), spv_u32(e, 1));
+    uint32_t base[MAX_BUFS];
+    all_offsets(e, row, kept_mask(k), base);
+    const spv_acc a = acc_init(e);
+    reduce_points(e, &a, base[0], spv_u32(e, 0), n, spv_u32(e, 1));
+    const uint32_t best = spv_load(e, a.idx);
+    write_indices(e, base, best);
+    write_group(e, base, best, spv_u32(e, 0), n, spv_u32(e, 1));
+    loop_end(e, &l);
+    if_end(e, &f);
+  }
+}
+
 static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
   const uint32_t L = e->plan.local_size;
   const uint32_t q = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  if (e->plan.short_rows) {
+    emit_short_rows(e, q);
+    return;
+  }
   const uint32_t E = e->plan.vec_elems ? e->plan.vec_elems : 1;
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)(e->plan.kept / E))), &f);

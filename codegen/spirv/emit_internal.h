@@ -18,6 +18,9 @@ typedef enum spv_path {
   SPV_PATH_COLUMN_FINISH, /* their finish: an invocation per kept point merges its parts */
 } spv_path;
 
+/* Short packed rows: 16-byte vectors an invocation loads at most. */
+#define SPV_SHORT_ROWS_MAX_VECS 4
+
 /* The read, the outputs, and a split's partials. */
 #define SPV_MAX_BINDINGS (2 + DMLC_KDESC_MAX_OUTPUTS)
 
@@ -35,6 +38,10 @@ typedef struct spv_plan {
   uint32_t split_parts, split_len, finish_per_kept;
   /* COLUMN_PARTS: workgroups per part (those of the SMALL columns). */
   uint64_t column_groups;
+  /* SMALL over short packed rows ([K, R], R small): rows per invocation,
+   * whose elements make whole 16-byte vectors (at most
+   * SPV_SHORT_ROWS_MAX_VECS, with vec_elems), else 0. */
+  uint32_t short_rows;
   /* LARGE and SPLIT over 16-byte-aligned rows (the innermost dim, the only
    * one reduced, packed): elements per 16-byte load (the read bound again
    * as 4-word vectors), else 0. */

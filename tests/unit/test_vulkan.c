@@ -753,6 +753,40 @@ static void check_column_parts(bool portable) {
   dmlc_vk_device_close(dev);
 }
 
+/* Short packed rows ([K, R] over R, 2 <= R <= 16, the channel argmax of
+ * NHWC images): an invocation reduces a group of rows from their 16-byte
+ * vectors, one more the rows after the last whole group. Groups of 16, 4,
+ * 2 and 1 rows, with and without rows left over, hardmax's one-hot, both
+ * directions, every fill, native and portable paths. */
+static void check_short_rows(bool portable) {
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  static const char *const cases[] = {
+      "graph @u8(%x: u8[1000,3]) -> (u32[1000,1]) {\n"
+      "  %0 = argmax %x {axes = [1]} : u32[1000,1]\n  return %0\n}\n",
+      "graph @f16(%x: f16[37,6]) -> (i64[37,1]) {\n"
+      "  %0 = argmin %x {axes = [1], direction = decreasing} : i64[37,1]\n  return %0\n}\n",
+      "graph @hot(%x: f32[29,3]) -> (f32[29,3]) {\n"
+      "  %0 = hardmax %x {axes = [1]} : f32[29,3]\n  return %0\n}\n",
+      "graph @i64(%x: i64[9,3], %y: u16[100,8]) -> (u32[9,1], i32[100,1]) {\n"
+      "  %0 = argmax %x {axes = [1]} : u32[9,1]\n"
+      "  %1 = argmin %y {axes = [1]} : i32[100,1]\n  return %0, %1\n}\n",
+      "graph @i8(%x: i8[64,4]) -> (u64[64,1]) {\n"
+      "  %0 = argmax %x {axes = [1], direction = decreasing} : u64[64,1]\n  return %0\n}\n",
+  };
+  check_cases_all_fills(dev, cases, sizeof cases / sizeof *cases, 700, 10);
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(short_rows_match_the_reference_native_path) { check_short_rows(false); }
+END_TEST
+
+START_TEST(short_rows_match_the_reference_portable_path) { check_short_rows(true); }
+END_TEST
+
 START_TEST(windowed_columns_run_in_parts_native_path) { check_column_parts(false); }
 END_TEST
 
@@ -910,6 +944,8 @@ int main(void) {
   tcase_add_test(exec, few_outputs_split_across_workgroups);
   tcase_add_test(exec, vector_reads_match_the_reference_native_path);
   tcase_add_test(exec, vector_reads_match_the_reference_portable_path);
+  tcase_add_test(exec, short_rows_match_the_reference_native_path);
+  tcase_add_test(exec, short_rows_match_the_reference_portable_path);
   tcase_add_test(exec, windowed_columns_run_in_parts_native_path);
   tcase_add_test(exec, windowed_columns_run_in_parts_portable_path);
   suite_add_tcase(s, exec);
