@@ -164,18 +164,26 @@ static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
   return DMLC_OK;
 }
 
-#define GROUP_MIN_PER_INVOCATION 8
+/* Points an invocation takes at least, where the span allows: a split's
+ * parts (few kept points: the device is filled by parts) and a workgroup
+ * per kept point (many: by the kept points; a group's merge, its barriers
+ * and its launch cost as much as many points each: lavapipe, f32 rows of
+ * 8192 at 8 points an invocation ran at 0.56 of the probe, at 128 0.64,
+ * i8 rows 0.29 -> 0.45, [4096,1000] rows 0.47 -> 0.71). */
+#define SPLIT_GROUP_MIN_PER_INVOCATION 8
+#define ROW_GROUP_MIN_PER_INVOCATION 128
 #define LANE_WIDTH_DEFAULT 32
 
 /* The workgroup of a reduction whose groups each cover up to span reduced
- * points: as large as the device, MAX_LOCAL and shared memory allow. */
-static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, spv_plan *p) {
+ * points: as large as the device, MAX_LOCAL and shared memory allow, with
+ * at least min_per points an invocation. */
+static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, uint32_t min_per,
+                             spv_plan *p) {
   const uint32_t max_local = caps->max_workgroup_size ? caps->max_workgroup_size : 1;
   uint64_t l = max_local < MAX_LOCAL ? max_local : MAX_LOCAL;
-  /* Each invocation takes at least GROUP_MIN_PER_INVOCATION points where
-   * the span allows (a group's merge and launch cost as much as a few
-   * points each), but a group is never smaller than a subgroup. */
-  uint64_t want = span / GROUP_MIN_PER_INVOCATION;
+  /* Each invocation takes at least min_per points where the span allows,
+   * but a group is never smaller than a subgroup. */
+  uint64_t want = span / min_per;
   if (want < caps->subgroup_size)
     want = caps->subgroup_size;
   if (l > want)
@@ -352,11 +360,11 @@ static void plan_split(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_pla
   uint64_t parts;
   if (caps->force_split) {
     parts = p->reduced < FORCED_PARTS ? p->reduced : FORCED_PARTS;
-    group_local_size(caps, (p->reduced + parts - 1) / parts, &s);
+    group_local_size(caps, (p->reduced + parts - 1) / parts, SPLIT_GROUP_MIN_PER_INVOCATION, &s);
   } else {
     if (!caps->fill_groups || p->kept >= caps->fill_groups)
       return;
-    group_local_size(caps, p->reduced, &s);
+    group_local_size(caps, p->reduced, SPLIT_GROUP_MIN_PER_INVOCATION, &s);
     const uint64_t want = (caps->fill_groups + p->kept - 1) / p->kept;
     const uint64_t most = p->reduced / ((uint64_t)s.local_size * SPLIT_MIN_PER_INVOCATION);
     parts = want < most ? want : most;
@@ -422,7 +430,7 @@ static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, s
     return DMLC_OK;
   }
   p->path = SPV_PATH_LARGE;
-  group_local_size(caps, p->reduced, p);
+  group_local_size(caps, p->reduced, ROW_GROUP_MIN_PER_INVOCATION, p);
   p->num_groups = p->kept;
   plan_split(k, caps, p);
   plan_vector(k, p);
