@@ -749,6 +749,22 @@ static void check_column_parts(bool portable) {
   };
   expect_split = true;
   check_cases_all_fills(dev, cases, sizeof cases / sizeof *cases, 500, 10);
+  dmlc_vk_device_close(dev);
+  /* 8-byte elements (key pairs on the portable path), in windows of 512
+   * KiB: their rows are twice as long */
+  setenv("DMLC_VULKAN_STORAGE_RANGE", "524288", 1);
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dev = open_device();
+  unsetenv("DMLC_VULKAN_STORAGE_RANGE");
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  static const char *const wide[] = {
+      "graph @i64(%x: i64[130,4098], %y: u64[140,4098]) -> (u32[1,4098], i64[1,4098]) {\n"
+      "  %0 = argmax %x {axes = [0]} : u32[1,4098]\n"
+      "  %1 = argmin %y {axes = [0], direction = decreasing} : i64[1,4098]\n"
+      "  return %0, %1\n}\n",
+  };
+  check_cases_all_fills(dev, wide, 1, 600, 10);
   expect_split = false;
   dmlc_vk_device_close(dev);
 }
