@@ -290,8 +290,16 @@ static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
     p->num_groups = (p->kept / elems + p->local_size - 1) / p->local_size;
     return;
   }
-  if ((p->path != SPV_PATH_LARGE && p->path != SPV_PATH_SPLIT) || k->reduced_mask != 1u << last)
+  if ((p->path != SPV_PATH_LARGE && p->path != SPV_PATH_SPLIT) || !((k->reduced_mask >> last) & 1))
     return;
+  if (k->reduced_mask != 1u << last) {
+    /* more reduced dims outside the innermost ([r, k, r]): a workgroup per
+     * kept point takes whole vectors of the innermost dim, each at its own
+     * offset (reduce_row) */
+    if (p->path != SPV_PATH_LARGE || k->dims[last] % elems != 0)
+      return;
+    p->vec_offsets = true;
+  }
   if (p->reduced < 2 * elems)
     return;
   if (p->path == SPV_PATH_SPLIT) {

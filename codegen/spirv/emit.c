@@ -443,9 +443,18 @@ static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t star
   lane_share(e, vecs, g, Lc, W, &lo, &hi);
   spv_loop l;
   const uint32_t c = loop_begin(e, &l, spv_op(e, SpvOpIAdd, lo, lane), hi, spv_u32(e, W));
-  const uint32_t v = load_vec(e, spv_op(e, SpvOpIAdd, first, c));
   const uint32_t idx0 =
       spv_op(e, SpvOpIAdd, start, spv_op(e, SpvOpShiftLeftLogical, c, spv_u32(e, shift)));
+  uint32_t at = spv_op(e, SpvOpIAdd, first, c);
+  if (e->plan.vec_offsets) {
+    /* the vector of points idx0 .. idx0 + E - 1: one run of the innermost
+     * dim, at idx0's offset */
+    uint32_t off;
+    const uint64_t *strides[1] = {e->k->read_strides};
+    offsets_of(e, idx0, e->k->reduced_mask, 1, strides, &off);
+    at = spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpIAdd, base, off), spv_u32(e, shift));
+  }
+  const uint32_t v = load_vec(e, at);
   for (uint32_t j = 0; j < E; j++)
     acc_scan(e, a, spv_key_of(e, vec_elem(e, v, j)),
              j ? spv_op(e, SpvOpIAdd, idx0, spv_u32(e, j)) : idx0);

@@ -42,6 +42,9 @@ typedef struct spv_plan {
    * whose elements make whole 16-byte vectors (at most
    * SPV_SHORT_ROWS_MAX_VECS, with vec_elems), else 0. */
   uint32_t short_rows;
+  /* LARGE with vec_elems over several reduced dims (the innermost one a
+   * whole number of vectors): each vector's offset from its index. */
+  bool vec_offsets;
   /* LARGE and SPLIT over 16-byte-aligned rows (the innermost dim, the only
    * one reduced, packed): elements per 16-byte load (the read bound again
    * as 4-word vectors), else 0. */

@@ -697,6 +697,19 @@ static const char *const vector_cases[] = {
     "  %0 = argmax %x {axes = [0]} : u32[1,1024]\n"
     "  %1 = argmin %y {axes = [0], direction = decreasing} : u32[1,1024]\n"
     "  return %0, %1\n}\n",
+    /* reduced dims outside the innermost ([r, k, r]): whole vectors of
+     * the innermost dim, each at its own offset */
+    "graph @rkr(%x: f32[6,5,64], %y: u8[3,7,48], %z: f16[4,3,2,40]) -> (u32[1,5,1], "
+    "f32[6,5,64], i64[1,1,2,1], u32[1,7,1]) {\n"
+    "  %0 = argmin %x {axes = [0, 2]} : u32[1,5,1]\n"
+    "  %1 = hardmax %x {axes = [0, 2]} : f32[6,5,64]\n"
+    "  %2 = argmax %z {axes = [0, 1, 3], direction = decreasing} : i64[1,1,2,1]\n"
+    "  %3 = argmax %y {axes = [0, 2]} : u32[1,7,1]\n"
+    "  return %0, %1, %2, %3\n}\n",
+    "graph @rkr64(%x: i64[6,3,8], %y: u16[5,2,64]) -> (u32[1,3,1], u32[1,2,1]) {\n"
+    "  %0 = argmax %x {axes = [0, 2]} : u32[1,3,1]\n"
+    "  %1 = argmin %y {axes = [0, 2], direction = decreasing} : u32[1,2,1]\n"
+    "  return %0, %1\n}\n",
     "graph @rows(%x: f32[2,1000], %y: i64[3,998], %z: u8[2,4112]) -> (u32[2,1], u32[3,1], "
     "u32[2,1]) {\n"
     "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[2,1]\n"
