@@ -45,7 +45,6 @@
 
 #include "bench_common.h"
 
-
 typedef struct result {
   char name[64];   /* as run */
   char error[160]; /* why it did not run */

@@ -9,7 +9,6 @@
  * integer rows that fit in L2 take two passes instead (reduce_row_two_pass):
  * the best value, then the first or last position holding it. */
 #include <stdio.h>
-#include <string.h>
 
 #include "codegen/llvm/emit_internal.h"
 
@@ -116,10 +115,9 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
   /* the extremes kept: f16's three, or the one an integer needs */
   static const char *const half_ops[3] = {"smax", "smin", "umax"};
-  const char *ops[3] = {mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin")};
+  const char *const int_op = mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin");
+  const char *const *ops = half ? half_ops : &int_op;
   const uint32_t nacc = half ? 3 : 1;
-  if (half)
-    memcpy(ops, half_ops, sizeof ops);
   LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
 #define KV(v) ec_splat(e, LLVMConstInt(et, (uint64_t)(v), false), lanes)
   /* the row's elements at pos as integers */

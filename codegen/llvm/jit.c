@@ -55,8 +55,8 @@ static dmlc_status llvm_error(dmlc_diag *diag, dmlc_status status, const char *w
   return status;
 }
 
-static bool has_feature(const char *features, const char *name) {
-  const size_t n = strlen(name);
+/* Whether the comma-separated list of +name/-name holds +name (n bytes). */
+static bool has_feature_n(const char *features, const char *name, size_t n) {
   for (const char *p = features; p && *p;) {
     const char *comma = strchr(p, ',');
     const size_t len = comma ? (size_t)(comma - p) : strlen(p);
@@ -65,6 +65,10 @@ static bool has_feature(const char *features, const char *name) {
     p = comma ? comma + 1 : NULL;
   }
   return false;
+}
+
+static bool has_feature(const char *features, const char *name) {
+  return has_feature_n(features, name, strlen(name));
 }
 
 static uint32_t vector_bytes(const char *features) {
@@ -129,18 +133,6 @@ static bool in_list(const char *list, const char *name, size_t n) {
   return false;
 }
 
-/* Whether the comma-separated list of +name/-name holds +name. */
-static bool plus_named(const char *list, const char *name, size_t n) {
-  for (const char *p = list; p && *p;) {
-    const char *comma = strchr(p, ',');
-    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    if (len == n + 1 && p[0] == '+' && memcmp(p + 1, name, n) == 0)
-      return true;
-    p = comma ? comma + 1 : NULL;
-  }
-  return false;
-}
-
 /* DMLC_CPU (a CPU as llc spells it, with that CPU's features instead of
  * the host's) and DMLC_CPU_FEATURES (+name/-name on top) make the JIT
  * target less than the host has: tests and benchmarks of narrower vector
@@ -188,7 +180,7 @@ static dmlc_status choose_cpu(dmlc_llvm_jit *jit, dmlc_diag *diag) {
       for (const char *p = checked; *p && status == DMLC_OK;) {
         const char *comma = strchr(p, ',');
         const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (!in_list(host_enabled, p, len) && (!named || plus_named(env_features, p, len)))
+        if (!in_list(host_enabled, p, len) && (!named || has_feature_n(env_features, p, len)))
           status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
                                  "%s enables '%.*s', which this CPU (%s) lacks: the JIT can only "
                                  "target less than the host has",

@@ -316,6 +316,17 @@ static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   p->vec_elems = elems;
 }
 
+/* Whether a split's partials (bytes, one more descriptor) fit the device. */
+static bool partials_fit(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, const spv_plan *p,
+                         uint64_t bytes) {
+  if (caps->max_storage_range && bytes > caps->max_storage_range)
+    return false;
+  uint64_t descriptors = 1;
+  for (uint32_t b = 0; b < 1 + k->num_outputs; b++)
+    descriptors += p->bindings[b].count;
+  return !caps->max_storage_buffers || descriptors <= caps->max_storage_buffers;
+}
+
 /* Vector columns whose reduced range is cut into parts of this many points
  * (when it is at least twice as long): a column of 8192 points read by one
  * invocation walks 8192 rows, one 16-byte load each, 32 KiB apart; with
@@ -334,13 +345,9 @@ static void plan_column_parts(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, 
     return;
   const uint64_t len = COLUMN_PART_POINTS, parts = (p->reduced + len - 1) / len;
   const uint64_t groups = p->num_groups * parts, bytes = parts * p->kept * PARTIAL_BYTES;
-  if (groups > UINT32_MAX || bytes / PARTIAL_BYTES > UINT32_MAX / 4 ||
-      (caps->max_storage_range && bytes > caps->max_storage_range))
+  if (groups > UINT32_MAX || bytes / PARTIAL_BYTES > UINT32_MAX / 4)
     return;
-  uint64_t descriptors = 1;
-  for (uint32_t b = 0; b < 1 + k->num_outputs; b++)
-    descriptors += p->bindings[b].count;
-  if (caps->max_storage_buffers && descriptors > caps->max_storage_buffers)
+  if (!partials_fit(k, caps, p, bytes))
     return;
   p->path = SPV_PATH_COLUMN_PARTS;
   p->split_parts = (uint32_t)parts;
@@ -384,13 +391,9 @@ static void plan_split(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_pla
   const uint64_t len = (p->reduced + parts - 1) / parts;
   parts = (p->reduced + len - 1) / len; /* none empty */
   const uint64_t groups = p->kept * parts, bytes = groups * PARTIAL_BYTES;
-  if (parts < 2 || groups > UINT32_MAX ||
-      (caps->max_storage_range && bytes > caps->max_storage_range))
+  if (parts < 2 || groups > UINT32_MAX)
     return;
-  uint64_t descriptors = 1;
-  for (uint32_t b = 0; b < 1 + k->num_outputs; b++)
-    descriptors += p->bindings[b].count;
-  if (caps->max_storage_buffers && descriptors > caps->max_storage_buffers)
+  if (!partials_fit(k, caps, p, bytes))
     return;
   s.path = SPV_PATH_SPLIT;
   s.split_parts = (uint32_t)parts;

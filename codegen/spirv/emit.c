@@ -607,10 +607,13 @@ static void write_indices(spv_em *e, const uint32_t *base, uint32_t best) {
 }
 
 /* ONEHOT and CONSTANT outputs over the reduced points start, start + step,
- * ... below end of one kept point. */
+ * ... below end of `cols` kept points along the innermost dim from base
+ * (one row's elements written together), the 1s at reduced point best
+ * (best 0, no id: 0s only, the 1s written elsewhere). */
 static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t start,
-                        uint32_t end, uint32_t step) {
+                        uint32_t end, uint32_t step, uint32_t cols) {
   const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
   bool any = false;
   for (uint32_t i = 0; i < k->num_outputs; i++)
     any |= is_group_output(&k->outputs[i]);
@@ -620,18 +623,24 @@ static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t
   const uint32_t r = loop_begin(e, &l, start, end, step);
   uint32_t off[MAX_BUFS];
   all_offsets(e, r, k->reduced_mask, off);
-  const uint32_t hit = spv_cmp(e, SpvOpIEqual, r, best);
+  const uint32_t hit = best ? spv_cmp(e, SpvOpIEqual, r, best) : 0;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
     if (!is_group_output(o))
       continue;
-    spv_bits v = spv_const_bits(e, o->dtype, o->constant);
-    if (o->kind == DMLC_KOUT_ONEHOT) {
+    spv_bits v = spv_const_bits(e, o->dtype, o->kind == DMLC_KOUT_ONEHOT ? 0 : o->constant);
+    if (o->kind == DMLC_KOUT_ONEHOT && hit) {
       const spv_bits one = spv_const_bits(e, o->dtype, 1);
       v.lo = spv_select(e, hit, one.lo, spv_u32(e, 0));
       v.hi = spv_select(e, hit, one.hi, spv_u32(e, 0));
     }
-    spv_store_out(e, i, add_or(e, base[1 + i], off[1 + i]), v);
+    const uint32_t at = add_or(e, base[1 + i], off[1 + i]);
+    for (uint32_t j = 0; j < cols; j++)
+      spv_store_out(e, i,
+                    j && o->strides[last]
+                        ? spv_op(e, SpvOpIAdd, at, spv_u32(e, (uint32_t)(j * o->strides[last])))
+                        : at,
+                    v);
   }
   loop_end(e, &l);
 }
@@ -773,8 +782,21 @@ static void emit_small_vec(spv_em *e, uint32_t q) {
     }
     const uint32_t best = spv_load(e, a[j].idx);
     write_indices(e, bj, best);
-    write_group(e, bj, best, spv_u32(e, 0), reduced, spv_u32(e, 1));
+    write_group(e, bj, best, spv_u32(e, 0), reduced, spv_u32(e, 1), 1);
   }
+}
+
+/* Kept point q, every reduced point one load at a time: its reduction and
+ * all its outputs. */
+static void reduce_kept_point(spv_em *e, uint32_t q) {
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  reduce_points(e, &a, base[0], spv_u32(e, 0), reduced, spv_u32(e, 1));
+  const uint32_t best = spv_load(e, a.idx);
+  write_indices(e, base, best);
+  write_group(e, base, best, spv_u32(e, 0), reduced, spv_u32(e, 1), 1);
 }
 
 /* Short packed rows (plan short_rows = G): invocation q < K / G reduces
@@ -803,21 +825,14 @@ static void emit_short_rows(spv_em *e, uint32_t q) {
     all_offsets(e, g ? spv_op(e, SpvOpIAdd, row0, spv_u32(e, g)) : row0, kept_mask(k), base);
     const uint32_t best = spv_load(e, a.idx);
     write_indices(e, base, best);
-    write_group(e, base, best, spv_u32(e, 0), n, spv_u32(e, 1));
+    write_group(e, base, best, spv_u32(e, 0), n, spv_u32(e, 1), 1);
   }
   if_end(e, &f);
   if (e->plan.kept % G) {
     if_begin(e, spv_cmp(e, SpvOpIEqual, q, spv_u32(e, whole)), &f);
     spv_loop l;
-    const uint32_t row =
-        loop_begin(e, &l, spv_u32(e, whole * G), spv_u32(e, (uint32_t)e->plan.kept), spv_u32(e, 1));
-    uint32_t base[MAX_BUFS];
-    all_offsets(e, row, kept_mask(k), base);
-    const spv_acc a = acc_init(e);
-    reduce_points(e, &a, base[0], spv_u32(e, 0), n, spv_u32(e, 1));
-    const uint32_t best = spv_load(e, a.idx);
-    write_indices(e, base, best);
-    write_group(e, base, best, spv_u32(e, 0), n, spv_u32(e, 1));
+    reduce_kept_point(e, loop_begin(e, &l, spv_u32(e, whole * G),
+                                    spv_u32(e, (uint32_t)e->plan.kept), spv_u32(e, 1)));
     loop_end(e, &l);
     if_end(e, &f);
   }
@@ -838,14 +853,7 @@ static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
     if_end(e, &f);
     return;
   }
-  uint32_t base[MAX_BUFS];
-  all_offsets(e, q, kept_mask(e->k), base);
-  const spv_acc a = acc_init(e);
-  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
-  reduce_points(e, &a, base[0], spv_u32(e, 0), reduced, spv_u32(e, 1));
-  const uint32_t best = spv_load(e, a.idx);
-  write_indices(e, base, best);
-  write_group(e, base, best, spv_u32(e, 0), reduced, spv_u32(e, 1));
+  reduce_kept_point(e, q);
   if_end(e, &f);
 }
 
@@ -861,7 +869,7 @@ static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
   if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
   write_indices(e, base, best);
   if_end(e, &f);
-  write_group(e, base, best, lid, reduced, L);
+  write_group(e, base, best, lid, reduced, L, 1);
 }
 
 /* ---- split reductions ---- */
@@ -960,46 +968,13 @@ static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
   if (per > 1) {
     uint32_t start, end;
     part_range(e, s, &start, &end);
-    write_group(e, base, best, spv_op(e, SpvOpIAdd, start, lid), end, L);
+    write_group(e, base, best, spv_op(e, SpvOpIAdd, start, lid), end, L, 1);
   } else {
-    write_group(e, base, best, lid, spv_u32(e, (uint32_t)e->plan.reduced), L);
+    write_group(e, base, best, lid, spv_u32(e, (uint32_t)e->plan.reduced), L, 1);
   }
 }
 
 /* ---- columns in parts ---- */
-
-/* ONEHOT outputs' 0s and CONSTANT outputs' value over reduced points
- * [start, end) of the E columns at base, row by row: each invocation
- * writes its columns' elements of a row together, as it read them (a
- * finish writing whole columns would stride down them). */
-static void column_group_fill(spv_em *e, const uint32_t *base, uint32_t start, uint32_t end) {
-  const dmlc_kdesc *k = e->k;
-  const uint32_t E = e->plan.vec_elems, last = k->rank - 1;
-  bool any = false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    any |= is_group_output(&k->outputs[i]);
-  if (!any)
-    return;
-  spv_loop l;
-  const uint32_t r = loop_begin(e, &l, start, end, spv_u32(e, 1));
-  uint32_t off[MAX_BUFS];
-  all_offsets(e, r, k->reduced_mask, off);
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const dmlc_kout *o = &k->outputs[i];
-    if (!is_group_output(o))
-      continue;
-    const spv_bits v = o->kind == DMLC_KOUT_ONEHOT ? spv_const_bits(e, o->dtype, 0)
-                                                   : spv_const_bits(e, o->dtype, o->constant);
-    const uint32_t at = add_or(e, base[1 + i], off[1 + i]);
-    for (uint32_t j = 0; j < E; j++)
-      spv_store_out(e, i,
-                    j && o->strides[last]
-                        ? spv_op(e, SpvOpIAdd, at, spv_u32(e, (uint32_t)(j * o->strides[last])))
-                        : at,
-                    v);
-  }
-  loop_end(e, &l);
-}
 
 /* Group g runs the SMALL vector columns of workgroup g % column_groups
  * over part g / column_groups of the reduced range, and writes each of its
@@ -1027,7 +1002,9 @@ static void emit_column_parts(spv_em *e, uint32_t group, uint32_t lid) {
   for (uint32_t j = 0; j < E; j++)
     partial_store(e, j ? spv_op(e, SpvOpIAdd, slot0, spv_u32(e, j)) : slot0, acc_key(e, &a[j]),
                   spv_load(e, a[j].idx));
-  column_group_fill(e, base, start, end);
+  /* hardmax's 0s, row by row as read (the finish writes the 1s: writing
+   * whole columns there would stride down them) */
+  write_group(e, base, 0, start, end, spv_u32(e, 1), E);
   if_end(e, &f);
 }
 

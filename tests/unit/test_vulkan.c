@@ -26,6 +26,21 @@ static dmlc_vk_device *open_device(void) {
   return dev;
 }
 
+/* A device opened unsplit, with DMLC_VULKAN_STORAGE_RANGE set to range
+ * (NULL: the device's own) and, if portable, DMLC_VULKAN_PORTABLE=1; the
+ * variables are cleared again once it is open. */
+static dmlc_vk_device *open_device_with(const char *range, bool portable) {
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  if (range)
+    setenv("DMLC_VULKAN_STORAGE_RANGE", range, 1);
+  if (portable)
+    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_STORAGE_RANGE");
+  unsetenv("DMLC_VULKAN_PORTABLE");
+  return dev;
+}
+
 /* ---- devices ---- */
 
 START_TEST(device_opens_with_sane_caps) {
@@ -719,11 +734,7 @@ static const char *const vector_cases[] = {
 };
 
 static void check_vector_cases(bool portable) {
-  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
-  if (portable)
-    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
-  dmlc_vk_device *dev = open_device();
-  unsetenv("DMLC_VULKAN_PORTABLE");
+  dmlc_vk_device *dev = open_device_with(NULL, portable);
   check_cases_all_fills(dev, vector_cases, sizeof vector_cases / sizeof *vector_cases, 300, 10);
   dmlc_vk_device_close(dev);
 }
@@ -736,18 +747,12 @@ END_TEST
 
 /* Vector columns of many reduced points run in parts (partials, then a
  * finish that merges each column's parts in order), here over reads bound
- * as windows of 16 KiB (DMLC_VULKAN_STORAGE_RANGE): window boundaries fall
+ * as windows of 256 KiB (DMLC_VULKAN_STORAGE_RANGE): window boundaries fall
  * inside parts and, for some columns of a row, between others; every part
  * after the first window skips the windows before it. Every fill, against
  * the reference; each reduction must run in parts. */
 static void check_column_parts(bool portable) {
-  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
-  setenv("DMLC_VULKAN_STORAGE_RANGE", "262144", 1);
-  if (portable)
-    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
-  dmlc_vk_device *dev = open_device();
-  unsetenv("DMLC_VULKAN_STORAGE_RANGE");
-  unsetenv("DMLC_VULKAN_PORTABLE");
+  dmlc_vk_device *dev = open_device_with("262144", portable);
   /* Enough columns to take an invocation each (not a workgroup); rows not
    * dividing the 256 KiB windows; partials (16 bytes a part of a column)
    * within one window. */
@@ -765,12 +770,7 @@ static void check_column_parts(bool portable) {
   dmlc_vk_device_close(dev);
   /* 8-byte elements (key pairs on the portable path), in windows of 512
    * KiB: their rows are twice as long */
-  setenv("DMLC_VULKAN_STORAGE_RANGE", "524288", 1);
-  if (portable)
-    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
-  dev = open_device();
-  unsetenv("DMLC_VULKAN_STORAGE_RANGE");
-  unsetenv("DMLC_VULKAN_PORTABLE");
+  dev = open_device_with("524288", portable);
   static const char *const wide[] = {
       "graph @i64(%x: i64[130,4098], %y: u64[140,4098]) -> (u32[1,4098], i64[1,4098]) {\n"
       "  %0 = argmax %x {axes = [0]} : u32[1,4098]\n"
@@ -788,11 +788,7 @@ static void check_column_parts(bool portable) {
  * 2 and 1 rows, with and without rows left over, hardmax's one-hot, both
  * directions, every fill, native and portable paths. */
 static void check_short_rows(bool portable) {
-  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
-  if (portable)
-    setenv("DMLC_VULKAN_PORTABLE", "1", 1);
-  dmlc_vk_device *dev = open_device();
-  unsetenv("DMLC_VULKAN_PORTABLE");
+  dmlc_vk_device *dev = open_device_with(NULL, portable);
   static const char *const cases[] = {
       "graph @u8(%x: u8[1000,3]) -> (u32[1000,1]) {\n"
       "  %0 = argmax %x {axes = [1]} : u32[1000,1]\n  return %0\n}\n",
