@@ -26,6 +26,11 @@ typedef struct dmlc_llvm_target {
    * fpext from half is a library call (x86 without F16C), which
    * ahead-of-time code must not make. */
   bool soft_half;
+  /* Reads (the kernel's whole read) smaller than this keep each kept point's
+   * rows in one task: they are not split into chunks that a finish function
+   * merges (merged rows with few kept points), since the runtime runs them
+   * on one thread anyway; 0: split whenever the points are few. */
+  uint64_t split_min_bytes;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -256,11 +256,13 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     if (block > most)
       block = most < 1 ? 1 : most;
   }
-  /* Few kept points (all axes of a padded matrix): each point's rows are
-   * split into chunks, tasks of their own, whose partial results a finish
-   * function merges in chunk order (later chunks, later indices). */
+  /* Few kept points (all axes of a padded matrix) and a large read: each
+   * point's rows are split into chunks, tasks of their own, whose partial
+   * results a finish function merges in chunk order (later chunks, later
+   * indices). */
   uint64_t chunks = 1, chunk_rows = outer_points;
-  const bool split = block == 1 && kept_points < MIN_TASKS && outer_points > 1;
+  const bool split = block == 1 && kept_points < MIN_TASKS && outer_points > 1 &&
+                     ec_read_bytes(k) >= e->split_min_bytes;
   if (split) {
     chunks = (MIN_TASKS + kept_points - 1) / kept_points;
     chunks = chunks < outer_points ? chunks : outer_points;

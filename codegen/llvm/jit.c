@@ -38,6 +38,10 @@ struct dmlc_llvm_jit {
  * level cache of most machines, so ordinary stores would only evict the
  * input being streamed (and read each line for ownership first). */
 enum { NONTEMPORAL_MIN_BYTES = 32u << 20, PREFETCH_BYTES = 1024, PREFETCH_MIN_BYTES = 1u << 20 };
+/* Below this much read the runtime runs a kernel on one thread: splitting a
+ * few points' rows into tasks would only add a finish function to compile
+ * and run (DMLC_CPU_PARALLEL_MIN_BYTES is larger). */
+enum { SPLIT_MIN_BYTES = 1u << 20 };
 
 static pthread_once_t native_once = PTHREAD_ONCE_INIT;
 static LLVMBool native_failed;
@@ -93,6 +97,7 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
   out->prefetch_bytes = PREFETCH_BYTES;
   out->prefetch_min_bytes = PREFETCH_MIN_BYTES;
   out->psign_bytes = psign_bytes(triple, features);
+  out->split_min_bytes = SPLIT_MIN_BYTES;
   const bool x86 = strncmp(triple, "x86_64", 6) == 0 ||
                    (triple[0] == 'i' && triple[1] && strncmp(triple + 2, "86", 2) == 0);
   out->soft_half = x86 && !has_feature(features, "f16c");

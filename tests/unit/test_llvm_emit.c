@@ -330,7 +330,7 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMDisposeTargetData(td);
 
   /* prefetches in every kernel, however small */
-  const dmlc_llvm_target target = {32, nt_min_bytes, 1024, 0, psign_bytes, soft_half};
+  const dmlc_llvm_target target = {32, nt_min_bytes, 1024, 0, psign_bytes, soft_half, 0};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
