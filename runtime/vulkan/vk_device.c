@@ -592,6 +592,11 @@ static dmlc_status device_create(dmlc_vk_device *dev, const vk_physical *p, dmlc
   dev->pin_subgroup_size = p->pin_subgroup_size;
   dev->max_subgroups_per_workgroup = p->size_control.maxComputeWorkgroupSubgroups;
   dev->caps = p->caps;
+  /* DMLC_VULKAN_UNMAPPED=1 (any value but "" and "0"): map no
+   * device-local memory, so that tests run a discrete GPU's path (staging
+   * buffers, fills on the device) on a device whose memory the host sees. */
+  const char *unmapped = getenv("DMLC_VULKAN_UNMAPPED");
+  dev->unmapped = unmapped && *unmapped && strcmp(unmapped, "0") != 0;
   snprintf(dev->name, sizeof dev->name, "%s", p->props.properties.deviceName);
   fn->vkGetPhysicalDeviceMemoryProperties(p->handle, &dev->memory);
 

@@ -39,6 +39,19 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe);
  * nothing is copied. The bindings are checked by the API. */
 dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_rt_binding *inputs,
                             const dmlc_rt_binding *outputs, dmlc_diag *diag);
+/* The memory an executable owns (its buffers' and their staging
+ * buffers'), one entry per allocation: where the host maps it (NULL: not
+ * mapped), its bytes, and whether the compile touched every page of it
+ * (written from the host where mapped, else filled on the device), so that
+ * the first execute does not pay for faulting it in. Returns how many
+ * there are and fills at most max of them. For tests. */
+typedef struct dmlc_vk_memory_info {
+  const void *host;
+  uint64_t bytes;
+  bool touched;
+} dmlc_vk_memory_info;
+uint32_t dmlc_vk_executable_memory(const dmlc_vk_executable *exe, dmlc_vk_memory_info *out,
+                                   uint32_t max);
 /* How many kernels the device has compiled (its cache's misses). */
 uint64_t dmlc_vk_device_compile_count(const dmlc_vk_device *dev);
 

@@ -65,6 +65,7 @@
   X(vkCmdDispatch)                                                                                 \
   X(vkCmdPipelineBarrier)                                                                          \
   X(vkCmdCopyBuffer)                                                                               \
+  X(vkCmdFillBuffer)                                                                               \
   X(vkCmdWriteTimestamp)                                                                           \
   X(vkCmdResetQueryPool)                                                                           \
   X(vkCreateQueryPool)                                                                             \
@@ -123,6 +124,9 @@ struct dmlc_vk_device {
    * subgroupSizeControl), so code generated for that size gets it. */
   bool pin_subgroup_size;
   uint32_t max_subgroups_per_workgroup;
+  /* Leave device-local memory unmapped even where the host can map it
+   * (DMLC_VULKAN_UNMAPPED, for tests). */
+  bool unmapped;
   dmlc_spirv_caps caps;
   char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
   /* Compiled kernels (vk_exec.c), shared by the device's executables;

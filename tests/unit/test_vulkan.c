@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -818,6 +819,107 @@ END_TEST
 START_TEST(windowed_columns_run_in_parts_portable_path) { check_column_parts(true); }
 END_TEST
 
+/* ---- first-use costs ---- */
+
+/* Whether every page of [p, p + bytes) is in memory (mincore): memory the
+ * OS maps in on first touch is not until then. */
+static bool resident(const void *p, uint64_t bytes) {
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  const uintptr_t start = (uintptr_t)p / page * page, end = (uintptr_t)p + bytes;
+  const size_t pages = (end - start + page - 1) / page;
+  unsigned char *vec = malloc(pages);
+  ck_assert_ptr_nonnull(vec);
+  ck_assert_int_eq(mincore((void *)start, end - start, vec), 0);
+  size_t in = 0;
+  for (size_t i = 0; i < pages; i++)
+    in += vec[i] & 1;
+  free(vec);
+  return in == pages;
+}
+
+static const char *const touch_cases[] = {
+    "graph @t(%x: f32[2048,4096]) -> (u32[2048,1]) {\n"
+    "  %0 = argmax %x {axes = [1]} : u32[2048,1]\n  return %0\n}\n",
+    "graph @t(%x: f32[8,50]) -> (u32[1,50]) {\n"
+    "  %0 = hardmax %x {axes = [1]} : f32[8,50]\n"
+    "  %1 = argmax %0 {axes = [0]} : u32[1,50]\n  return %1\n}\n",
+};
+
+/* Compiles each of touch_cases on dev and checks that the compile touched
+ * every allocation the executable owns (inputs, outputs, temporaries, the
+ * dummy, split partials; staging where there is some), and that where the
+ * host maps one, every page of it is in memory right after the compile.
+ * Returns how many allocations were not mapped. */
+static uint32_t check_touched(dmlc_vk_device *dev) {
+  uint32_t unmapped = 0;
+  for (size_t c = 0; c < sizeof touch_cases / sizeof *touch_cases; c++) {
+    const char *text = touch_cases[c];
+    dmlc_diag diag = {0};
+    dmlc_ir_graph *g = NULL;
+    ck_assert_msg(dmlc_ir_parse(text, strlen(text), "t.dmlir", &g, &diag) == DMLC_OK, "%s",
+                  diag.message);
+    ck_assert_msg(dmlc_run_pipeline(&g, DMLC_DEFAULT_PIPELINE, NULL, &diag) == DMLC_OK, "%s",
+                  diag.message);
+    dmlc_kernel_plan plan;
+    ck_assert_msg(dmlc_kernel_plan_build(g, &plan, &diag) == DMLC_OK, "%s", diag.message);
+    const uint64_t in_bytes = g->inputs[0].layout.size_bytes;
+    const uint64_t out_bytes = g->outputs[0].layout.size_bytes;
+    dmlc_vk_executable *exe = NULL;
+    ck_assert_msg(dmlc_vk_executable_create(dev, &plan, &in_bytes, 1, &out_bytes, 1, &exe, &diag) ==
+                      DMLC_OK,
+                  "%s", diag.message);
+    dmlc_vk_memory_info info[32];
+    const uint32_t n = dmlc_vk_executable_memory(exe, info, 32);
+    /* input, output, temporaries, the dummy, a partials buffer per kernel */
+    ck_assert_uint_ge(n, 2 + plan.num_temps + 1 + plan.num_kernels);
+    ck_assert_uint_le(n, 32);
+    bool input_seen = false;
+    for (uint32_t i = 0; i < n; i++) {
+      ck_assert_msg(info[i].touched, "case %zu: allocation %u of %u not touched", c, i, n);
+      ck_assert_msg(!info[i].host || resident(info[i].host, info[i].bytes),
+                    "case %zu: allocation %u (%llu bytes) not in memory after the compile", c, i,
+                    (unsigned long long)info[i].bytes);
+      input_seen |= info[i].bytes >= in_bytes;
+      unmapped += !info[i].host;
+    }
+    ck_assert(input_seen);
+    dmlc_vk_executable_destroy(exe);
+    dmlc_kernel_plan_free(&plan);
+    dmlc_ir_graph_destroy(g);
+  }
+  return unmapped;
+}
+
+/* So that the first execute does not fault fresh memory in. Not timed:
+ * the 32 MiB input is fresh memory, no page of which is in memory until
+ * something writes it. With forced splits, so that the reductions have
+ * partials. */
+START_TEST(compile_touches_every_owned_buffer) {
+  setenv("DMLC_VULKAN_FORCE_SPLIT", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  check_touched(dev);
+  dmlc_vk_device_close(dev);
+}
+END_TEST
+
+/* The same with device-local memory left unmapped (a discrete GPU's path):
+ * the compile fills it on the device, and maps and touches the inputs' and
+ * outputs' staging buffers; executes through staging still match the
+ * reference, with the validation layer's synchronization checks on. */
+START_TEST(compile_fills_unmapped_buffers_on_the_device) {
+  setenv("DMLC_VULKAN_FORCE_SPLIT", "1", 1);
+  setenv("DMLC_VULKAN_UNMAPPED", "1", 1);
+  dmlc_vk_device *dev = open_device();
+  unsetenv("DMLC_VULKAN_FORCE_SPLIT");
+  unsetenv("DMLC_VULKAN_UNMAPPED");
+  ck_assert_uint_gt(check_touched(dev), 0);
+  for (size_t c = 0; c < sizeof touch_cases / sizeof *touch_cases; c++)
+    check_against_reference(dev, touch_cases[c], c + 1);
+  dmlc_vk_device_close(dev);
+}
+END_TEST
+
 /* ---- through the public API ---- */
 
 static const char api_graph[] = "graph @g(%x: f32[3,3]) -> (f32[3,3], u32[3,1]) {\n"
@@ -974,6 +1076,10 @@ int main(void) {
   tcase_add_test(exec, windowed_columns_run_in_parts_native_path);
   tcase_add_test(exec, windowed_columns_run_in_parts_portable_path);
   suite_add_tcase(s, exec);
+  TCase *first_use = tcase_create("first_use");
+  tcase_add_test(first_use, compile_touches_every_owned_buffer);
+  tcase_add_test(first_use, compile_fills_unmapped_buffers_on_the_device);
+  suite_add_tcase(s, first_use);
   TCase *api = tcase_create("api");
   tcase_add_test(api, api_compiles_runs_dumps_and_times);
   tcase_add_test(api, api_without_a_driver_is_a_clear_error);
