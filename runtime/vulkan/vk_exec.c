@@ -240,6 +240,8 @@ static void host_touch(void *p, VkDeviceSize size) {
   const long page_size = sysconf(_SC_PAGESIZE);
   const VkDeviceSize page = page_size > 0 ? (VkDeviceSize)page_size : 4096;
   unsigned char *c = p;
+  if (!c || size == 0)
+    return;
   for (VkDeviceSize off = 0; off < size; off += page)
     c[off] = 0;
   c[size - 1] = 0;
