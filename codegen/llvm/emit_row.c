@@ -7,7 +7,10 @@
  * the (value, index) order, so the result is the sequential one; the scalar
  * tail continues sequentially (its indices are all larger). 1- and 2-byte
  * integer rows that fit in L2 take two passes instead (reduce_row_two_pass):
- * the best value, then the first or last position holding it. */
+ * the best value, then the first or last position holding it. f32 rows of
+ * two blocks or more take the block path (reduce_row_blocks): MAXPS and an
+ * add per vector, the best block recorded lane by lane, then the position
+ * in that block. */
 #include <stdio.h>
 
 #include "codegen/llvm/emit_internal.h"
@@ -18,6 +21,7 @@ enum {
   ROW_MAX_UNROLL = 8,            /* accumulators per row */
   PARTIAL_BYTES = 16,            /* value (as compared) at 0, u64 index at 8 */
   TWO_PASS_MAX_BYTES = 1u << 18, /* two-pass rows: at most this many bytes (fit in L2) */
+  BLOCK_VECS = 32,               /* f32 rows: vectors per block (2 KiB with AVX-512) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -223,14 +227,9 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   *val = half ? ec_load_read_cmp(e, ec_add(e, off, *idx), 1) : m[0];
 }
 
-/* Reduces len elements of the read from element offset off; *val is the
- * best value (compare type) and *idx its position in the row (i64). */
-void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
-                   LLVMValueRef *idx) {
-  if (two_pass(e, len)) {
-    reduce_row_two_pass(e, off, len, val, idx);
-    return;
-  }
+/* One pass, U (value, index) vector accumulators: any row. */
+static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                                LLVMValueRef *idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   uint32_t unroll = ec_row_accumulators(e, lanes, ROW_MAX_UNROLL);
   /* more than 4 chains only for rows of at least 16 iterations: merging
@@ -318,6 +317,169 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
   }
   *val = LLVMBuildLoad2(e->b, ct, best, "");
   *idx = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
+}
+
+/* Whether rows of len elements take the block path: f32, at least two
+ * blocks long. */
+static bool blocks(const emit_ctx *e, uint64_t len) {
+  return e->k->read_dtype == DMLC_DTYPE_F32 && len <= INT32_MAX &&
+         len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, DMLC_DTYPE_F32);
+}
+
+/* a when a > b (argmin: a < b), else b: x86's MAXPS (MINPS), one
+ * instruction. Exact when neither is NaN; either zero for -0 and +0. */
+static LLVMValueRef fext(emit_ctx *e, bool mx, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(e->b, LLVMBuildFCmp(e->b, mx ? LLVMRealOGT : LLVMRealOLT, a, b, ""), a, b,
+                         "");
+}
+
+typedef struct row_blocks {
+  LLVMValueRef off;      /* the row's first element */
+  LLVMValueRef best, at; /* vars, lane by lane: the best block extreme, that block's start */
+  LLVMValueRef sums[8];  /* vars: the elements' sums, lane by lane (NaN if a NaN was seen) */
+  LLVMTypeRef vt, it;
+  uint32_t lanes, chains;
+  bool mx, last;
+} row_blocks;
+
+/* The block of BLOCK_VECS vectors from element start: its extreme lane by
+ * lane by MAXPS (MINPS) in rb->chains chains and a tree, its elements
+ * added into the sums; each lane whose extreme beats the lane's best
+ * (argmax: is greater; last: greater or equal) takes it, and start. */
+static void block_step(emit_ctx *e, const row_blocks *rb, LLVMValueRef start) {
+  const uint32_t lanes = rb->lanes, chains = rb->chains;
+  LLVMValueRef m[8], s[8];
+  ec_prefetch_stream(e, ec_add(e, rb->off, start), (uint64_t)BLOCK_VECS * lanes * 4);
+  for (uint32_t v = 0; v < BLOCK_VECS; v++) {
+    LLVMValueRef x =
+        ec_load_read_cmp(e, ec_add(e, rb->off, ec_add(e, start, ec_i64(e, v * lanes))), lanes);
+    const uint32_t c = v % chains;
+    m[c] = v < chains ? x : fext(e, rb->mx, m[c], x);
+    s[c] = LLVMBuildFAdd(e->b, v < chains ? LLVMBuildLoad2(e->b, rb->vt, rb->sums[c], "") : s[c], x,
+                         "");
+  }
+  for (uint32_t c = 0; c < chains; c++)
+    LLVMBuildStore(e->b, s[c], rb->sums[c]);
+  for (uint32_t w = chains; w > 1; w /= 2)
+    for (uint32_t i = 0; i < w / 2; i++)
+      m[i] = fext(e, rb->mx, m[i], m[i + w / 2]);
+  LLVMValueRef best = LLVMBuildLoad2(e->b, rb->vt, rb->best, "");
+  const LLVMRealPredicate p =
+      rb->mx ? (rb->last ? LLVMRealOGE : LLVMRealOGT) : (rb->last ? LLVMRealOLE : LLVMRealOLT);
+  LLVMValueRef beats = LLVMBuildFCmp(e->b, p, m[0], best, "");
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, beats, m[0], best, ""), rb->best);
+  LLVMValueRef at = LLVMBuildLoad2(e->b, rb->it, rb->at, "");
+  LLVMValueRef here = ec_splat(e, LLVMBuildTrunc(e->b, start, e->i32, ""), lanes);
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, beats, here, at, ""), rb->at);
+}
+
+/* f32 rows in blocks of BLOCK_VECS vectors: per vector one MAXPS (MINPS)
+ * and one add, no index work. Per block, lane by lane, its extreme over
+ * the block's vectors and whether that beats the lane's best so far,
+ * which then records the block. At the end the row's best value is the
+ * lanes' best, and the first (last) block holding it is the least
+ * (greatest) block recorded by a lane holding it: a lane records a block
+ * only for a value greater than any earlier in that lane (or not less,
+ * for the last). That block's first (last) element equal to it is the
+ * answer. The sums catch NaN: a NaN (or +inf with -inf) sends the row
+ * through the one-pass path instead, which orders NaN. A row that is not a
+ * whole number of blocks ends with a block ending at its end, overlapping
+ * the one before: an element seen twice cannot beat itself. */
+static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                              LLVMValueRef *idx) {
+  const uint32_t lanes = ec_vector_lanes(e, DMLC_DTYPE_F32);
+  row_blocks rb = {.off = off,
+                   .lanes = lanes,
+                   .chains = e->vector_bytes >= 64 ? 8 : 4,
+                   .mx = e->k->reduction == DMLC_OP_ARGMAX,
+                   .last = e->k->direction == DMLC_DIRECTION_DECREASING};
+  rb.vt = LLVMVectorType(e->f32, lanes);
+  rb.it = LLVMVectorType(e->i32, lanes);
+  const uint64_t be = (uint64_t)BLOCK_VECS * lanes;
+  /* every lane starts with element 0, in block 0 */
+  rb.best = ec_var(e, rb.vt, "best");
+  rb.at = ec_var(e, rb.it, "best_at");
+  LLVMBuildStore(e->b, ec_splat(e, ec_load_read_cmp(e, off, 1), lanes), rb.best);
+  LLVMBuildStore(e->b, LLVMConstNull(rb.it), rb.at);
+  for (uint32_t c = 0; c < rb.chains; c++) {
+    rb.sums[c] = ec_var(e, rb.vt, "sum");
+    LLVMBuildStore(e->b, LLVMConstNull(rb.vt), rb.sums[c]);
+  }
+  ec_loop l;
+  LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
+  block_step(e, &rb, ec_mul(e, b, be));
+  ec_loop_end(e, &l);
+  if (len % be)
+    block_step(e, &rb, ec_i64(e, len - be));
+
+  LLVMValueRef where = ec_var(e, e->i64, "where");
+  LLVMValueRef sum = LLVMBuildLoad2(e->b, rb.vt, rb.sums[0], "");
+  for (uint32_t c = 1; c < rb.chains; c++)
+    sum = LLVMBuildFAdd(e->b, sum, LLVMBuildLoad2(e->b, rb.vt, rb.sums[c], ""), "");
+  LLVMValueRef nan = LLVMBuildBitCast(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, sum, sum, ""),
+                                      LLVMIntTypeInContext(e->c, lanes), "");
+  LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_nan");
+  LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_find");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_done");
+  LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, nan, LLVMConstNull(LLVMTypeOf(nan)), ""),
+                  slow, fast);
+  LLVMPositionBuilderAtEnd(e->b, slow);
+  LLVMValueRef v1, i1;
+  reduce_row_one_pass(e, off, len, &v1, &i1);
+  LLVMBuildStore(e->b, i1, where);
+  LLVMBuildBr(e->b, done);
+
+  /* the best value, its first (last) block, that block's first (last)
+   * element equal to it */
+  LLVMPositionBuilderAtEnd(e->b, fast);
+  LLVMValueRef bests = LLVMBuildLoad2(e->b, rb.vt, rb.best, "");
+  LLVMTypeRef vt = rb.vt, it = rb.it;
+  LLVMValueRef top = ec_intrinsic(e, rb.mx ? "llvm.vector.reduce.fmax" : "llvm.vector.reduce.fmin",
+                                  &vt, 1, &bests, 1);
+  LLVMValueRef bv = ec_splat(e, top, lanes);
+  LLVMValueRef holds = LLVMBuildFCmp(e->b, LLVMRealOEQ, bests, bv, "");
+  LLVMValueRef none = ec_splat(e, ec_i32(e, rb.last ? 0 : UINT32_MAX), lanes);
+  LLVMValueRef ats = LLVMBuildSelect(e->b, holds, LLVMBuildLoad2(e->b, rb.it, rb.at, ""), none, "");
+  LLVMValueRef start =
+      LLVMBuildZExt(e->b,
+                    ec_intrinsic(e, rb.last ? "llvm.vector.reduce.umax" : "llvm.vector.reduce.umin",
+                                 &it, 1, &ats, 1),
+                    e->i64, "");
+  LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
+  ec_loop lq;
+  LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, BLOCK_VECS), 1);
+  LLVMValueRef pos =
+      rb.last ? LLVMBuildSub(e->b, ec_add(e, start, ec_i64(e, be - lanes)), ec_mul(e, q, lanes), "")
+              : ec_add(e, start, ec_mul(e, q, lanes));
+  LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);
+  LLVMValueRef mask = LLVMBuildBitCast(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, x, bv, ""),
+                                       LLVMIntTypeInContext(e->c, lanes), "");
+  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_found");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_next");
+  LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), ""),
+                  found, next);
+  LLVMPositionBuilderAtEnd(e->b, found);
+  LLVMBuildStore(e->b, mask_index(e, pos, mask, lanes, rb.last), where);
+  LLVMBuildBr(e->b, done);
+  LLVMPositionBuilderAtEnd(e->b, next);
+  ec_loop_end(e, &lq);
+  LLVMBuildBr(e->b, done);
+
+  LLVMPositionBuilderAtEnd(e->b, done);
+  *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
+  *val = ec_load_read_cmp(e, ec_add(e, off, *idx), 1);
+}
+
+/* Reduces len elements of the read from element offset off; *val is the
+ * best value (compare type) and *idx its position in the row (i64). */
+void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                   LLVMValueRef *idx) {
+  if (two_pass(e, len))
+    reduce_row_two_pass(e, off, len, val, idx);
+  else if (blocks(e, len))
+    reduce_row_blocks(e, off, len, val, idx);
+  else
+    reduce_row_one_pass(e, off, len, val, idx);
 }
 
 /* Output element offset of row o (0 for the space [R]). */

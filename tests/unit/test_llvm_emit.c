@@ -34,6 +34,8 @@ static uint32_t psign_bytes, host_psign_bytes;
 /* dmlc_llvm_target.soft_half: f16 widened in integer operations */
 static bool soft_half;
 static uint32_t out_shift;
+/* dmlc_llvm_target.vector_bytes for the kernels compiled */
+static uint32_t vec_bytes = 32;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -142,6 +144,8 @@ typedef enum data_mode {
   DATA_SPARSE,    /* integers: 1..3, rarely the type's maximum or minimum */
   DATA_F16_BITS,  /* f16: raw bit patterns, most of them NaNs of both signs, +-0,
                    * +-inf, subnormals and a few normals */
+  DATA_ASCENDING, /* floats: i / 3 at position i (each value three times) */
+  DATA_INFS,      /* floats: +inf, -inf, -0, +0, 1 (no NaN) */
   DATA_MODES
 } data_mode;
 
@@ -162,6 +166,10 @@ static double float_value(data_mode mode) {
     return rnd() & 1 ? NAN : -NAN;
   case DATA_ALL_NEG_INF:
     return -INFINITY;
+  case DATA_SPARSE: { /* 1..3 (ties, -0 and +0 among them), rarely a lone extreme */
+    const uint64_t r = rnd() % 701;
+    return r == 0 ? 1e30 : r == 1 ? -1e30 : r == 2 ? (rnd() & 1 ? -0.0 : 0.0) : (double)(1 + r % 3);
+  }
   case DATA_HALF_TIES: {                    /* m * 2^e + (half an f16 ulp) +- tiny */
     const int exp = (int)(rnd() % 30) - 24; /* binary16 normals */
     const double h = ldexp((double)(1024 + rnd() % 1024), exp);
@@ -194,7 +202,10 @@ static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
       const uint16_t h = r % 4 == 0 ? (uint16_t)(r >> 8) : v[(r >> 2) % (sizeof v / sizeof v[0])];
       memcpy(p, &h, 2);
     } else if (dmlc_dtype_is_float(dt)) {
-      const double v = float_value(mode);
+      static const double infs[] = {INFINITY, -INFINITY, -0.0, 0.0, 1.0};
+      const double v = mode == DATA_ASCENDING ? (double)(i / 3)
+                       : mode == DATA_INFS    ? infs[rnd() % 5]
+                                              : float_value(mode);
       if (dt == DMLC_DTYPE_F64) {
         memcpy(p, &v, 8);
       } else if (dt == DMLC_DTYPE_F32) {
@@ -330,7 +341,7 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMDisposeTargetData(td);
 
   /* prefetches in every kernel, however small */
-  const dmlc_llvm_target target = {32, nt_min_bytes, 1024, 0, psign_bytes, soft_half, 0};
+  const dmlc_llvm_target target = {vec_bytes, nt_min_bytes, 1024, 0, psign_bytes, soft_half, 0};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -503,6 +514,52 @@ START_TEST(test_row_split) {
       check_kernel_modes(&k, modes, 3);
     }
   }
+}
+END_TEST
+
+/* f32 rows of two blocks or more (32 vectors each): per block the extreme
+ * by MAXPS/MINPS, the best block, then its first (last) equal element;
+ * a NaN (or +inf with -inf) sends the row through the one-pass path.
+ * Vectors of 16, 32 and 64 bytes (wider than the host is still correct);
+ * lengths just below, at and above whole blocks (the last block overlaps
+ * the one before); no NaN with ties of -0 and +0, lone extremes anywhere,
+ * ascending rows (every block becomes the best), all -inf, and rows with
+ * NaN or with both infinities. */
+START_TEST(test_row_blocks) {
+  static const uint32_t widths[] = {16, 32, 64};
+  vec_bytes = widths[_i];
+  const uint32_t be = 32 * (vec_bytes / 4);
+  const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
+  const data_mode modes[] = {DATA_TIES, DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
+                             DATA_INFS, DATA_SPECIALS, DATA_RANDOM};
+  { /* the path is taken at two blocks, not below */
+    for (int below = 0; below < 2; below++) {
+      const uint32_t dims[2] = {3, 2 * be - (uint32_t)below};
+      dmlc_kdesc k = kd_make(2, dims, 2);
+      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+      kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      jitted j;
+      char *ir = NULL;
+      compile(&k, &j, &ir);
+      ck_assert_msg((strstr(ir, "llvm.vector.reduce.fmax") != NULL) == !below,
+                    "len %u: the block path is %s taken", dims[1], below ? "" : "not");
+      LLVMDisposeMessage(ir);
+      release(&j);
+    }
+  }
+  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+    const uint32_t dims[2] = {s == 5 ? 2 : 5, lens[s]};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (s % 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, DMLC_DTYPE_F32, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, (int)(sizeof modes / sizeof modes[0]));
+    }
+  }
+  vec_bytes = 32;
 }
 END_TEST
 
@@ -1027,6 +1084,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_2d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
+  tcase_add_loop_test(tc, test_row_blocks, 0, 3);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
