@@ -423,7 +423,8 @@ static void lane_share(spv_em *e, uint32_t n, uint32_t g, uint32_t L, uint32_t W
 static void reduce_row(spv_em *e, const spv_acc *a, uint32_t base, uint32_t start, uint32_t end,
                        uint32_t lid, uint32_t L) {
   const uint32_t E = e->plan.vec_elems, W = e->plan.lane_width;
-  const uint32_t Lc = e->plan.local_size;
+  /* lone rows: the invocation is the whole group */
+  const uint32_t Lc = e->plan.lone_rows ? 1 : e->plan.local_size;
   const uint32_t wlog = W == 1 ? 0 : 31 - (uint32_t)__builtin_clz(W);
   const uint32_t g = spv_op(e, SpvOpShiftRightLogical, lid, spv_u32(e, wlog));
   const uint32_t lane = spv_op(e, SpvOpBitwiseAnd, lid, spv_u32(e, W - 1));
@@ -857,7 +858,30 @@ static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
   if_end(e, &f);
 }
 
+/* Lone rows: invocation q = group * L + lid reduces kept point q (below
+ * kept) alone, reading its range in order, and writes its outputs. */
+static void emit_lone_rows(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t q =
+      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)e->plan.kept)), &f);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
+  const uint32_t zero = spv_u32(e, 0), one = spv_u32(e, 1);
+  reduce_row(e, &a, base[0], zero, reduced, zero, one);
+  const uint32_t best = spv_load(e, a.idx);
+  write_indices(e, base, best);
+  write_group(e, base, best, zero, reduced, one, 1);
+  if_end(e, &f);
+}
+
 static void emit_large(spv_em *e, uint32_t group, uint32_t lid) {
+  if (e->plan.lone_rows) {
+    emit_lone_rows(e, group, lid);
+    return;
+  }
   const uint32_t L = spv_u32(e, e->plan.local_size);
   uint32_t base[MAX_BUFS];
   all_offsets(e, group, kept_mask(e->k), base);

@@ -52,6 +52,9 @@ typedef struct spv_plan {
   /* LARGE and SPLIT: invocations per lane group (a power of two dividing
    * local_size), each lane group reading one contiguous span (reduce_row). */
   uint32_t lane_width;
+  /* LARGE on a CPU device with many kept points: an invocation per kept
+   * point reads the whole range itself (lane_width 1, no group merge). */
+  bool lone_rows;
 } spv_plan;
 
 /* A split's partials: one per group (SPLIT), or parts * kept (columns). */

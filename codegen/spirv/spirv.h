@@ -38,6 +38,10 @@ typedef struct dmlc_spirv_caps {
    * (DMLC_VULKAN_FORCE_SPLIT=1): tests run the split's code on small
    * inputs. */
   bool force_split;
+  /* VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe): invocations are a CPU core's
+   * SIMD lanes, and a workgroup's barriers and subgroup operations cost
+   * more than the lanes reading rows of their own. */
+  bool cpu_device;
 } dmlc_spirv_caps;
 
 /* Caps every Vulkan 1.2 compute device has: the portable fallback paths. */
@@ -79,6 +83,7 @@ typedef struct dmlc_spirv_module {
   size_t num_words;
   uint32_t local_size; /* workgroup size (x) */
   uint64_t num_groups; /* workgroups to dispatch in all */
+  bool lone_rows;      /* an invocation per kept point (a CPU device) */
   uint32_t num_bindings;
   dmlc_spirv_binding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
   bool nonuniform_indexing; /* needs the non-uniform indexing features (above) */

@@ -1292,6 +1292,8 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
                        i, k->module.local_size, k->module.num_groups,
                        DMLC_PLURAL(k->module.num_groups), k->module.num_bindings,
                        DMLC_PLURAL(k->module.num_bindings));
+    if (k->module.lone_rows)
+      dmlc_strbuf_append(&sb, "// lone rows: an invocation per kept point\n");
     if (k->module.split_parts > 1)
       dmlc_strbuf_printf(&sb,
                          "// split: %" PRIu32 " parts of %" PRIu32 " reduced points per kept "

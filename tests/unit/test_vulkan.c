@@ -179,6 +179,8 @@ typedef enum fill_pattern {
 static fill_pattern pattern = FILL_RANDOM;
 /* check_against_reference: every reduction kernel must be split. */
 static bool expect_split = false;
+/* When set, every reducing kernel's dump has this line after its first. */
+static const char *expect_kernel_line = NULL;
 
 /* Small values, so ties are common, with NaNs, infinities and signed zeros
  * among the floats (FILL_RANDOM; the other patterns as they say). */
@@ -332,7 +334,8 @@ static void check_against_reference(dmlc_vk_device *dev, const char *text, uint6
                    (unsigned long long)b, want[b], got[b], text);
     }
   }
-  if (expect_split) {
+  const char *want_line = expect_split ? "// split: " : expect_kernel_line;
+  if (want_line) {
     char *kernels = NULL;
     ck_assert_msg(dmlc_vk_executable_dump(exe, "kernels", &kernels, &diag) == DMLC_OK, "%s",
                   diag.message);
@@ -342,8 +345,9 @@ static void check_against_reference(dmlc_vk_device *dev, const char *text, uint6
         at = strstr(at + 1, "// kernel ");
       ck_assert_ptr_nonnull(at);
       const char *line_end = strchr(at, '\n');
-      ck_assert_msg(!plan.kernels[k].has_reduction || strncmp(line_end + 1, "// split: ", 10) == 0,
-                    "kernel %u is not split:\n%s", k, kernels);
+      ck_assert_msg(!plan.kernels[k].has_reduction ||
+                        strncmp(line_end + 1, want_line, strlen(want_line)) == 0,
+                    "kernel %u has no '%s' line:\n%s", k, want_line, kernels);
     }
     free(kernels);
   }
@@ -807,6 +811,59 @@ static void check_short_rows(bool portable) {
   dmlc_vk_device_close(dev);
 }
 
+/* Lone rows (a CPU device, kept points enough for LONE_ROWS_LOCAL in every
+ * workgroup that fills it): an invocation per kept point, the last
+ * workgroup part idle. 16-byte vector rows, scalar rows (lengths no whole
+ * number of vectors, narrow and 8-byte types), [r, k, r] vectors at their
+ * own offsets, hardmax's one-hot, both directions, rows read through
+ * windows of 256 KiB; every fill, against the reference, each kernel
+ * taking the path. */
+static void check_lone_rows(bool portable) {
+  dmlc_vk_device *dev = open_device_with(NULL, portable);
+  const dmlc_spirv_caps *c = dmlc_vk_device_caps(dev);
+  ck_assert(c->cpu_device);
+  const uint32_t K = c->fill_groups * 64 + 37;
+  char cases[5][512];
+  snprintf(cases[0], sizeof cases[0],
+           "graph @f32(%%x: f32[%u,1000]) -> (u32[%u,1], f32[%u,1000]) {\n"
+           "  %%0 = argmax %%x {axes = [1]} : u32[%u,1]\n"
+           "  %%1 = hardmax %%x {axes = [1]} : f32[%u,1000]\n  return %%0, %%1\n}\n",
+           K, K, K, K, K);
+  snprintf(cases[1], sizeof cases[1],
+           "graph @i8(%%x: i8[%u,67]) -> (u32[%u,1]) {\n"
+           "  %%0 = argmax %%x {axes = [1], direction = decreasing} : u32[%u,1]\n"
+           "  return %%0\n}\n",
+           K, K, K);
+  snprintf(cases[2], sizeof cases[2],
+           "graph @f16(%%x: f16[%u,64], %%y: i64[%u,40]) -> (i64[%u,1], u32[%u,1]) {\n"
+           "  %%0 = argmin %%x {axes = [1], direction = decreasing} : i64[%u,1]\n"
+           "  %%1 = argmax %%y {axes = [1]} : u32[%u,1]\n  return %%0, %%1\n}\n",
+           K, K, K, K, K, K);
+  snprintf(cases[3], sizeof cases[3],
+           "graph @rkr(%%x: f32[4,%u,16]) -> (u32[1,%u,1]) {\n"
+           "  %%0 = argmin %%x {axes = [0, 2]} : u32[1,%u,1]\n  return %%0\n}\n",
+           K, K, K);
+  snprintf(cases[4], sizeof cases[4],
+           "graph @u16(%%x: u16[%u,256]) -> (u32[%u,1]) {\n"
+           "  %%0 = argmax %%x {axes = [1]} : u32[%u,1]\n  return %%0\n}\n",
+           K, K, K);
+  const char *const texts[5] = {cases[0], cases[1], cases[2], cases[3], cases[4]};
+  expect_kernel_line = "// lone rows";
+  check_cases_all_fills(dev, texts, 4, 800, 10);
+  dmlc_vk_device_close(dev);
+  /* rows read through windows: 256 KiB windows over K * 512 bytes */
+  dev = open_device_with("262144", portable);
+  check_cases_all_fills(dev, texts + 4, 1, 850, 10);
+  expect_kernel_line = NULL;
+  dmlc_vk_device_close(dev);
+}
+
+START_TEST(lone_rows_match_the_reference_native_path) { check_lone_rows(false); }
+END_TEST
+
+START_TEST(lone_rows_match_the_reference_portable_path) { check_lone_rows(true); }
+END_TEST
+
 START_TEST(short_rows_match_the_reference_native_path) { check_short_rows(false); }
 END_TEST
 
@@ -1071,6 +1128,8 @@ int main(void) {
   tcase_add_test(exec, few_outputs_split_across_workgroups);
   tcase_add_test(exec, vector_reads_match_the_reference_native_path);
   tcase_add_test(exec, vector_reads_match_the_reference_portable_path);
+  tcase_add_test(exec, lone_rows_match_the_reference_native_path);
+  tcase_add_test(exec, lone_rows_match_the_reference_portable_path);
   tcase_add_test(exec, short_rows_match_the_reference_native_path);
   tcase_add_test(exec, short_rows_match_the_reference_portable_path);
   tcase_add_test(exec, windowed_columns_run_in_parts_native_path);
