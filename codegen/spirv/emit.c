@@ -944,7 +944,31 @@ static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
 
 /* Group g reduces part g % parts of kept point g / parts and writes its
  * winner to partial g. */
+/* Lone parts: invocation q = group * L + lid (below kept * parts) reduces
+ * part q % parts of kept point q / parts alone, into partial q. */
+static void emit_lone_parts(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t q =
+      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+  const uint64_t partials = spv_plan_partials(&e->plan);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)partials)), &f);
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  uint32_t base;
+  const uint64_t *strides[1] = {e->k->read_strides};
+  offsets_of(e, spv_op(e, SpvOpUDiv, q, parts), kept_mask(e->k), 1, strides, &base);
+  uint32_t start, end;
+  part_range(e, spv_op(e, SpvOpUMod, q, parts), &start, &end);
+  const spv_acc a = acc_init(e);
+  reduce_row(e, &a, base, start, end, spv_u32(e, 0), spv_u32(e, 1));
+  partial_store(e, q, acc_key(e, &a), spv_load(e, a.idx));
+  if_end(e, &f);
+}
+
 static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
+  if (e->plan.lone_rows) {
+    emit_lone_parts(e, group, lid);
+    return;
+  }
   const uint32_t parts = spv_u32(e, e->plan.split_parts);
   const uint32_t q = spv_op(e, SpvOpUDiv, group, parts);
   uint32_t base;

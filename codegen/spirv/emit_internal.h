@@ -53,14 +53,15 @@ typedef struct spv_plan {
    * local_size), each lane group reading one contiguous span (reduce_row). */
   uint32_t lane_width;
   /* LARGE on a CPU device with many kept points: an invocation per kept
-   * point reads the whole range itself (lane_width 1, no group merge). */
+   * point reads the whole range itself (lane_width 1, no group merge);
+   * SPLIT there with few: an invocation per part. */
   bool lone_rows;
 } spv_plan;
 
 /* A split's partials: one per group (SPLIT), or parts * kept (columns). */
 static inline uint64_t spv_plan_partials(const spv_plan *p) {
   const bool columns = p->path == SPV_PATH_COLUMN_PARTS || p->path == SPV_PATH_COLUMN_FINISH;
-  return columns ? (uint64_t)p->split_parts * p->kept : p->num_groups;
+  return columns || p->lone_rows ? (uint64_t)p->split_parts * p->kept : p->num_groups;
 }
 
 /* A finish's workgroups: per kept point (FINISH), or an invocation per kept
