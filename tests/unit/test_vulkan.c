@@ -688,6 +688,8 @@ START_TEST(few_outputs_split_across_workgroups) {
         "  %0 = argmin %x {axes = [0, 1], direction = decreasing} : u32[1,1]\n  return %0\n}\n",
         "graph @hot(%x: f32[1,300001]) -> (f32[1,300001]) {\n"
         "  %0 = hardmax %x {axes = [1]} : f32[1,300001]\n  return %0\n}\n",
+        "graph @rows(%x: f16[20,30000]) -> (u32[20,1]) {\n"
+        "  %0 = argmax %x {axes = [1]} : u32[20,1]\n  return %0\n}\n",
         "graph @narrow(%x: i8[2,600001], %y: i64[3,50000]) -> (u32[2,1], u32[3,1]) {\n"
         "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[2,1]\n"
         "  %1 = argmin %y {axes = [1]} : u32[3,1]\n  return %0, %1\n}\n",
