@@ -96,6 +96,52 @@ static LLVMValueRef mask_index(emit_ctx *e, LLVMValueRef pos, LLVMValueRef mask,
   return ec_add(e, pos, n);
 }
 
+/* The lanes of the vector at row position pos that a search looks for, as
+ * an integer of `lanes` bits (bit l: lane l). */
+typedef LLVMValueRef (*row_hits_fn)(emit_ctx *e, LLVMValueRef pos, const void *arg);
+
+/* Searches nvec vectors of `lanes`, from the one at row position from on
+ * (backward when last), for one with a hit; at the first, stores the
+ * position of its first (last) hit lane in where and branches to done.
+ * The builder is left after the search, where none was found. */
+static void find_hit(emit_ctx *e, LLVMValueRef from, uint64_t nvec, uint32_t lanes, bool last,
+                     row_hits_fn hits, const void *arg, LLVMValueRef where,
+                     LLVMBasicBlockRef done) {
+  ec_loop l;
+  LLVMValueRef q = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, nvec), 1);
+  LLVMValueRef step = ec_mul(e, q, lanes);
+  LLVMValueRef pos = last ? LLVMBuildSub(e->b, from, step, "") : ec_add(e, from, step);
+  LLVMValueRef mask = hits(e, pos, arg);
+  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(e->c, e->fn, "found");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->c, e->fn, "next");
+  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), "");
+  LLVMBuildCondBr(e->b, hit, found, next);
+  LLVMPositionBuilderAtEnd(e->b, found);
+  LLVMBuildStore(e->b, mask_index(e, pos, mask, lanes, last), where);
+  LLVMBuildBr(e->b, done);
+  LLVMPositionBuilderAtEnd(e->b, next);
+  ec_loop_end(e, &l);
+}
+
+/* Two-pass rows: the row's elements as integers (vt), hit where they are
+ * what pass 2 looks for (find, hit_mask's). */
+typedef struct bits_hits {
+  LLVMValueRef off;
+  const LLVMValueRef *find;
+  LLVMTypeRef vt;
+} bits_hits;
+
+static LLVMValueRef bits_at(emit_ctx *e, const bits_hits *b, LLVMValueRef pos) {
+  const uint32_t lanes = LLVMGetVectorSize(b->vt);
+  return LLVMBuildBitCast(
+      e->b, ec_load(e, e->k->read_dtype, e->read, ec_add(e, b->off, pos), lanes), b->vt, "");
+}
+
+static LLVMValueRef bits_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
+  const bits_hits *b = arg;
+  return hit_mask(e, bits_at(e, b, pos), b->find, LLVMGetVectorSize(b->vt));
+}
+
 /* Two passes over a row that stays in L2: the best value by vector max/min
  * (several accumulators, then across lanes), then the first (increasing) or
  * last (decreasing) position holding it, a vector compare per step with an
@@ -124,9 +170,8 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   const uint32_t nacc = half ? 3 : 1;
   LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
 #define KV(v) ec_splat(e, LLVMConstInt(et, (uint64_t)(v), false), lanes)
-  /* the row's elements at pos as integers */
-#define BITS(pos)                                                                                  \
-  LLVMBuildBitCast(e->b, ec_load(e, dt, e->read, ec_add(e, off, (pos)), lanes), vt, "")
+  /* the row's elements as integers; what pass 2 looks for, below */
+  bits_hits bh = {off, NULL, vt};
   uint32_t unroll = 4;
   while (unroll > 1 && len < (uint64_t)unroll * lanes)
     unroll--;
@@ -135,7 +180,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   /* pass 1: the extremes */
   LLVMValueRef acc[3][4];
   for (uint32_t u = 0; u < unroll; u++) {
-    LLVMValueRef x = BITS(ec_i64(e, u * lanes));
+    LLVMValueRef x = bits_at(e, &bh, ec_i64(e, u * lanes));
     for (uint32_t a = 0; a < nacc; a++) {
       acc[a][u] = ec_var(e, vt, "acc");
       LLVMBuildStore(e->b, x, acc[a][u]);
@@ -145,7 +190,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
     ec_loop l;
     LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
     for (uint32_t u = 0; u < unroll; u++) {
-      LLVMValueRef x = BITS(ec_add(e, j, ec_i64(e, u * lanes)));
+      LLVMValueRef x = bits_at(e, &bh, ec_add(e, j, ec_i64(e, u * lanes)));
       for (uint32_t a = 0; a < nacc; a++)
         LLVMBuildStore(e->b, minmax(e, ops[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""), x),
                        acc[a][u]);
@@ -162,7 +207,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
    * do not mind seeing an element twice) */
   for (uint64_t p = vend; p < len; p += lanes) {
     const uint64_t at = p + lanes <= len ? p : len - lanes;
-    LLVMValueRef x = BITS(ec_i64(e, at));
+    LLVMValueRef x = bits_at(e, &bh, ec_i64(e, at));
     for (uint32_t a = 0; a < nacc; a++)
       v[a] = minmax(e, ops[a], v[a], x);
   }
@@ -197,30 +242,17 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
    * end (decreasing), then the one vector left over, which overlaps the
    * vectors already searched (without a match). */
   const bool last = e->k->direction == DMLC_DIRECTION_DECREASING;
-  const uint64_t nvec = len / lanes;
   LLVMValueRef where = ec_var(e, e->i64, "where");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "found_done");
-  ec_loop l;
-  LLVMValueRef q = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, nvec), 1);
-  LLVMValueRef pos = last ? LLVMBuildSub(e->b, ec_i64(e, len - lanes), ec_mul(e, q, lanes), "")
-                          : ec_mul(e, q, lanes);
-  LLVMValueRef mask = hit_mask(e, BITS(pos), find, lanes);
-  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(e->c, e->fn, "found");
-  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->c, e->fn, "next");
-  LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), "");
-  LLVMBuildCondBr(e->b, hit, found, next);
-  LLVMPositionBuilderAtEnd(e->b, found);
-  LLVMBuildStore(e->b, mask_index(e, pos, mask, lanes, last), where);
-  LLVMBuildBr(e->b, done);
-  LLVMPositionBuilderAtEnd(e->b, next);
-  ec_loop_end(e, &l);
+  bh.find = find;
+  find_hit(e, ec_i64(e, last ? len - lanes : 0), len / lanes, lanes, last, bits_hit, &bh, where,
+           done);
   /* not found in the full vectors (len is not a multiple of lanes) */
   LLVMValueRef rest = ec_i64(e, last ? 0 : len - lanes);
-  mask = hit_mask(e, BITS(rest), find, lanes);
+  LLVMValueRef mask = hit_mask(e, bits_at(e, &bh, rest), find, lanes);
   LLVMBuildStore(e->b, mask_index(e, rest, mask, lanes, last), where);
   LLVMBuildBr(e->b, done);
   LLVMPositionBuilderAtEnd(e->b, done);
-#undef BITS
 #undef KV
   *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
   /* an f16's value is the element found's (NaN, or the zero found) */
@@ -373,6 +405,20 @@ static void block_step(emit_ctx *e, const row_blocks *rb, LLVMValueRef start) {
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, beats, here, at, ""), rb->at);
 }
 
+/* Block rows: the row's elements (as compared), hit where equal to the
+ * best (a vector of it). */
+typedef struct equal_hits {
+  LLVMValueRef off, best;
+} equal_hits;
+
+static LLVMValueRef equal_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
+  const equal_hits *h = arg;
+  const uint32_t lanes = LLVMGetVectorSize(LLVMTypeOf(h->best));
+  LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, h->off, pos), lanes);
+  return LLVMBuildBitCast(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, x, h->best, ""),
+                          LLVMIntTypeInContext(e->c, lanes), "");
+}
+
 /* f32 rows in blocks of BLOCK_VECS vectors: per vector one MAXPS (MINPS)
  * and one add, no index work. Per block, lane by lane, its extreme over
  * the block's vectors and whether that beats the lane's best so far,
@@ -446,23 +492,9 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
                                  &it, 1, &ats, 1),
                     e->i64, "");
   LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
-  ec_loop lq;
-  LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, BLOCK_VECS), 1);
-  LLVMValueRef pos =
-      rb.last ? LLVMBuildSub(e->b, ec_add(e, start, ec_i64(e, be - lanes)), ec_mul(e, q, lanes), "")
-              : ec_add(e, start, ec_mul(e, q, lanes));
-  LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);
-  LLVMValueRef mask = LLVMBuildBitCast(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, x, bv, ""),
-                                       LLVMIntTypeInContext(e->c, lanes), "");
-  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_found");
-  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_next");
-  LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), ""),
-                  found, next);
-  LLVMPositionBuilderAtEnd(e->b, found);
-  LLVMBuildStore(e->b, mask_index(e, pos, mask, lanes, rb.last), where);
-  LLVMBuildBr(e->b, done);
-  LLVMPositionBuilderAtEnd(e->b, next);
-  ec_loop_end(e, &lq);
+  const equal_hits eh = {off, bv};
+  find_hit(e, rb.last ? ec_add(e, start, ec_i64(e, be - lanes)) : start, BLOCK_VECS, lanes, rb.last,
+           equal_hit, &eh, where, done);
   LLVMBuildBr(e->b, done);
 
   LLVMPositionBuilderAtEnd(e->b, done);

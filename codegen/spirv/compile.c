@@ -191,6 +191,14 @@ static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
 #define ROW_GROUP_MIN_PER_INVOCATION 128
 #define LANE_WIDTH_DEFAULT 32
 
+/* Whether a workgroup's merge (reduce_group) can shuffle within subgroups:
+ * the device's subgroups shuffle, and their size is a power of two
+ * dividing the workgroup. */
+static bool merges_in_subgroups(const dmlc_spirv_caps *caps, uint32_t local_size) {
+  const uint32_t sg = caps->subgroup_size;
+  return caps->subgroup_shuffle && sg > 0 && (sg & (sg - 1)) == 0 && local_size % sg == 0;
+}
+
 /* The workgroup of a reduction whose groups each cover up to span reduced
  * points: as large as the device, MAX_LOCAL and shared memory allow, with
  * at least min_per points an invocation. */
@@ -217,8 +225,25 @@ static void group_local_size(const dmlc_spirv_caps *caps, uint64_t span, uint32_
    * two), else of LANE_WIDTH_DEFAULT: a guess only costs coalescing. */
   const uint32_t w = sg && (sg & (sg - 1)) == 0 ? sg : LANE_WIDTH_DEFAULT;
   p->lane_width = w < p->local_size ? w : p->local_size;
-  p->subgroups =
-      caps->subgroup_shuffle && sg > 0 && (sg & (sg - 1)) == 0 && p->local_size % sg == 0;
+  p->subgroups = merges_in_subgroups(caps, p->local_size);
+}
+
+/* Whether plans take a CPU device's lone paths (rows or parts by single
+ * invocations): not under DMLC_VULKAN_FORCE_SPLIT, which splits as a GPU. */
+static bool lone_device(const dmlc_spirv_caps *caps) {
+  return caps->cpu_device && !caps->force_split && caps->fill_groups;
+}
+
+/* Kept points from which a lone device reduces rows an invocation each
+ * (fewer: lone parts, when split). */
+static uint64_t lone_rows_min(const dmlc_spirv_caps *caps) {
+  return (uint64_t)caps->fill_groups * LONE_ROWS_LOCAL;
+}
+
+/* The workgroup of lone rows or parts. */
+static uint32_t lone_local_size(const dmlc_spirv_caps *caps) {
+  const uint32_t max_local = caps->max_workgroup_size ? caps->max_workgroup_size : 1;
+  return pow2_floor(max_local < LONE_ROWS_LOCAL ? max_local : LONE_ROWS_LOCAL);
 }
 
 /* A split part gives each invocation at least this many points: with fewer,
@@ -278,6 +303,12 @@ static bool plan_short_rows(const dmlc_kdesc *k, spv_plan *p) {
  *    long, and every other dim steps by multiples of 16 bytes; each
  *    invocation then takes E kept points (emit_small_vec); the read is one
  *    descriptor, or windows when it has one reduced dim (a loop each). */
+/* A split's workgroups for its partials: one each, or (lone parts) one
+ * per local_size. */
+static uint64_t split_groups(const spv_plan *p, uint64_t partials) {
+  return p->lone_rows ? (partials + p->local_size - 1) / p->local_size : partials;
+}
+
 static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
   const uint32_t elems = 16 / size;
@@ -328,8 +359,7 @@ static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
     p->split_len = (uint32_t)len;
     p->split_parts = (uint32_t)parts;
     p->finish_per_kept = p->finish_per_kept > 1 ? (uint32_t)parts : 1;
-    p->num_groups =
-        p->lone_rows ? (p->kept * parts + p->local_size - 1) / p->local_size : p->kept * parts;
+    p->num_groups = split_groups(p, p->kept * parts);
   }
   p->vec_elems = elems;
 }
@@ -395,20 +425,14 @@ static void plan_split(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_pla
    * lone rows take, outputs the finish writes in one group per kept
    * point): [64,128256] f16 rows 0.59 -> 0.86-0.97 of the probe, f32 0.83
    * -> 1.28, against a workgroup per row */
-  const uint32_t max_local = caps->max_workgroup_size ? caps->max_workgroup_size : 1;
-  const bool lone = caps->cpu_device && !caps->force_split && caps->fill_groups &&
-                    p->kept < (uint64_t)caps->fill_groups * LONE_ROWS_LOCAL &&
-                    !has_group_outputs(k);
-  if (caps->cpu_device && !caps->force_split &&
-      p->points * dmlc_dtype_size(k->read_dtype) < CPU_SPLIT_MIN_BYTES)
+  if (lone_device(caps) && p->points * dmlc_dtype_size(k->read_dtype) < CPU_SPLIT_MIN_BYTES)
     return;
+  const bool lone = lone_device(caps) && p->kept < lone_rows_min(caps) && !has_group_outputs(k);
   if (lone) {
     s.lone_rows = true;
-    s.local_size = pow2_floor(max_local < LONE_ROWS_LOCAL ? max_local : LONE_ROWS_LOCAL);
+    s.local_size = lone_local_size(caps);
     s.lane_width = 1;
-    s.subgroups = caps->subgroup_shuffle && caps->subgroup_size > 0 &&
-                  (caps->subgroup_size & (caps->subgroup_size - 1)) == 0 &&
-                  s.local_size % caps->subgroup_size == 0;
+    s.subgroups = merges_in_subgroups(caps, s.local_size); /* the finish's merge */
     const uint64_t want = ((uint64_t)caps->fill_groups * s.local_size + p->kept - 1) / p->kept;
     const uint64_t most = p->reduced / LONE_SPLIT_MIN_POINTS;
     parts = want < most ? want : most;
@@ -430,7 +454,7 @@ static void plan_split(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_pla
   const uint64_t len = (p->reduced + parts - 1) / parts;
   parts = (p->reduced + len - 1) / len; /* none empty */
   const uint64_t partials = p->kept * parts, bytes = partials * PARTIAL_BYTES;
-  const uint64_t groups = lone ? (partials + s.local_size - 1) / s.local_size : partials;
+  const uint64_t groups = split_groups(&s, partials);
   if (parts < 2 || partials > UINT32_MAX)
     return;
   if (!partials_fit(k, caps, p, bytes))
@@ -481,10 +505,9 @@ static dmlc_status make_plan(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, s
     return DMLC_OK;
   }
   p->path = SPV_PATH_LARGE;
-  if (caps->cpu_device && !caps->force_split && caps->fill_groups &&
-      p->kept >= (uint64_t)caps->fill_groups * LONE_ROWS_LOCAL) {
+  if (lone_device(caps) && p->kept >= lone_rows_min(caps)) {
     p->lone_rows = true;
-    p->local_size = pow2_floor(max_local < LONE_ROWS_LOCAL ? max_local : LONE_ROWS_LOCAL);
+    p->local_size = lone_local_size(caps);
     p->lane_width = 1;
     p->num_groups = (p->kept + p->local_size - 1) / p->local_size;
     plan_vector(k, p);

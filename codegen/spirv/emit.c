@@ -652,10 +652,14 @@ static uint32_t kept_mask(const dmlc_kdesc *k) {
   return ~k->reduced_mask & ((k->rank >= 32 ? 0 : (1u << k->rank)) - 1);
 }
 
+/* The invocation's index in the whole dispatch: group * local size + lid. */
+static uint32_t invocation_index(spv_em *e, uint32_t group, uint32_t lid) {
+  return spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+}
+
 static void emit_elementwise(spv_em *e, uint32_t group, uint32_t lid) {
   const dmlc_kdesc *k = e->k;
-  const uint32_t L = e->plan.local_size;
-  const uint32_t p = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  const uint32_t p = invocation_index(e, group, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpULessThan, p, spv_u32(e, (uint32_t)e->plan.points)), &f);
   uint32_t off[MAX_BUFS];
@@ -787,14 +791,19 @@ static void emit_small_vec(spv_em *e, uint32_t q) {
   }
 }
 
-/* Kept point q, every reduced point one load at a time: its reduction and
- * all its outputs. */
+/* Kept point q by one invocation: its reduction and all its outputs.
+ * Every reduced point one load at a time, or, for lone rows, the row's
+ * 16-byte vectors where the plan has them (reduce_row). */
 static void reduce_kept_point(spv_em *e, uint32_t q) {
   uint32_t base[MAX_BUFS];
   all_offsets(e, q, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
   const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
-  reduce_points(e, &a, base[0], spv_u32(e, 0), reduced, spv_u32(e, 1));
+  const uint32_t zero = spv_u32(e, 0), one = spv_u32(e, 1);
+  if (e->plan.lone_rows)
+    reduce_row(e, &a, base[0], zero, reduced, zero, one);
+  else
+    reduce_points(e, &a, base[0], zero, reduced, one);
   const uint32_t best = spv_load(e, a.idx);
   write_indices(e, base, best);
   write_group(e, base, best, spv_u32(e, 0), reduced, spv_u32(e, 1), 1);
@@ -840,8 +849,7 @@ static void emit_short_rows(spv_em *e, uint32_t q) {
 }
 
 static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
-  const uint32_t L = e->plan.local_size;
-  const uint32_t q = spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, L)), lid);
+  const uint32_t q = invocation_index(e, group, lid);
   if (e->plan.short_rows) {
     emit_short_rows(e, q);
     return;
@@ -861,19 +869,10 @@ static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
 /* Lone rows: invocation q = group * L + lid reduces kept point q (below
  * kept) alone, reading its range in order, and writes its outputs. */
 static void emit_lone_rows(spv_em *e, uint32_t group, uint32_t lid) {
-  const uint32_t q =
-      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+  const uint32_t q = invocation_index(e, group, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)e->plan.kept)), &f);
-  uint32_t base[MAX_BUFS];
-  all_offsets(e, q, kept_mask(e->k), base);
-  const spv_acc a = acc_init(e);
-  const uint32_t reduced = spv_u32(e, (uint32_t)e->plan.reduced);
-  const uint32_t zero = spv_u32(e, 0), one = spv_u32(e, 1);
-  reduce_row(e, &a, base[0], zero, reduced, zero, one);
-  const uint32_t best = spv_load(e, a.idx);
-  write_indices(e, base, best);
-  write_group(e, base, best, zero, reduced, one, 1);
+  reduce_kept_point(e, q);
   if_end(e, &f);
 }
 
@@ -947,8 +946,7 @@ static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
 /* Lone parts: invocation q = group * L + lid (below kept * parts) reduces
  * part q % parts of kept point q / parts alone, into partial q. */
 static void emit_lone_parts(spv_em *e, uint32_t group, uint32_t lid) {
-  const uint32_t q =
-      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+  const uint32_t q = invocation_index(e, group, lid);
   const uint64_t partials = spv_plan_partials(&e->plan);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)partials)), &f);
@@ -1059,8 +1057,7 @@ static void emit_column_parts(spv_em *e, uint32_t group, uint32_t lid) {
 /* Invocation p (of all groups) merges kept point p's parts in order and
  * writes its outputs. */
 static void emit_column_finish(spv_em *e, uint32_t group, uint32_t lid) {
-  const uint32_t p =
-      spv_op(e, SpvOpIAdd, spv_op(e, SpvOpIMul, group, spv_u32(e, e->plan.local_size)), lid);
+  const uint32_t p = invocation_index(e, group, lid);
   spv_if f;
   if_begin(e, spv_cmp(e, SpvOpULessThan, p, spv_u32(e, (uint32_t)e->plan.kept)), &f);
   uint32_t base[MAX_BUFS];

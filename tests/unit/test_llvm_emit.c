@@ -388,6 +388,17 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
 
 static void release(jitted *j) { LLVMOrcDisposeLLJIT(j->jit); }
 
+/* Whether k's optimized IR holds needle. */
+static bool ir_has(const dmlc_kdesc *k, const char *needle) {
+  jitted j;
+  char *ir = NULL;
+  compile(k, &j, &ir);
+  const bool has = strstr(ir, needle) != NULL;
+  LLVMDisposeMessage(ir);
+  release(&j);
+  return has;
+}
+
 /* Runs the kernel as [0,a), [a,b), [b,n) and the finish. */
 static void run_split(const jitted *j, void **buffers) {
   const uint64_t n = j->info.num_tasks;
@@ -538,13 +549,8 @@ START_TEST(test_row_blocks) {
       dmlc_kdesc k = kd_make(2, dims, 2);
       kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
       kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-      jitted j;
-      char *ir = NULL;
-      compile(&k, &j, &ir);
-      ck_assert_msg((strstr(ir, "llvm.vector.reduce.fmax") != NULL) == !below,
+      ck_assert_msg(ir_has(&k, "llvm.vector.reduce.fmax") == !below,
                     "len %u: the block path is %s taken", dims[1], below ? "" : "not");
-      LLVMDisposeMessage(ir);
-      release(&j);
     }
   }
   for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
@@ -581,12 +587,7 @@ START_TEST(test_row_two_pass) {
     dmlc_kdesc k = kd_make(2, dims, 2);
     kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING);
-    jitted j;
-    char *ir = NULL;
-    compile(&k, &j, &ir);
-    ck_assert_msg(strstr(ir, "llvm.vector.reduce.") != NULL, "no vector reduce in:\n%s", ir);
-    LLVMDisposeMessage(ir);
-    release(&j);
+    ck_assert_msg(ir_has(&k, "llvm.vector.reduce."), "no vector reduce in the IR");
   }
   for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
     const uint32_t dims[2] = {9, lens[s]};
