@@ -10,8 +10,11 @@
  * the best value, then the first or last position holding it. f32 rows of
  * two blocks or more take the block path (reduce_row_blocks): MAXPS and an
  * add per vector, the best block recorded lane by lane, then the position
- * in that block. */
+ * in that block. f16 rows of two blocks or more take the same shape on
+ * their bits (reduce_row_half_blocks): a signed and an unsigned integer max
+ * per vector, no conversion; two-pass rows are then the shorter f16 rows. */
 #include <stdio.h>
+#include <string.h>
 
 #include "codegen/llvm/emit_internal.h"
 
@@ -21,7 +24,7 @@ enum {
   ROW_MAX_UNROLL = 8,            /* accumulators per row */
   PARTIAL_BYTES = 16,            /* value (as compared) at 0, u64 index at 8 */
   TWO_PASS_MAX_BYTES = 1u << 18, /* two-pass rows: at most this many bytes (fit in L2) */
-  BLOCK_VECS = 32,               /* f32 rows: vectors per block (2 KiB with AVX-512) */
+  BLOCK_VECS = 32,               /* f32 and f16 rows: vectors per block (2 KiB with AVX-512) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -142,6 +145,52 @@ static LLVMValueRef bits_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
   return hit_mask(e, bits_at(e, b, pos), b->find, LLVMGetVectorSize(b->vt));
 }
 
+/* Searches the whole row (bh's, len elements) for the first (last: from
+ * the end) element that bh->find looks for, stores its position in where
+ * and branches to done: full vectors, then the one vector left over, which
+ * overlaps vectors already searched (without a match). The row holds one. */
+static void search_row(emit_ctx *e, const bits_hits *bh, uint64_t len, bool last,
+                       LLVMValueRef where, LLVMBasicBlockRef done) {
+  const uint32_t lanes = LLVMGetVectorSize(bh->vt);
+  find_hit(e, ec_i64(e, last ? len - lanes : 0), len / lanes, lanes, last, bits_hit, bh, where,
+           done);
+  /* not found in the full vectors (len is not a multiple of lanes) */
+  LLVMValueRef rest = ec_i64(e, last ? 0 : len - lanes);
+  LLVMValueRef mask = hit_mask(e, bits_at(e, bh, rest), bh->find, lanes);
+  LLVMBuildStore(e->b, mask_index(e, rest, mask, lanes, last), where);
+  LLVMBuildBr(e->b, done);
+}
+
+#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
+
+/* Whether an f16 row holds a NaN, from the signed greatest (a positive NaN
+ * is above +inf) and unsigned greatest (a negative NaN is above -inf) of
+ * its bits. */
+static LLVMValueRef half_nan(emit_ctx *e, LLVMValueRef smax, LLVMValueRef umax) {
+  return LLVMBuildOr(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, smax, KS(0x7c00), ""),
+                     LLVMBuildICmp(e->b, LLVMIntUGT, umax, KS(0xfc00), ""), "nan");
+}
+
+/* What a search of f16 bits looks for (hit_mask's mask, lo, span, as
+ * vectors of lanes): any NaN when nan, either zero when best (the bits of
+ * the row's best value) is a zero, else best's bits. Returns whether the
+ * search looks at magnitudes only (NaN or zero): then the first (last) hit
+ * may be anywhere in the row. */
+static LLVMValueRef half_find(emit_ctx *e, LLVMValueRef nan, LLVMValueRef best, uint32_t lanes,
+                              LLVMValueRef find[3]) {
+  LLVMValueRef zero =
+      LLVMBuildICmp(e->b, LLVMIntEQ, LLVMBuildAnd(e->b, best, KS(0x7fff), ""), KS(0), "");
+  LLVMValueRef mag_only = LLVMBuildOr(e->b, nan, zero, "");
+  find[0] = ec_splat(e, LLVMBuildSelect(e->b, mag_only, KS(0x7fff), KS(0xffff), ""), lanes);
+  find[1] = ec_splat(
+      e, LLVMBuildSelect(e->b, nan, KS(0x7c01), LLVMBuildSelect(e->b, zero, KS(0), best, ""), ""),
+      lanes);
+  find[2] = ec_splat(e, LLVMBuildSelect(e->b, nan, KS(0x7fff - 0x7c01), KS(0), ""), lanes);
+  return mag_only;
+}
+
+#undef KS
+
 /* Two passes over a row that stays in L2: the best value by vector max/min
  * (several accumulators, then across lanes), then the first (increasing) or
  * last (decreasing) position holding it, a vector compare per step with an
@@ -219,39 +268,21 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   if (half) {
 #define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
     LLVMValueRef smax = m[0], smin = m[1], umax = m[2];
-    LLVMValueRef nan = LLVMBuildOr(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, smax, KS(0x7c00), ""),
-                                   LLVMBuildICmp(e->b, LLVMIntUGT, umax, KS(0xfc00), ""), "nan");
     /* argmax: the greatest non-negative, else the negative nearest 0;
      * argmin: the most negative, else the non-negative nearest 0 */
     LLVMValueRef best =
         mx ? LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGE, smax, KS(0), ""), smax, smin, "")
            : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, umax, KS(0x8000), ""), umax,
                              smin, "");
-    LLVMValueRef zero =
-        LLVMBuildICmp(e->b, LLVMIntEQ, LLVMBuildAnd(e->b, best, KS(0x7fff), ""), KS(0), "");
-    LLVMValueRef mag_only = LLVMBuildOr(e->b, nan, zero, "");
-    find[0] = ec_splat(e, LLVMBuildSelect(e->b, mag_only, KS(0x7fff), KS(0xffff), ""), lanes);
-    find[1] = ec_splat(
-        e, LLVMBuildSelect(e->b, nan, KS(0x7c01), LLVMBuildSelect(e->b, zero, KS(0), best, ""), ""),
-        lanes);
-    find[2] = ec_splat(e, LLVMBuildSelect(e->b, nan, KS(0x7fff - 0x7c01), KS(0), ""), lanes);
+    half_find(e, half_nan(e, smax, umax), best, lanes, find);
 #undef KS
   }
 
-  /* pass 2: where it is. Full vectors from the start (increasing) or the
-   * end (decreasing), then the one vector left over, which overlaps the
-   * vectors already searched (without a match). */
-  const bool last = e->k->direction == DMLC_DIRECTION_DECREASING;
+  /* pass 2: where it is */
   LLVMValueRef where = ec_var(e, e->i64, "where");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "found_done");
   bh.find = find;
-  find_hit(e, ec_i64(e, last ? len - lanes : 0), len / lanes, lanes, last, bits_hit, &bh, where,
-           done);
-  /* not found in the full vectors (len is not a multiple of lanes) */
-  LLVMValueRef rest = ec_i64(e, last ? 0 : len - lanes);
-  LLVMValueRef mask = hit_mask(e, bits_at(e, &bh, rest), find, lanes);
-  LLVMBuildStore(e->b, mask_index(e, rest, mask, lanes, last), where);
-  LLVMBuildBr(e->b, done);
+  search_row(e, &bh, len, e->k->direction == DMLC_DIRECTION_DECREASING, where, done);
   LLVMPositionBuilderAtEnd(e->b, done);
 #undef KV
   *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
@@ -502,11 +533,178 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   *val = ec_load_read_cmp(e, ec_add(e, off, *idx), 1);
 }
 
+/* Whether rows of len elements take the f16 block path: at least two
+ * blocks long. */
+static bool half_blocks(const emit_ctx *e, uint64_t len) {
+  return e->k->read_dtype == DMLC_DTYPE_F16 && len <= INT32_MAX &&
+         len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, DMLC_DTYPE_F16);
+}
+
+typedef struct bit_blocks {
+  bits_hits bh;          /* the row's elements as integers */
+  const char *op;        /* the extreme kept by block (llvm.<op>: smax, umax, smin) */
+  const char *side_op;   /* another extreme over the whole row, or NULL */
+  LLVMValueRef best, at; /* vars, lane by lane: the best block extreme, that block's start */
+  LLVMValueRef side[4];  /* vars: the side extreme, lane by lane, by chain */
+  LLVMTypeRef it;
+  uint32_t lanes;
+  bool last;
+} bit_blocks;
+
+enum { BIT_CHAINS = 4 };
+
+/* The block of BLOCK_VECS vectors from element start: its op extreme lane
+ * by lane in BIT_CHAINS chains and a tree, the side extreme carried in its
+ * chains; each lane whose block extreme beats the lane's best (is further
+ * by op; last: or equal) takes it, and start. */
+static void bit_block_step(emit_ctx *e, const bit_blocks *bb, LLVMValueRef start) {
+  const uint32_t lanes = bb->lanes;
+  LLVMTypeRef vt = bb->bh.vt;
+  LLVMValueRef m[BIT_CHAINS], s[BIT_CHAINS];
+  ec_prefetch_stream(e, ec_add(e, bb->bh.off, start), (uint64_t)BLOCK_VECS * lanes * 2);
+  for (uint32_t v = 0; v < BLOCK_VECS; v++) {
+    LLVMValueRef x = bits_at(e, &bb->bh, ec_add(e, start, ec_i64(e, v * lanes)));
+    const uint32_t c = v % BIT_CHAINS;
+    m[c] = v < BIT_CHAINS ? x : minmax(e, bb->op, m[c], x);
+    if (bb->side_op)
+      s[c] = minmax(e, bb->side_op,
+                    v < BIT_CHAINS ? LLVMBuildLoad2(e->b, vt, bb->side[c], "") : s[c], x);
+  }
+  if (bb->side_op)
+    for (uint32_t c = 0; c < BIT_CHAINS; c++)
+      LLVMBuildStore(e->b, s[c], bb->side[c]);
+  for (uint32_t w = BIT_CHAINS; w > 1; w /= 2)
+    for (uint32_t i = 0; i < w / 2; i++)
+      m[i] = minmax(e, bb->op, m[i], m[i + w / 2]);
+  const bool sgn = bb->op[0] == 's', up = strcmp(bb->op + 1, "max") == 0;
+  const LLVMIntPredicate p =
+      up ? (sgn ? (bb->last ? LLVMIntSGE : LLVMIntSGT) : (bb->last ? LLVMIntUGE : LLVMIntUGT))
+         : (sgn ? (bb->last ? LLVMIntSLE : LLVMIntSLT) : (bb->last ? LLVMIntULE : LLVMIntULT));
+  LLVMValueRef best = LLVMBuildLoad2(e->b, vt, bb->best, "");
+  LLVMValueRef beats = LLVMBuildICmp(e->b, p, m[0], best, "");
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, beats, m[0], best, ""), bb->best);
+  LLVMValueRef at = LLVMBuildLoad2(e->b, bb->it, bb->at, "");
+  LLVMValueRef here = ec_splat(e, LLVMBuildTrunc(e->b, start, e->i32, ""), lanes);
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, beats, here, at, ""), bb->at);
+}
+
+/* One pass of blocks over the row (len elements, two blocks or more; a
+ * last block ending at the row's end overlaps the one before: an element
+ * seen twice cannot beat itself). *top: the row's op extreme; *start: the
+ * first (last) block holding it; *side (when side_op): the row's side_op
+ * extreme. */
+static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValueRef *top,
+                            LLVMValueRef *start, LLVMValueRef *side) {
+  const uint32_t lanes = bb->lanes;
+  const uint64_t be = (uint64_t)BLOCK_VECS * lanes;
+  LLVMTypeRef vt = bb->bh.vt, it = bb->it;
+  /* every lane starts with element 0, in block 0 */
+  LLVMValueRef first = bits_at(e, &bb->bh, ec_i64(e, 0));
+  first = ec_splat(e, LLVMBuildExtractElement(e->b, first, ec_i32(e, 0), ""), lanes);
+  LLVMBuildStore(e->b, first, bb->best);
+  LLVMBuildStore(e->b, LLVMConstNull(it), bb->at);
+  for (uint32_t c = 0; bb->side_op && c < BIT_CHAINS; c++)
+    LLVMBuildStore(e->b, first, bb->side[c]);
+  ec_loop l;
+  LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
+  bit_block_step(e, bb, ec_mul(e, b, be));
+  ec_loop_end(e, &l);
+  if (len % be)
+    bit_block_step(e, bb, ec_i64(e, len - be));
+
+  LLVMValueRef bests = LLVMBuildLoad2(e->b, vt, bb->best, "");
+  *top = reduce_minmax(e, bb->op, bests);
+  LLVMValueRef holds = LLVMBuildICmp(e->b, LLVMIntEQ, bests, ec_splat(e, *top, lanes), "");
+  LLVMValueRef none = ec_splat(e, ec_i32(e, bb->last ? 0 : UINT32_MAX), lanes);
+  LLVMValueRef ats = LLVMBuildSelect(e->b, holds, LLVMBuildLoad2(e->b, it, bb->at, ""), none, "");
+  *start = LLVMBuildZExt(e->b, reduce_minmax(e, bb->last ? "umax" : "umin", ats), e->i64, "");
+  if (bb->side_op) {
+    LLVMValueRef sv = LLVMBuildLoad2(e->b, vt, bb->side[0], "");
+    for (uint32_t c = 1; c < BIT_CHAINS; c++)
+      sv = minmax(e, bb->side_op, sv, LLVMBuildLoad2(e->b, vt, bb->side[c], ""));
+    *side = reduce_minmax(e, bb->side_op, sv);
+  }
+}
+
+/* f16 rows in blocks of BLOCK_VECS vectors, on the bits as int16: two
+ * integer max per vector, no conversion, no index work.
+ *
+ * The signed greatest of the bits is the greatest non-negative value (or a
+ * positive NaN); the unsigned greatest is the most negative value (or a
+ * negative NaN). Argmax keeps the first by block and the second over the
+ * row; argmin the other way round. Together they say whether the row holds
+ * a NaN, and the kept one is the row's best value unless every element has
+ * the other sign (argmax: all negative; argmin: none negative): then a
+ * second pass of blocks keeps the signed least (the negative nearest 0, or
+ * the non-negative nearest 0), which is then the best. The answer is in
+ * the first (last) block a lane recorded it in (as f32 block rows), at its
+ * first (last) element with the same bits; a NaN or a best of zero (-0 and
+ * +0 are equal, and one of them may come first anywhere) is searched for
+ * over the whole row. */
+static void reduce_row_half_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                                   LLVMValueRef *idx) {
+#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
+  const uint32_t lanes = ec_vector_lanes(e, DMLC_DTYPE_F16);
+  const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
+  const bool last = e->k->direction == DMLC_DIRECTION_DECREASING;
+  bit_blocks bb = {.bh = {off, NULL, LLVMVectorType(e->i16, lanes)},
+                   .op = mx ? "smax" : "umax",
+                   .side_op = mx ? "umax" : "smax",
+                   .it = LLVMVectorType(e->i32, lanes),
+                   .lanes = lanes,
+                   .last = last};
+  bb.best = ec_var(e, bb.bh.vt, "best");
+  bb.at = ec_var(e, bb.it, "best_at");
+  for (uint32_t c = 0; c < BIT_CHAINS; c++)
+    bb.side[c] = ec_var(e, bb.bh.vt, "side");
+  LLVMValueRef top, start, side;
+  bit_blocks_pass(e, &bb, len, &top, &start, &side);
+  LLVMValueRef nan = mx ? half_nan(e, top, side) : half_nan(e, side, top);
+  /* every element has the other sign */
+  LLVMValueRef other = mx ? LLVMBuildICmp(e->b, LLVMIntSLT, top, KS(0), "")
+                          : LLVMBuildICmp(e->b, LLVMIntULT, top, KS(0x8000), "");
+  LLVMValueRef best = ec_var(e, e->i16, "best_bits"), from = ec_var(e, e->i64, "best_block");
+  LLVMBuildStore(e->b, top, best);
+  LLVMBuildStore(e->b, start, from);
+  ec_if f;
+  ec_if_begin(e, &f, LLVMBuildAnd(e->b, other, LLVMBuildNot(e->b, nan, ""), ""));
+  bb.op = "smin";
+  bb.side_op = NULL;
+  bit_blocks_pass(e, &bb, len, &top, &start, NULL);
+  LLVMBuildStore(e->b, top, best);
+  LLVMBuildStore(e->b, start, from);
+  ec_if_else(e, &f);
+  ec_if_end(e, &f);
+
+  LLVMValueRef find[3];
+  LLVMValueRef whole = half_find(e, nan, LLVMBuildLoad2(e->b, e->i16, best, ""), lanes, find);
+  bb.bh.find = find;
+  LLVMValueRef where = ec_var(e, e->i64, "where");
+  LLVMBasicBlockRef row = LLVMAppendBasicBlockInContext(e->c, e->fn, "half_row");
+  LLVMBasicBlockRef block = LLVMAppendBasicBlockInContext(e->c, e->fn, "half_block");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "half_done");
+  LLVMBuildCondBr(e->b, whole, row, block);
+  LLVMPositionBuilderAtEnd(e->b, row);
+  search_row(e, &bb.bh, len, last, where, done);
+  LLVMPositionBuilderAtEnd(e->b, block);
+  start = LLVMBuildLoad2(e->b, e->i64, from, "");
+  LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
+  find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)BLOCK_VECS * lanes - lanes)) : start,
+           BLOCK_VECS, lanes, last, bits_hit, &bb.bh, where, done);
+  LLVMBuildBr(e->b, done);
+  LLVMPositionBuilderAtEnd(e->b, done);
+  *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
+  *val = ec_load_read_cmp(e, ec_add(e, off, *idx), 1);
+#undef KS
+}
+
 /* Reduces len elements of the read from element offset off; *val is the
  * best value (compare type) and *idx its position in the row (i64). */
 void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                    LLVMValueRef *idx) {
-  if (two_pass(e, len))
+  if (half_blocks(e, len))
+    reduce_row_half_blocks(e, off, len, val, idx);
+  else if (two_pass(e, len))
     reduce_row_two_pass(e, off, len, val, idx);
   else if (blocks(e, len))
     reduce_row_blocks(e, off, len, val, idx);

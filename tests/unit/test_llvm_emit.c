@@ -146,6 +146,9 @@ typedef enum data_mode {
                    * +-inf, subnormals and a few normals */
   DATA_ASCENDING, /* floats: i / 3 at position i (each value three times) */
   DATA_INFS,      /* floats: +inf, -inf, -0, +0, 1 (no NaN) */
+  DATA_NEGATIVE,  /* floats: -1..-3 and -0, rarely a lone extreme (no NaN) */
+  DATA_POSITIVE,  /* floats: 1..3 and +0, rarely a lone extreme (no NaN) */
+  DATA_RARE_NAN,  /* floats: as DATA_SPARSE, rarely a NaN of either sign */
   DATA_MODES
 } data_mode;
 
@@ -170,6 +173,14 @@ static double float_value(data_mode mode) {
     const uint64_t r = rnd() % 701;
     return r == 0 ? 1e30 : r == 1 ? -1e30 : r == 2 ? (rnd() & 1 ? -0.0 : 0.0) : (double)(1 + r % 3);
   }
+  case DATA_NEGATIVE:
+  case DATA_POSITIVE: { /* f16: 1e30 is inf, 1e-30 a zero */
+    const uint64_t r = rnd() % 701;
+    const double v = r == 0 ? 1e30 : r == 1 ? 1e-30 : r == 2 ? 0.0 : (double)(1 + r % 3);
+    return mode == DATA_NEGATIVE ? -v : v;
+  }
+  case DATA_RARE_NAN:
+    return rnd() % 1009 == 0 ? (rnd() & 1 ? NAN : -NAN) : float_value(DATA_SPARSE);
   case DATA_HALF_TIES: {                    /* m * 2^e + (half an f16 ulp) +- tiny */
     const int exp = (int)(rnd() % 30) - 24; /* binary16 normals */
     const double h = ldexp((double)(1024 + rnd() % 1024), exp);
@@ -561,6 +572,50 @@ START_TEST(test_row_blocks) {
       kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
     for (int v = 0; v < 4; v++) {
       kd_reduce(&k, DMLC_DTYPE_F32, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, (int)(sizeof modes / sizeof modes[0]));
+    }
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
+/* f16 rows of two blocks or more (32 vectors each): the signed and the
+ * unsigned greatest of the bits per vector, the kept one by block; a
+ * second pass of blocks when every element has the other sign; NaN and
+ * zeros searched for over the row. Vectors of 16, 32 and 64 bytes; lengths
+ * around whole blocks; rows with no NaN (ties of -0 and +0, all negative,
+ * all non-negative, lone extremes, ascending, infinities), with a rare NaN
+ * and with many (raw bit patterns). */
+START_TEST(test_row_half_blocks) {
+  static const uint32_t widths[] = {16, 32, 64};
+  vec_bytes = widths[_i];
+  const uint32_t lanes = vec_bytes / 2, be = 32 * lanes;
+  const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
+  const data_mode modes[] = {DATA_TIES,     DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
+                             DATA_INFS,     DATA_NEGATIVE, DATA_POSITIVE,  DATA_RARE_NAN,
+                             DATA_F16_BITS, DATA_SPECIALS, DATA_ALL_NAN,   DATA_RANDOM};
+  { /* the path is taken at two blocks, not below: the blocks' starts (i32
+       lanes) reduced */
+    char needle[64];
+    snprintf(needle, sizeof needle, "llvm.vector.reduce.umin.v%ui32", lanes);
+    for (int below = 0; below < 2; below++) {
+      const uint32_t dims[2] = {3, 2 * be - (uint32_t)below};
+      dmlc_kdesc k = kd_make(2, dims, 2);
+      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+      kd_reduce(&k, DMLC_DTYPE_F16, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      ck_assert_msg(ir_has(&k, needle) == !below, "len %u: the block path is %s taken", dims[1],
+                    below ? "" : "not");
+    }
+  }
+  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+    const uint32_t dims[2] = {s == 5 ? 2 : 5, lens[s]};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (s % 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, DMLC_DTYPE_F16, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
                 v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
       check_kernel_modes(&k, modes, (int)(sizeof modes / sizeof modes[0]));
     }
@@ -1086,6 +1141,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_row_blocks, 0, 3);
+  tcase_add_loop_test(tc, test_row_half_blocks, 0, 3);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
