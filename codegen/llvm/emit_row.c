@@ -50,14 +50,23 @@ uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most) {
 /* Whether rows of len elements take the two-pass path: 1- and 2-byte
  * integers (no NaN, the order is the integer one) and f16 (through an
  * integer key) whose row fits in L2, at least two vectors long. */
-static bool two_pass(const emit_ctx *e, uint64_t len) {
+static bool bits_type(const emit_ctx *e) {
   const dmlc_dtype dt = e->k->read_dtype;
   const dmlc_kind kind = dmlc_dtype_get(dt)->kind;
-  const uint32_t size = dmlc_dtype_size(dt);
-  if (dt != DMLC_DTYPE_F16 &&
-      ((kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED) || size > 2))
-    return false;
-  return len >= 2ull * ec_vector_lanes(e, dt) && len * size <= TWO_PASS_MAX_BYTES;
+  return dt == DMLC_DTYPE_F16 ||
+         ((kind == DMLC_KIND_SIGNED || kind == DMLC_KIND_UNSIGNED) && dmlc_dtype_size(dt) <= 2);
+}
+
+static bool two_pass(const emit_ctx *e, uint64_t len) {
+  const dmlc_dtype dt = e->k->read_dtype;
+  return bits_type(e) && len >= 2ull * ec_vector_lanes(e, dt) &&
+         len * dmlc_dtype_size(dt) <= TWO_PASS_MAX_BYTES;
+}
+
+/* The integer extreme (llvm.<op>) an integer argmax or argmin keeps. */
+static const char *int_op(const emit_ctx *e) {
+  const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED;
+  return e->k->reduction == DMLC_OP_ARGMAX ? (s ? "smax" : "umax") : (s ? "smin" : "umin");
 }
 
 /* The lanes of x that pass2 looks for, as an integer of `lanes` bits (bit
@@ -210,12 +219,11 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   const dmlc_dtype dt = e->k->read_dtype;
   const bool half = dt == DMLC_DTYPE_F16;
   const uint32_t lanes = ec_vector_lanes(e, dt);
-  const bool s = dmlc_dtype_get(dt)->kind == DMLC_KIND_SIGNED;
   const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
   /* the extremes kept: f16's three, or the one an integer needs */
   static const char *const half_ops[3] = {"smax", "smin", "umax"};
-  const char *const int_op = mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin");
-  const char *const *ops = half ? half_ops : &int_op;
+  const char *const iop = int_op(e);
+  const char *const *ops = half ? half_ops : &iop;
   const uint32_t nacc = half ? 3 : 1;
   LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
 #define KV(v) ec_splat(e, LLVMConstInt(et, (uint64_t)(v), false), lanes)
@@ -533,11 +541,11 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   *val = ec_load_read_cmp(e, ec_add(e, off, *idx), 1);
 }
 
-/* Whether rows of len elements take the f16 block path: at least two
- * blocks long. */
-static bool half_blocks(const emit_ctx *e, uint64_t len) {
-  return e->k->read_dtype == DMLC_DTYPE_F16 && len <= INT32_MAX &&
-         len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, DMLC_DTYPE_F16);
+/* Whether rows of len elements take the block path on their bits: f16,
+ * 1- and 2-byte integers, at least two blocks long. */
+static bool bit_blocks_row(const emit_ctx *e, uint64_t len) {
+  return bits_type(e) && len <= INT32_MAX &&
+         len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, e->k->read_dtype);
 }
 
 typedef struct bit_blocks {
@@ -561,7 +569,7 @@ static void bit_block_step(emit_ctx *e, const bit_blocks *bb, LLVMValueRef start
   const uint32_t lanes = bb->lanes;
   LLVMTypeRef vt = bb->bh.vt;
   LLVMValueRef m[BIT_CHAINS], s[BIT_CHAINS];
-  ec_prefetch_stream(e, ec_add(e, bb->bh.off, start), (uint64_t)BLOCK_VECS * lanes * 2);
+  ec_prefetch_stream(e, ec_add(e, bb->bh.off, start), (uint64_t)BLOCK_VECS * e->vector_bytes);
   for (uint32_t v = 0; v < BLOCK_VECS; v++) {
     LLVMValueRef x = bits_at(e, &bb->bh, ec_add(e, start, ec_i64(e, v * lanes)));
     const uint32_t c = v % BIT_CHAINS;
@@ -626,75 +634,82 @@ static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValue
   }
 }
 
-/* f16 rows in blocks of BLOCK_VECS vectors, on the bits as int16: two
- * integer max per vector, no conversion, no index work.
+/* Rows in blocks of BLOCK_VECS vectors on their bits: 1- and 2-byte
+ * integers keep their extreme by block, one integer max or min per vector,
+ * then the answer is the first (last) element with the same bits in the
+ * first (last) block a lane recorded it in (as f32 block rows).
  *
- * The signed greatest of the bits is the greatest non-negative value (or a
+ * f16, on the bits as int16, two integer max per vector, no conversion:
+ * the signed greatest of the bits is the greatest non-negative value (or a
  * positive NaN); the unsigned greatest is the most negative value (or a
  * negative NaN). Argmax keeps the first by block and the second over the
  * row; argmin the other way round. Together they say whether the row holds
  * a NaN, and the kept one is the row's best value unless every element has
  * the other sign (argmax: all negative; argmin: none negative): then a
  * second pass of blocks keeps the signed least (the negative nearest 0, or
- * the non-negative nearest 0), which is then the best. The answer is in
- * the first (last) block a lane recorded it in (as f32 block rows), at its
- * first (last) element with the same bits; a NaN or a best of zero (-0 and
- * +0 are equal, and one of them may come first anywhere) is searched for
- * over the whole row. */
-static void reduce_row_half_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
-                                   LLVMValueRef *idx) {
+ * the non-negative nearest 0), which is then the best. A NaN or a best of
+ * zero (-0 and +0 are equal, and one of them may come first anywhere) is
+ * searched for over the whole row. */
+static void reduce_row_bit_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                                  LLVMValueRef *idx) {
 #define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
-  const uint32_t lanes = ec_vector_lanes(e, DMLC_DTYPE_F16);
+  const dmlc_dtype dt = e->k->read_dtype;
+  const bool half = dt == DMLC_DTYPE_F16;
+  const uint32_t lanes = ec_vector_lanes(e, dt);
   const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
   const bool last = e->k->direction == DMLC_DIRECTION_DECREASING;
-  bit_blocks bb = {.bh = {off, NULL, LLVMVectorType(e->i16, lanes)},
-                   .op = mx ? "smax" : "umax",
-                   .side_op = mx ? "umax" : "smax",
+  LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt);
+  bit_blocks bb = {.bh = {off, NULL, LLVMVectorType(et, lanes)},
+                   .op = half ? (mx ? "smax" : "umax") : int_op(e),
+                   .side_op = half ? (mx ? "umax" : "smax") : NULL,
                    .it = LLVMVectorType(e->i32, lanes),
                    .lanes = lanes,
                    .last = last};
   bb.best = ec_var(e, bb.bh.vt, "best");
   bb.at = ec_var(e, bb.it, "best_at");
-  for (uint32_t c = 0; c < BIT_CHAINS; c++)
+  for (uint32_t c = 0; half && c < BIT_CHAINS; c++)
     bb.side[c] = ec_var(e, bb.bh.vt, "side");
-  LLVMValueRef top, start, side;
+  LLVMValueRef top, start, side = NULL;
   bit_blocks_pass(e, &bb, len, &top, &start, &side);
-  LLVMValueRef nan = mx ? half_nan(e, top, side) : half_nan(e, side, top);
-  /* every element has the other sign */
-  LLVMValueRef other = mx ? LLVMBuildICmp(e->b, LLVMIntSLT, top, KS(0), "")
-                          : LLVMBuildICmp(e->b, LLVMIntULT, top, KS(0x8000), "");
-  LLVMValueRef best = ec_var(e, e->i16, "best_bits"), from = ec_var(e, e->i64, "best_block");
-  LLVMBuildStore(e->b, top, best);
-  LLVMBuildStore(e->b, start, from);
-  ec_if f;
-  ec_if_begin(e, &f, LLVMBuildAnd(e->b, other, LLVMBuildNot(e->b, nan, ""), ""));
-  bb.op = "smin";
-  bb.side_op = NULL;
-  bit_blocks_pass(e, &bb, len, &top, &start, NULL);
-  LLVMBuildStore(e->b, top, best);
-  LLVMBuildStore(e->b, start, from);
-  ec_if_else(e, &f);
-  ec_if_end(e, &f);
-
-  LLVMValueRef find[3];
-  LLVMValueRef whole = half_find(e, nan, LLVMBuildLoad2(e->b, e->i16, best, ""), lanes, find);
-  bb.bh.find = find;
   LLVMValueRef where = ec_var(e, e->i64, "where");
-  LLVMBasicBlockRef row = LLVMAppendBasicBlockInContext(e->c, e->fn, "half_row");
-  LLVMBasicBlockRef block = LLVMAppendBasicBlockInContext(e->c, e->fn, "half_block");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "half_done");
-  LLVMBuildCondBr(e->b, whole, row, block);
-  LLVMPositionBuilderAtEnd(e->b, row);
-  search_row(e, &bb.bh, len, last, where, done);
-  LLVMPositionBuilderAtEnd(e->b, block);
-  start = LLVMBuildLoad2(e->b, e->i64, from, "");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "bits_done");
+  LLVMValueRef find[3] = {ec_splat(e, LLVMConstAllOnes(et), lanes), ec_splat(e, top, lanes),
+                          LLVMConstNull(bb.bh.vt)};
+  bb.bh.find = find;
+  if (half) {
+    LLVMValueRef nan = mx ? half_nan(e, top, side) : half_nan(e, side, top);
+    /* every element has the other sign */
+    LLVMValueRef other = mx ? LLVMBuildICmp(e->b, LLVMIntSLT, top, KS(0), "")
+                            : LLVMBuildICmp(e->b, LLVMIntULT, top, KS(0x8000), "");
+    LLVMValueRef best = ec_var(e, e->i16, "best_bits"), from = ec_var(e, e->i64, "best_block");
+    LLVMBuildStore(e->b, top, best);
+    LLVMBuildStore(e->b, start, from);
+    ec_if f;
+    ec_if_begin(e, &f, LLVMBuildAnd(e->b, other, LLVMBuildNot(e->b, nan, ""), ""));
+    bb.op = "smin";
+    bb.side_op = NULL;
+    bit_blocks_pass(e, &bb, len, &top, &start, NULL);
+    LLVMBuildStore(e->b, top, best);
+    LLVMBuildStore(e->b, start, from);
+    ec_if_else(e, &f);
+    ec_if_end(e, &f);
+    LLVMValueRef whole = half_find(e, nan, LLVMBuildLoad2(e->b, e->i16, best, ""), lanes, find);
+    LLVMBasicBlockRef row = LLVMAppendBasicBlockInContext(e->c, e->fn, "bits_row");
+    LLVMBasicBlockRef block = LLVMAppendBasicBlockInContext(e->c, e->fn, "bits_block");
+    LLVMBuildCondBr(e->b, whole, row, block);
+    LLVMPositionBuilderAtEnd(e->b, row);
+    search_row(e, &bb.bh, len, last, where, done);
+    LLVMPositionBuilderAtEnd(e->b, block);
+    start = LLVMBuildLoad2(e->b, e->i64, from, "");
+  }
   LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
   find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)BLOCK_VECS * lanes - lanes)) : start,
            BLOCK_VECS, lanes, last, bits_hit, &bb.bh, where, done);
   LLVMBuildBr(e->b, done);
   LLVMPositionBuilderAtEnd(e->b, done);
   *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
-  *val = ec_load_read_cmp(e, ec_add(e, off, *idx), 1);
+  /* an f16's value is the element found's (NaN, or the zero found) */
+  *val = half ? ec_load_read_cmp(e, ec_add(e, off, *idx), 1) : top;
 #undef KS
 }
 
@@ -702,8 +717,8 @@ static void reduce_row_half_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, 
  * best value (compare type) and *idx its position in the row (i64). */
 void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                    LLVMValueRef *idx) {
-  if (half_blocks(e, len))
-    reduce_row_half_blocks(e, off, len, val, idx);
+  if (bit_blocks_row(e, len))
+    reduce_row_bit_blocks(e, off, len, val, idx);
   else if (two_pass(e, len))
     reduce_row_two_pass(e, off, len, val, idx);
   else if (blocks(e, len))

@@ -580,21 +580,32 @@ START_TEST(test_row_blocks) {
 }
 END_TEST
 
-/* f16 rows of two blocks or more (32 vectors each): the signed and the
+/* Rows of two blocks or more (32 vectors each) on their bits. 1- and
+ * 2-byte integers: their max or min by block. f16: the signed and the
  * unsigned greatest of the bits per vector, the kept one by block; a
  * second pass of blocks when every element has the other sign; NaN and
  * zeros searched for over the row. Vectors of 16, 32 and 64 bytes; lengths
- * around whole blocks; rows with no NaN (ties of -0 and +0, all negative,
- * all non-negative, lone extremes, ascending, infinities), with a rare NaN
- * and with many (raw bit patterns). */
-START_TEST(test_row_half_blocks) {
+ * around whole blocks; f16 rows with no NaN (ties of -0 and +0, all
+ * negative, all non-negative, lone extremes, ascending, infinities), with a
+ * rare NaN and with many (raw bit patterns); integer ties, extremes, all
+ * equal and lone extremes. */
+START_TEST(test_row_bit_blocks) {
   static const uint32_t widths[] = {16, 32, 64};
-  vec_bytes = widths[_i];
-  const uint32_t lanes = vec_bytes / 2, be = 32 * lanes;
+  static const dmlc_dtype types[] = {DMLC_DTYPE_F16, DMLC_DTYPE_I8, DMLC_DTYPE_U8, DMLC_DTYPE_I16,
+                                     DMLC_DTYPE_U16};
+  vec_bytes = widths[_i % 3];
+  const dmlc_dtype dt = types[_i / 3];
+  const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt), be = 32 * lanes;
   const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
-  const data_mode modes[] = {DATA_TIES,     DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
-                             DATA_INFS,     DATA_NEGATIVE, DATA_POSITIVE,  DATA_RARE_NAN,
-                             DATA_F16_BITS, DATA_SPECIALS, DATA_ALL_NAN,   DATA_RANDOM};
+  const data_mode half_modes[] = {DATA_TIES,     DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
+                                  DATA_INFS,     DATA_NEGATIVE, DATA_POSITIVE,  DATA_RARE_NAN,
+                                  DATA_F16_BITS, DATA_SPECIALS, DATA_ALL_NAN,   DATA_RANDOM};
+  const data_mode int_modes[] = {DATA_TIES,    DATA_SPARSE,      DATA_SPECIALS,
+                                 DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_RANDOM};
+  const bool half = dt == DMLC_DTYPE_F16;
+  const data_mode *modes = half ? half_modes : int_modes;
+  const int nmodes = half ? (int)(sizeof half_modes / sizeof half_modes[0])
+                          : (int)(sizeof int_modes / sizeof int_modes[0]);
   { /* the path is taken at two blocks, not below: the blocks' starts (i32
        lanes) reduced */
     char needle[64];
@@ -603,7 +614,7 @@ START_TEST(test_row_half_blocks) {
       const uint32_t dims[2] = {3, 2 * be - (uint32_t)below};
       dmlc_kdesc k = kd_make(2, dims, 2);
       kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
-      kd_reduce(&k, DMLC_DTYPE_F16, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
       ck_assert_msg(ir_has(&k, needle) == !below, "len %u: the block path is %s taken", dims[1],
                     below ? "" : "not");
     }
@@ -615,9 +626,9 @@ START_TEST(test_row_half_blocks) {
     if (s % 2)
       kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
     for (int v = 0; v < 4; v++) {
-      kd_reduce(&k, DMLC_DTYPE_F16, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
                 v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      check_kernel_modes(&k, modes, (int)(sizeof modes / sizeof modes[0]));
+      check_kernel_modes(&k, modes, nmodes);
     }
   }
   vec_bytes = 32;
@@ -625,10 +636,10 @@ START_TEST(test_row_half_blocks) {
 END_TEST
 
 /* 1- and 2-byte integer rows that fit in L2 (two passes: max/min, then
- * find the first or last position of it): lengths around multiples of the
- * vector, rows just below and above the size limit, and chunks of split
- * rows; ties, all-equal rows, the type's extremes, a lone extreme anywhere
- * (in the overlapping last vector too). */
+ * find the first or last position of it; rows of two blocks or more take
+ * the block path): lengths around multiples of the vector, rows just below
+ * and above the size limit, and chunks of split rows; ties, all-equal rows, the type's extremes, a
+ * lone extreme anywhere (in the overlapping last vector too). */
 START_TEST(test_row_two_pass) {
   static const dmlc_dtype types[] = {DMLC_DTYPE_I8, DMLC_DTYPE_U8, DMLC_DTYPE_I16, DMLC_DTYPE_U16};
   const dmlc_dtype dt = types[_i];
@@ -1141,7 +1152,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_row_blocks, 0, 3);
-  tcase_add_loop_test(tc, test_row_half_blocks, 0, 3);
+  tcase_add_loop_test(tc, test_row_bit_blocks, 0, 15);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
