@@ -617,7 +617,7 @@ static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t
   const uint32_t last = k->rank - 1;
   bool any = false;
   for (uint32_t i = 0; i < k->num_outputs; i++)
-    any |= is_group_output(&k->outputs[i]);
+    any |= is_group_output(&k->outputs[i]) && !((e->plan.zero_fill >> i) & 1);
   if (!any)
     return;
   spv_loop l;
@@ -627,7 +627,7 @@ static void write_group(spv_em *e, const uint32_t *base, uint32_t best, uint32_t
   const uint32_t hit = best ? spv_cmp(e, SpvOpIEqual, r, best) : 0;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
-    if (!is_group_output(o))
+    if (!is_group_output(o) || (e->plan.zero_fill >> i) & 1) /* 0s the runtime's */
       continue;
     spv_bits v = spv_const_bits(e, o->dtype, o->kind == DMLC_KOUT_ONEHOT ? 0 : o->constant);
     if (o->kind == DMLC_KOUT_ONEHOT && hit) {

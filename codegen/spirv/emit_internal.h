@@ -56,6 +56,10 @@ typedef struct spv_plan {
    * point reads the whole range itself (lane_width 1, no group merge);
    * SPLIT there with few: an invocation per part. */
   bool lone_rows;
+  /* COLUMN_PARTS: ONEHOT outputs the runtime fills with 0 (bit i: output
+   * i; the parts skip their 0s), and their bytes. */
+  uint32_t zero_fill;
+  uint64_t zero_fill_bytes[DMLC_KDESC_MAX_OUTPUTS];
 } spv_plan;
 
 /* A split's partials: one per group (SPLIT), or parts * kept (columns). */

@@ -42,6 +42,11 @@ typedef struct dmlc_spirv_caps {
    * SIMD lanes, and a workgroup's barriers and subgroup operations cost
    * more than the lanes reading rows of their own. */
   bool cpu_device;
+  /* The runtime zero-fills the outputs a module lists in zero_fill before
+   * its first dispatch (dmlc's Vulkan runtime: vkCmdFillBuffer). Without it
+   * (modules for other drivers: dmlc compile) every module writes every
+   * output element itself. */
+  bool fill_zeros;
 } dmlc_spirv_caps;
 
 /* Caps every Vulkan 1.2 compute device has: the portable fallback paths. */
@@ -100,6 +105,12 @@ typedef struct dmlc_spirv_module {
   uint32_t split_parts;
   uint32_t split_len;
   uint64_t partial_bytes;
+  /* Outputs (bit i: output i, binding 1 + i) whose first
+   * zero_fill_bytes[i] bytes (the whole output, a multiple of 4) the
+   * runtime sets to 0 before words' dispatch (caps.fill_zeros only): vector
+   * column parts leave hardmax's 0s to it and the finish writes the 1s. */
+  uint32_t zero_fill;
+  uint64_t zero_fill_bytes[DMLC_KDESC_MAX_OUTPUTS];
   uint32_t *finish_words;
   size_t finish_num_words;
   uint64_t finish_groups;

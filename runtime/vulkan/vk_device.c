@@ -382,6 +382,7 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
       p->v12.shaderStorageBufferArrayNonUniformIndexing;
   caps.fill_groups = fill_groups_of(p);
   caps.cpu_device = p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  caps.fill_zeros = true; /* record_kernel fills each module's zero_fill outputs */
   /* DMLC_VULKAN_FORCE_SPLIT=1 (any value but "" and "0"): split every
    * reduction into parts of a few points, so that tests run the split's
    * code (partials, the finish's merge) on small inputs. */

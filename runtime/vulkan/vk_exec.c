@@ -683,6 +683,9 @@ struct dmlc_vk_executable {
   dmlc_binding *writes; /* per kernel, DMLC_KDESC_MAX_OUTPUTS each */
   VkDescriptorPool descriptor_pool;
   VkDescriptorSet *sets[NUM_SET_KINDS];
+  /* per kind, kernel i's output o at [i * DMLC_KDESC_MAX_OUTPUTS + o]: the
+   * buffer its module's zero_fill has record_kernel fill (else NULL) */
+  VkBuffer *fills[NUM_SET_KINDS];
   VkCommandBuffer commands[NUM_SET_KINDS];
   uint64_t *bound_ids;    /* per input and output: the tensor TENSORS names (0: none yet) */
   VkQueryPool timestamps; /* two per kernel; VK_NULL_HANDLE without */
@@ -823,6 +826,8 @@ static dmlc_status sets_write(dmlc_vk_executable *exe, int kind, const vk_buffer
         break;
       }
       binding_infos(exe->dev, &k->module.bindings[b], buf, &infos[first]);
+      if (b > 0 && (k->module.zero_fill >> (b - 1)) & 1)
+        exe->fills[kind][i * DMLC_KDESC_MAX_OUTPUTS + b - 1] = buf->buffer;
       writes[b] = (VkWriteDescriptorSet){
           .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
           .dstSet = exe->sets[kind][i],
@@ -864,7 +869,9 @@ static dmlc_status descriptors_create(dmlc_vk_executable *exe, dmlc_diag *diag) 
                                    NUM_SET_KINDS * descriptors, &exe->descriptor_pool, diag));
   for (int kind = 0; kind < NUM_SET_KINDS; kind++) {
     exe->sets[kind] = calloc(exe->num_kernels, sizeof *exe->sets[kind]);
-    if (!exe->sets[kind])
+    exe->fills[kind] =
+        calloc((size_t)exe->num_kernels * DMLC_KDESC_MAX_OUTPUTS, sizeof *exe->fills[kind]);
+    if (!exe->sets[kind] || !exe->fills[kind])
       return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory creating descriptors");
     for (uint32_t i = 0; i < exe->num_kernels; i++)
       DMLC_RETURN_IF_ERROR(set_alloc(exe->dev, exe->descriptor_pool, exe->kernels[i]->set_layout,
@@ -910,6 +917,22 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
   const vk_kernel *k = exe->kernels[i];
   if (exe->timestamps)
     fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, exe->timestamps, 2 * i);
+  if (k->module.zero_fill) {
+    /* the outputs whose 0s the module leaves to the runtime (after the
+     * shaders and copies before that use them) */
+    const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    const VkPipelineStageFlags transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    barrier(fn, cmd, compute | transfer,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+            transfer, VK_ACCESS_TRANSFER_WRITE_BIT);
+    for (uint32_t o = 0; o < DMLC_KDESC_MAX_OUTPUTS; o++) {
+      const VkBuffer b = exe->fills[kind][i * DMLC_KDESC_MAX_OUTPUTS + o];
+      if ((k->module.zero_fill >> o) & 1 && b)
+        fn->vkCmdFillBuffer(cmd, b, 0, k->module.zero_fill_bytes[o], 0);
+    }
+    barrier(fn, cmd, transfer, VK_ACCESS_TRANSFER_WRITE_BIT, compute,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  }
   fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
   fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
                               &exe->sets[kind][i], 0, NULL);
@@ -1079,6 +1102,7 @@ void dmlc_vk_executable_destroy(dmlc_vk_executable *exe) {
     if (exe->commands[kind])
       fn->vkFreeCommandBuffers(device, exe->dev->command_pool, 1, &exe->commands[kind]);
     free(exe->sets[kind]);
+    free(exe->fills[kind]);
   }
   if (exe->fence)
     fn->vkDestroyFence(device, exe->fence, NULL);
@@ -1294,6 +1318,9 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
                        DMLC_PLURAL(k->module.num_bindings));
     if (k->module.lone_rows)
       dmlc_strbuf_append(&sb, "// lone rows: an invocation per kept point\n");
+    if (k->module.zero_fill)
+      dmlc_strbuf_append(&sb, "// one-hot 0s: the output filled with 0 first, the 1s by the "
+                              "finish\n");
     if (k->module.split_parts > 1)
       dmlc_strbuf_printf(&sb,
                          "// split: %" PRIu32 " parts of %" PRIu32 " reduced points per kept "

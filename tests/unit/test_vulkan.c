@@ -774,12 +774,23 @@ static void check_column_parts(bool portable) {
       "  %0 = argmax %x {axes = [0], direction = decreasing} : u32[1,4112]\n  return %0\n}\n",
       "graph @f16(%x: f16[160,4104]) -> (i64[1,4104]) {\n"
       "  %0 = argmin %x {axes = [0]} : i64[1,4104]\n  return %0\n}\n",
-      "graph @f32(%x: f32[130,4100]) -> (u32[1,4100], f32[130,4100]) {\n"
-      "  %0 = argmax %x {axes = [0]} : u32[1,4100]\n"
-      "  %1 = hardmax %x {axes = [0]} : f32[130,4100]\n  return %0, %1\n}\n",
   };
   expect_split = true;
   check_cases_all_fills(dev, cases, sizeof cases / sizeof *cases, 500, 10);
+  /* hardmax: the runtime fills the output with 0s, the finish writes the
+   * 1s (f16 one-hots too; through windows) */
+  static const char *const hot[] = {
+      "graph @f32(%x: f32[130,4100]) -> (u32[1,4100], f32[130,4100]) {\n"
+      "  %0 = argmax %x {axes = [0]} : u32[1,4100]\n"
+      "  %1 = hardmax %x {axes = [0]} : f32[130,4100]\n  return %0, %1\n}\n",
+      "graph @f16(%x: f16[160,4104]) -> (f16[160,4104]) {\n"
+      "  %0 = hardmax %x {axes = [0]} : f16[160,4104]\n  return %0\n}\n",
+  };
+  expect_split = false;
+  expect_kernel_line = "// one-hot 0s: the output filled with 0 first";
+  check_cases_all_fills(dev, hot, sizeof hot / sizeof *hot, 550, 10);
+  expect_kernel_line = NULL;
+  expect_split = true;
   dmlc_vk_device_close(dev);
   /* 8-byte elements (key pairs on the portable path), in windows of 512
    * KiB: their rows are twice as long */
