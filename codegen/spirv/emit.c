@@ -868,11 +868,59 @@ static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
 
 /* Lone rows: invocation q = group * L + lid reduces kept point q (below
  * kept) alone, reading its range in order, and writes its outputs. */
+/* Lone runs: kept points q * M .. q * M + M - 1 (M = lone_runs), their
+ * runs of the innermost dim adjacent; for each outer reduced point, the M
+ * runs in storage order, each into its point's accumulator (every
+ * accumulator sees its indices in increasing order). */
+static void reduce_kept_runs(spv_em *e, uint32_t q) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t M = e->plan.lone_runs, E = e->plan.vec_elems, shift = vec_shift(e);
+  const uint32_t run = k->dims[k->rank - 1];
+  uint32_t base[SPV_LONE_RUNS_MAX][MAX_BUFS];
+  spv_acc a[SPV_LONE_RUNS_MAX];
+  const uint32_t first = spv_op(e, SpvOpIMul, q, spv_u32(e, M));
+  for (uint32_t j = 0; j < M; j++) {
+    all_offsets(e, j ? spv_op(e, SpvOpIAdd, first, spv_u32(e, j)) : first, kept_mask(k), base[j]);
+    a[j] = acc_init(e);
+  }
+  spv_loop lo;
+  const uint32_t o = loop_begin(e, &lo, spv_u32(e, 0),
+                                spv_u32(e, (uint32_t)(e->plan.reduced / run)), spv_u32(e, 1));
+  const uint32_t idx0 = spv_op(e, SpvOpIMul, o, spv_u32(e, run));
+  uint32_t off;
+  const uint64_t *strides[1] = {k->read_strides};
+  offsets_of(e, idx0, k->reduced_mask, 1, strides, &off);
+  for (uint32_t j = 0; j < M; j++) {
+    const uint32_t at =
+        spv_op(e, SpvOpShiftRightLogical, spv_op(e, SpvOpIAdd, base[j][0], off), spv_u32(e, shift));
+    spv_loop lc;
+    const uint32_t c = loop_begin(e, &lc, spv_u32(e, 0), spv_u32(e, run / E), spv_u32(e, 1));
+    const uint32_t v = load_vec(e, spv_op(e, SpvOpIAdd, at, c));
+    const uint32_t idx =
+        spv_op(e, SpvOpIAdd, idx0, spv_op(e, SpvOpShiftLeftLogical, c, spv_u32(e, shift)));
+    for (uint32_t t = 0; t < E; t++)
+      acc_scan(e, &a[j], spv_key_of(e, vec_elem(e, v, t)),
+               t ? spv_op(e, SpvOpIAdd, idx, spv_u32(e, t)) : idx);
+    loop_end(e, &lc);
+  }
+  loop_end(e, &lo);
+  for (uint32_t j = 0; j < M; j++) {
+    const uint32_t best = spv_load(e, a[j].idx);
+    write_indices(e, base[j], best);
+    write_group(e, base[j], best, spv_u32(e, 0), spv_u32(e, (uint32_t)e->plan.reduced),
+                spv_u32(e, 1), 1);
+  }
+}
+
 static void emit_lone_rows(spv_em *e, uint32_t group, uint32_t lid) {
   const uint32_t q = invocation_index(e, group, lid);
+  const uint32_t M = e->plan.lone_runs ? e->plan.lone_runs : 1;
   spv_if f;
-  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)e->plan.kept)), &f);
-  reduce_kept_point(e, q);
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)(e->plan.kept / M))), &f);
+  if (e->plan.lone_runs)
+    reduce_kept_runs(e, q);
+  else
+    reduce_kept_point(e, q);
   if_end(e, &f);
 }
 

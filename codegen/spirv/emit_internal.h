@@ -24,6 +24,9 @@ typedef enum spv_path {
 /* The read, the outputs, and a split's partials. */
 #define SPV_MAX_BINDINGS (2 + DMLC_KDESC_MAX_OUTPUTS)
 
+/* Kept points an invocation of lone runs takes at most. */
+#define SPV_LONE_RUNS_MAX 8
+
 typedef struct spv_plan {
   spv_path path;
   uint32_t local_size;
@@ -56,6 +59,11 @@ typedef struct spv_plan {
    * point reads the whole range itself (lane_width 1, no group merge);
    * SPLIT there with few: an invocation per part. */
   bool lone_rows;
+  /* Lone rows with vec_offsets whose kept points' runs of the innermost
+   * dim lie next to each other ([r, k, r]): an invocation reduces this many
+   * consecutive kept points, run after run (one stream of lone_runs runs a
+   * lane, not one of a run), else 0. */
+  uint32_t lone_runs;
   /* COLUMN_PARTS: ONEHOT outputs the runtime fills with 0 (bit i: output
    * i; the parts skip their 0s), and their bytes. */
   uint32_t zero_fill;

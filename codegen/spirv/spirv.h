@@ -89,6 +89,7 @@ typedef struct dmlc_spirv_module {
   uint32_t local_size; /* workgroup size (x) */
   uint64_t num_groups; /* workgroups to dispatch in all */
   bool lone_rows;      /* an invocation per kept point (a CPU device) */
+  uint32_t lone_runs;  /* lone rows: kept points an invocation takes, run by run (0: 1) */
   uint32_t num_bindings;
   dmlc_spirv_binding bindings[1 + DMLC_KDESC_MAX_OUTPUTS];
   bool nonuniform_indexing; /* needs the non-uniform indexing features (above) */

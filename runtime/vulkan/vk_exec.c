@@ -1316,7 +1316,11 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
                        i, k->module.local_size, k->module.num_groups,
                        DMLC_PLURAL(k->module.num_groups), k->module.num_bindings,
                        DMLC_PLURAL(k->module.num_bindings));
-    if (k->module.lone_rows)
+    if (k->module.lone_runs)
+      dmlc_strbuf_printf(&sb,
+                         "// lone rows: an invocation per %" PRIu32 " kept points, run by run\n",
+                         k->module.lone_runs);
+    else if (k->module.lone_rows)
       dmlc_strbuf_append(&sb, "// lone rows: an invocation per kept point\n");
     if (k->module.zero_fill)
       dmlc_strbuf_append(&sb, "// one-hot 0s: the output filled with 0 first, the 1s by the "

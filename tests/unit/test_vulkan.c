@@ -875,6 +875,36 @@ static void check_lone_rows(bool portable) {
   check_cases_all_fills(dev, texts + 4, 1, 850, 10);
   expect_kernel_line = NULL;
   dmlc_vk_device_close(dev);
+  /* lone runs ([r, k, r] and [k, r, k, r] vectors whose kept points' runs
+   * are adjacent): an invocation per 4 kept points, the runs of each outer
+   * reduced point in storage order; 1-, 2-, 4- and 8-byte types */
+  dev = open_device_with(NULL, portable);
+  const uint32_t K4 = (K - 37 + 7) / 8 * 8; /* fill_groups * 64, rounded up to 8 */
+  char runs[4][512];
+  snprintf(runs[0], sizeof runs[0],
+           "graph @f32(%%x: f32[3,%u,20], %%y: f16[2,%u,16]) -> (u32[1,%u,1], i64[1,%u,1]) {\n"
+           "  %%0 = argmin %%x {axes = [0, 2]} : u32[1,%u,1]\n"
+           "  %%1 = argmax %%y {axes = [0, 2], direction = decreasing} : i64[1,%u,1]\n"
+           "  return %%0, %%1\n}\n",
+           K4, K4, K4, K4, K4, K4);
+  snprintf(runs[1], sizeof runs[1],
+           "graph @i8(%%x: i8[5,%u,32]) -> (u32[1,%u,1]) {\n"
+           "  %%0 = argmax %%x {axes = [0, 2]} : u32[1,%u,1]\n  return %%0\n}\n",
+           K4, K4, K4);
+  snprintf(runs[2], sizeof runs[2],
+           "graph @i64(%%x: i64[3,%u,16]) -> (u32[1,%u,1]) {\n"
+           "  %%0 = argmin %%x {axes = [0, 2], direction = decreasing} : u32[1,%u,1]\n"
+           "  return %%0\n}\n",
+           K4, K4, K4);
+  snprintf(runs[3], sizeof runs[3],
+           "graph @krkr(%%x: f32[2,3,%u,16]) -> (u32[2,1,%u,1]) {\n"
+           "  %%0 = argmax %%x {axes = [1, 3]} : u32[2,1,%u,1]\n  return %%0\n}\n",
+           K4 / 2, K4 / 2, K4 / 2);
+  const char *const run_texts[4] = {runs[0], runs[1], runs[2], runs[3]};
+  expect_kernel_line = "// lone rows: an invocation per 4 kept points";
+  check_cases_all_fills(dev, run_texts, 4, 870, 10);
+  expect_kernel_line = NULL;
+  dmlc_vk_device_close(dev);
 }
 
 START_TEST(lone_rows_match_the_reference_native_path) { check_lone_rows(false); }
