@@ -11,8 +11,9 @@
  * two blocks or more take the block path (reduce_row_blocks): MAXPS and an
  * add per vector, the best block recorded lane by lane, then the position
  * in that block. f16 rows of two blocks or more take the same shape on
- * their bits (reduce_row_half_blocks): a signed and an unsigned integer max
- * per vector, no conversion; two-pass rows are then the shorter f16 rows. */
+ * their bits (reduce_row_bit_blocks): a signed and an unsigned integer max
+ * per vector, no conversion; so do integer rows, one max or min per
+ * vector. Two-pass rows are then the shorter f16 and narrow integer rows. */
 #include <stdio.h>
 #include <string.h>
 
@@ -541,11 +542,12 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   *val = ec_load_read_cmp(e, ec_add(e, off, *idx), 1);
 }
 
-/* Whether rows of len elements take the block path on their bits: f16,
- * 1- and 2-byte integers, at least two blocks long. */
+/* Whether rows of len elements take the block path on their bits: f16 and
+ * integers, at least two blocks long. */
 static bool bit_blocks_row(const emit_ctx *e, uint64_t len) {
-  return bits_type(e) && len <= INT32_MAX &&
-         len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, e->k->read_dtype);
+  const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
+  return (bits_type(e) || kind == DMLC_KIND_SIGNED || kind == DMLC_KIND_UNSIGNED) &&
+         len <= INT32_MAX && len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, e->k->read_dtype);
 }
 
 typedef struct bit_blocks {
@@ -634,8 +636,10 @@ static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValue
   }
 }
 
-/* Rows in blocks of BLOCK_VECS vectors on their bits: 1- and 2-byte
- * integers keep their extreme by block, one integer max or min per vector,
+/* Rows in blocks of BLOCK_VECS vectors on their bits: integers keep their
+ * extreme by block, one integer max or min per vector (i64 [4096,4096]
+ * rows: 85-88% -> 91-100% of the plain loop, against a compare and two
+ * blends per vector in one pass),
  * then the answer is the first (last) element with the same bits in the
  * first (last) block a lane recorded it in (as f32 block rows).
  *

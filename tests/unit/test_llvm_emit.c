@@ -580,19 +580,20 @@ START_TEST(test_row_blocks) {
 }
 END_TEST
 
-/* Rows of two blocks or more (32 vectors each) on their bits. 1- and
- * 2-byte integers: their max or min by block. f16: the signed and the
+/* Rows of two blocks or more (32 vectors each) on their bits. Integers:
+ * their max or min by block. f16: the signed and the
  * unsigned greatest of the bits per vector, the kept one by block; a
  * second pass of blocks when every element has the other sign; NaN and
  * zeros searched for over the row. Vectors of 16, 32 and 64 bytes; lengths
  * around whole blocks; f16 rows with no NaN (ties of -0 and +0, all
  * negative, all non-negative, lone extremes, ascending, infinities), with a
- * rare NaN and with many (raw bit patterns); integer ties, extremes, all
- * equal and lone extremes. */
+ * rare NaN and with many (raw bit patterns); integers of every width: ties,
+ * extremes, all equal and lone extremes. */
 START_TEST(test_row_bit_blocks) {
   static const uint32_t widths[] = {16, 32, 64};
-  static const dmlc_dtype types[] = {DMLC_DTYPE_F16, DMLC_DTYPE_I8, DMLC_DTYPE_U8, DMLC_DTYPE_I16,
-                                     DMLC_DTYPE_U16};
+  static const dmlc_dtype types[] = {DMLC_DTYPE_F16, DMLC_DTYPE_I8,  DMLC_DTYPE_U8,
+                                     DMLC_DTYPE_I16, DMLC_DTYPE_U16, DMLC_DTYPE_I32,
+                                     DMLC_DTYPE_U32, DMLC_DTYPE_I64, DMLC_DTYPE_U64};
   vec_bytes = widths[_i % 3];
   const dmlc_dtype dt = types[_i / 3];
   const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt), be = 32 * lanes;
@@ -1152,7 +1153,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_row_blocks, 0, 3);
-  tcase_add_loop_test(tc, test_row_bit_blocks, 0, 15);
+  tcase_add_loop_test(tc, test_row_bit_blocks, 0, 27);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
