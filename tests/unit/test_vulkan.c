@@ -877,10 +877,11 @@ static void check_lone_rows(bool portable) {
   dmlc_vk_device_close(dev);
   /* lone runs ([r, k, r] and [k, r, k, r] vectors whose kept points' runs
    * are adjacent): an invocation per 4 kept points, the runs of each outer
-   * reduced point in storage order; 1-, 2-, 4- and 8-byte types */
+   * reduced point in storage order; 1-, 2-, 4- and 8-byte types, and a
+   * hardmax's one-hot */
   dev = open_device_with(NULL, portable);
   const uint32_t K4 = (K - 37 + 7) / 8 * 8; /* fill_groups * 64, rounded up to 8 */
-  char runs[4][512];
+  char runs[5][512];
   snprintf(runs[0], sizeof runs[0],
            "graph @f32(%%x: f32[3,%u,20], %%y: f16[2,%u,16]) -> (u32[1,%u,1], i64[1,%u,1]) {\n"
            "  %%0 = argmin %%x {axes = [0, 2]} : u32[1,%u,1]\n"
@@ -900,9 +901,13 @@ static void check_lone_rows(bool portable) {
            "graph @krkr(%%x: f32[2,3,%u,16]) -> (u32[2,1,%u,1]) {\n"
            "  %%0 = argmax %%x {axes = [1, 3]} : u32[2,1,%u,1]\n  return %%0\n}\n",
            K4 / 2, K4 / 2, K4 / 2);
-  const char *const run_texts[4] = {runs[0], runs[1], runs[2], runs[3]};
+  snprintf(runs[4], sizeof runs[4],
+           "graph @hot(%%x: f32[3,%u,16]) -> (f32[3,%u,16]) {\n"
+           "  %%0 = hardmax %%x {axes = [0, 2]} : f32[3,%u,16]\n  return %%0\n}\n",
+           K4, K4, K4);
+  const char *const run_texts[5] = {runs[0], runs[1], runs[2], runs[3], runs[4]};
   expect_kernel_line = "// lone rows: an invocation per 4 kept points";
-  check_cases_all_fills(dev, run_texts, 4, 870, 10);
+  check_cases_all_fills(dev, run_texts, 5, 870, 10);
   expect_kernel_line = NULL;
   dmlc_vk_device_close(dev);
 }
