@@ -19,6 +19,9 @@
 
 #include "codegen/llvm/emit_internal.h"
 
+/* An f16's bits as an i16 constant. */
+#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
+
 enum {
   ROW_SPLIT_MIN = 1u << 18,      /* rows longer than this are split into chunks */
   ROW_CHUNK = 1u << 16,          /* elements per chunk (a multiple of every U * lanes) */
@@ -48,9 +51,9 @@ uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most) {
   return u < 1 ? 1 : u > most ? most : u;
 }
 
-/* Whether rows of len elements take the two-pass path: 1- and 2-byte
- * integers (no NaN, the order is the integer one) and f16 (through an
- * integer key) whose row fits in L2, at least two vectors long. */
+/* Whether the read is compared on its bits as integers: 1- and 2-byte
+ * integers (no NaN, the order is the integer one) and f16 (through its
+ * signed and unsigned extremes). */
 static bool bits_type(const emit_ctx *e) {
   const dmlc_dtype dt = e->k->read_dtype;
   const dmlc_kind kind = dmlc_dtype_get(dt)->kind;
@@ -58,6 +61,8 @@ static bool bits_type(const emit_ctx *e) {
          ((kind == DMLC_KIND_SIGNED || kind == DMLC_KIND_UNSIGNED) && dmlc_dtype_size(dt) <= 2);
 }
 
+/* Whether rows of len elements take the two-pass path: bits_type rows that
+ * fit in L2, at least two vectors long. */
 static bool two_pass(const emit_ctx *e, uint64_t len) {
   const dmlc_dtype dt = e->k->read_dtype;
   return bits_type(e) && len >= 2ull * ec_vector_lanes(e, dt) &&
@@ -136,8 +141,8 @@ static void find_hit(emit_ctx *e, LLVMValueRef from, uint64_t nvec, uint32_t lan
   ec_loop_end(e, &l);
 }
 
-/* Two-pass rows: the row's elements as integers (vt), hit where they are
- * what pass 2 looks for (find, hit_mask's). */
+/* Two-pass and bit block rows: the row's elements as integers (vt), hit
+ * where they are what a search looks for (find, hit_mask's). */
 typedef struct bits_hits {
   LLVMValueRef off;
   const LLVMValueRef *find;
@@ -171,8 +176,6 @@ static void search_row(emit_ctx *e, const bits_hits *bh, uint64_t len, bool last
   LLVMBuildBr(e->b, done);
 }
 
-#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
-
 /* Whether an f16 row holds a NaN, from the signed greatest (a positive NaN
  * is above +inf) and unsigned greatest (a negative NaN is above -inf) of
  * its bits. */
@@ -198,8 +201,6 @@ static LLVMValueRef half_find(emit_ctx *e, LLVMValueRef nan, LLVMValueRef best, 
   find[2] = ec_splat(e, LLVMBuildSelect(e->b, nan, KS(0x7fff - 0x7c01), KS(0), ""), lanes);
   return mag_only;
 }
-
-#undef KS
 
 /* Two passes over a row that stays in L2: the best value by vector max/min
  * (several accumulators, then across lanes), then the first (increasing) or
@@ -275,7 +276,6 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   /* what pass 2 looks for: (mask, lo, span) */
   LLVMValueRef find[3] = {KV(-1), ec_splat(e, m[0], lanes), KV(0)};
   if (half) {
-#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
     LLVMValueRef smax = m[0], smin = m[1], umax = m[2];
     /* argmax: the greatest non-negative, else the negative nearest 0;
      * argmin: the most negative, else the non-negative nearest 0 */
@@ -284,7 +284,6 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
            : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, umax, KS(0x8000), ""), umax,
                              smin, "");
     half_find(e, half_nan(e, smax, umax), best, lanes, find);
-#undef KS
   }
 
   /* pass 2: where it is */
@@ -414,11 +413,48 @@ typedef struct row_blocks {
   bool mx, last;
 } row_blocks;
 
+/* One block's work, from element start (row_blocks or bit_blocks). */
+typedef void (*block_fn)(emit_ctx *e, const void *arg, LLVMValueRef start);
+
+/* The row (len elements, two blocks or more) in blocks of BLOCK_VECS
+ * vectors of lanes, then, when it is no whole number of them, a block
+ * ending at its end that overlaps the one before (an element seen twice
+ * cannot beat itself). */
+static void for_blocks(emit_ctx *e, uint64_t len, uint32_t lanes, block_fn step, const void *arg) {
+  const uint64_t be = (uint64_t)BLOCK_VECS * lanes;
+  ec_loop l;
+  LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
+  step(e, arg, ec_mul(e, b, be));
+  ec_loop_end(e, &l);
+  if (len % be)
+    step(e, arg, ec_i64(e, len - be));
+}
+
+/* The first (last) block start (i64) that a lane holding the row's best
+ * recorded: the least (greatest) of the vector of starts in at_var over
+ * the lanes where holds. */
+static LLVMValueRef held_block(emit_ctx *e, LLVMValueRef holds, LLVMValueRef at_var, LLVMTypeRef it,
+                               bool last) {
+  LLVMValueRef none = ec_splat(e, ec_i32(e, last ? 0 : UINT32_MAX), LLVMGetVectorSize(it));
+  LLVMValueRef ats = LLVMBuildSelect(e->b, holds, LLVMBuildLoad2(e->b, it, at_var, ""), none, "");
+  return LLVMBuildZExt(e->b, reduce_minmax(e, last ? "umax" : "umin", ats), e->i64, "");
+}
+
+/* find_hit over the block of BLOCK_VECS vectors of lanes from element
+ * start (i64), from its end when last. */
+static void find_in_block(emit_ctx *e, LLVMValueRef start, uint32_t lanes, bool last,
+                          row_hits_fn hits, const void *arg, LLVMValueRef where,
+                          LLVMBasicBlockRef done) {
+  find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)BLOCK_VECS * lanes - lanes)) : start,
+           BLOCK_VECS, lanes, last, hits, arg, where, done);
+}
+
 /* The block of BLOCK_VECS vectors from element start: its extreme lane by
  * lane by MAXPS (MINPS) in rb->chains chains and a tree, its elements
  * added into the sums; each lane whose extreme beats the lane's best
  * (argmax: is greater; last: greater or equal) takes it, and start. */
-static void block_step(emit_ctx *e, const row_blocks *rb, LLVMValueRef start) {
+static void block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
+  const row_blocks *rb = arg;
   const uint32_t lanes = rb->lanes, chains = rb->chains;
   LLVMValueRef m[8], s[8];
   ec_prefetch_stream(e, ec_add(e, rb->off, start), (uint64_t)BLOCK_VECS * lanes * 4);
@@ -481,7 +517,6 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
                    .last = e->k->direction == DMLC_DIRECTION_DECREASING};
   rb.vt = LLVMVectorType(e->f32, lanes);
   rb.it = LLVMVectorType(e->i32, lanes);
-  const uint64_t be = (uint64_t)BLOCK_VECS * lanes;
   /* every lane starts with element 0, in block 0 */
   rb.best = ec_var(e, rb.vt, "best");
   rb.at = ec_var(e, rb.it, "best_at");
@@ -491,12 +526,7 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
     rb.sums[c] = ec_var(e, rb.vt, "sum");
     LLVMBuildStore(e->b, LLVMConstNull(rb.vt), rb.sums[c]);
   }
-  ec_loop l;
-  LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
-  block_step(e, &rb, ec_mul(e, b, be));
-  ec_loop_end(e, &l);
-  if (len % be)
-    block_step(e, &rb, ec_i64(e, len - be));
+  for_blocks(e, len, lanes, block_step, &rb);
 
   LLVMValueRef where = ec_var(e, e->i64, "where");
   LLVMValueRef sum = LLVMBuildLoad2(e->b, rb.vt, rb.sums[0], "");
@@ -519,22 +549,15 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
    * element equal to it */
   LLVMPositionBuilderAtEnd(e->b, fast);
   LLVMValueRef bests = LLVMBuildLoad2(e->b, rb.vt, rb.best, "");
-  LLVMTypeRef vt = rb.vt, it = rb.it;
+  LLVMTypeRef vt = rb.vt;
   LLVMValueRef top = ec_intrinsic(e, rb.mx ? "llvm.vector.reduce.fmax" : "llvm.vector.reduce.fmin",
                                   &vt, 1, &bests, 1);
   LLVMValueRef bv = ec_splat(e, top, lanes);
   LLVMValueRef holds = LLVMBuildFCmp(e->b, LLVMRealOEQ, bests, bv, "");
-  LLVMValueRef none = ec_splat(e, ec_i32(e, rb.last ? 0 : UINT32_MAX), lanes);
-  LLVMValueRef ats = LLVMBuildSelect(e->b, holds, LLVMBuildLoad2(e->b, rb.it, rb.at, ""), none, "");
-  LLVMValueRef start =
-      LLVMBuildZExt(e->b,
-                    ec_intrinsic(e, rb.last ? "llvm.vector.reduce.umax" : "llvm.vector.reduce.umin",
-                                 &it, 1, &ats, 1),
-                    e->i64, "");
+  LLVMValueRef start = held_block(e, holds, rb.at, rb.it, rb.last);
   LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
   const equal_hits eh = {off, bv};
-  find_hit(e, rb.last ? ec_add(e, start, ec_i64(e, be - lanes)) : start, BLOCK_VECS, lanes, rb.last,
-           equal_hit, &eh, where, done);
+  find_in_block(e, start, lanes, rb.last, equal_hit, &eh, where, done);
   LLVMBuildBr(e->b, done);
 
   LLVMPositionBuilderAtEnd(e->b, done);
@@ -546,7 +569,8 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
  * integers, at least two blocks long. */
 static bool bit_blocks_row(const emit_ctx *e, uint64_t len) {
   const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
-  return (bits_type(e) || kind == DMLC_KIND_SIGNED || kind == DMLC_KIND_UNSIGNED) &&
+  return (e->k->read_dtype == DMLC_DTYPE_F16 || kind == DMLC_KIND_SIGNED ||
+          kind == DMLC_KIND_UNSIGNED) &&
          len <= INT32_MAX && len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, e->k->read_dtype);
 }
 
@@ -567,7 +591,8 @@ enum { BIT_CHAINS = 4 };
  * by lane in BIT_CHAINS chains and a tree, the side extreme carried in its
  * chains; each lane whose block extreme beats the lane's best (is further
  * by op; last: or equal) takes it, and start. */
-static void bit_block_step(emit_ctx *e, const bit_blocks *bb, LLVMValueRef start) {
+static void bit_block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
+  const bit_blocks *bb = arg;
   const uint32_t lanes = bb->lanes;
   LLVMTypeRef vt = bb->bh.vt;
   LLVMValueRef m[BIT_CHAINS], s[BIT_CHAINS];
@@ -598,15 +623,12 @@ static void bit_block_step(emit_ctx *e, const bit_blocks *bb, LLVMValueRef start
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, beats, here, at, ""), bb->at);
 }
 
-/* One pass of blocks over the row (len elements, two blocks or more; a
- * last block ending at the row's end overlaps the one before: an element
- * seen twice cannot beat itself). *top: the row's op extreme; *start: the
- * first (last) block holding it; *side (when side_op): the row's side_op
- * extreme. */
+/* One pass of blocks over the row (len elements, two blocks or more).
+ * *top: the row's op extreme; *start: the first (last) block holding it;
+ * *side (when side_op): the row's side_op extreme. */
 static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValueRef *top,
                             LLVMValueRef *start, LLVMValueRef *side) {
   const uint32_t lanes = bb->lanes;
-  const uint64_t be = (uint64_t)BLOCK_VECS * lanes;
   LLVMTypeRef vt = bb->bh.vt, it = bb->it;
   /* every lane starts with element 0, in block 0 */
   LLVMValueRef first = bits_at(e, &bb->bh, ec_i64(e, 0));
@@ -615,19 +637,12 @@ static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValue
   LLVMBuildStore(e->b, LLVMConstNull(it), bb->at);
   for (uint32_t c = 0; bb->side_op && c < BIT_CHAINS; c++)
     LLVMBuildStore(e->b, first, bb->side[c]);
-  ec_loop l;
-  LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
-  bit_block_step(e, bb, ec_mul(e, b, be));
-  ec_loop_end(e, &l);
-  if (len % be)
-    bit_block_step(e, bb, ec_i64(e, len - be));
+  for_blocks(e, len, lanes, bit_block_step, bb);
 
   LLVMValueRef bests = LLVMBuildLoad2(e->b, vt, bb->best, "");
   *top = reduce_minmax(e, bb->op, bests);
   LLVMValueRef holds = LLVMBuildICmp(e->b, LLVMIntEQ, bests, ec_splat(e, *top, lanes), "");
-  LLVMValueRef none = ec_splat(e, ec_i32(e, bb->last ? 0 : UINT32_MAX), lanes);
-  LLVMValueRef ats = LLVMBuildSelect(e->b, holds, LLVMBuildLoad2(e->b, it, bb->at, ""), none, "");
-  *start = LLVMBuildZExt(e->b, reduce_minmax(e, bb->last ? "umax" : "umin", ats), e->i64, "");
+  *start = held_block(e, holds, bb->at, it, bb->last);
   if (bb->side_op) {
     LLVMValueRef sv = LLVMBuildLoad2(e->b, vt, bb->side[0], "");
     for (uint32_t c = 1; c < BIT_CHAINS; c++)
@@ -656,7 +671,6 @@ static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValue
  * searched for over the whole row. */
 static void reduce_row_bit_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                                   LLVMValueRef *idx) {
-#define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
   const dmlc_dtype dt = e->k->read_dtype;
   const bool half = dt == DMLC_DTYPE_F16;
   const uint32_t lanes = ec_vector_lanes(e, dt);
@@ -707,14 +721,12 @@ static void reduce_row_bit_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, L
     start = LLVMBuildLoad2(e->b, e->i64, from, "");
   }
   LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
-  find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)BLOCK_VECS * lanes - lanes)) : start,
-           BLOCK_VECS, lanes, last, bits_hit, &bb.bh, where, done);
+  find_in_block(e, start, lanes, last, bits_hit, &bb.bh, where, done);
   LLVMBuildBr(e->b, done);
   LLVMPositionBuilderAtEnd(e->b, done);
   *idx = LLVMBuildLoad2(e->b, e->i64, where, "");
   /* an f16's value is the element found's (NaN, or the zero found) */
   *val = half ? ec_load_read_cmp(e, ec_add(e, off, *idx), 1) : top;
-#undef KS
 }
 
 /* Reduces len elements of the read from element offset off; *val is the

@@ -293,6 +293,12 @@ static bool plan_short_rows(const dmlc_kdesc *k, spv_plan *p) {
   return true;
 }
 
+/* A split's workgroups for its partials: one each, or (lone parts) one
+ * per local_size. */
+static uint64_t split_groups(const spv_plan *p, uint64_t partials) {
+  return p->lone_rows ? (partials + p->local_size - 1) / p->local_size : partials;
+}
+
 /* Whether the read's reduction can take 16-byte loads, and sets
  * p->vec_elems (elements per 16 bytes) if so, else leaves it 0. The read
  * is taken as 4-word vectors (windows, when it is bound as windows, hold
@@ -303,12 +309,6 @@ static bool plan_short_rows(const dmlc_kdesc *k, spv_plan *p) {
  *    long, and every other dim steps by multiples of 16 bytes; each
  *    invocation then takes E kept points (emit_small_vec); the read is one
  *    descriptor, or windows when it has one reduced dim (a loop each). */
-/* A split's workgroups for its partials: one each, or (lone parts) one
- * per local_size. */
-static uint64_t split_groups(const spv_plan *p, uint64_t partials) {
-  return p->lone_rows ? (partials + p->local_size - 1) / p->local_size : partials;
-}
-
 static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   const uint32_t size = dmlc_dtype_size(k->read_dtype), last = k->rank - 1;
   const uint32_t elems = 16 / size;
@@ -364,16 +364,13 @@ static void plan_vector(const dmlc_kdesc *k, spv_plan *p) {
   p->vec_elems = elems;
 }
 
-/* Kept points an invocation of lone runs reduces (a power of two). With
- * one kept point's run each (1 KiB: argmin over {0, 2} of [256,512,256]
- * f32), a lavapipe lane's reads restart every run and the eight lanes of a
- * SIMD group read eight short streams: 0.67 of the read probe, and the
- * same for plain rows of 1 KiB; runs of 16 KiB read at 1.1. */
-#define LONE_RUNS 4
-
 /* Lone rows over [r, k, r] vectors (vec_offsets) whose innermost kept dim
- * steps by one run and holds whole groups of LONE_RUNS points: an
- * invocation takes LONE_RUNS of them, still one workgroup a host core
+ * steps by one run and holds whole groups of SPV_LONE_RUNS points: an
+ * invocation takes SPV_LONE_RUNS of them (with one kept point's run each,
+ * 1 KiB for argmin over {0, 2} of [256,512,256] f32, a lavapipe lane's
+ * reads restarted every run and the eight lanes of a SIMD group read eight
+ * short streams: 0.67 of the read probe, and the same for plain rows of 1
+ * KiB; runs of 16 KiB read at 1.1), still one workgroup a host core
  * (lone rows take at least fill_groups workgroups, CPU_GROUPS_PER_CORE = 4
  * a core). */
 static void plan_lone_runs(const dmlc_kdesc *k, spv_plan *p) {
@@ -384,10 +381,10 @@ static void plan_lone_runs(const dmlc_kdesc *k, spv_plan *p) {
   for (uint32_t d = 0; d < last; d++)
     if (!((k->reduced_mask >> d) & 1) && k->dims[d] > 1)
       inner = d; /* the last kept dim: the smallest stride (row-major) */
-  if (inner == last || k->read_strides[inner] != k->dims[last] || k->dims[inner] % LONE_RUNS)
+  if (inner == last || k->read_strides[inner] != k->dims[last] || k->dims[inner] % SPV_LONE_RUNS)
     return;
-  p->lone_runs = LONE_RUNS;
-  p->num_groups = (p->kept / LONE_RUNS + p->local_size - 1) / p->local_size;
+  p->lone_runs = SPV_LONE_RUNS;
+  p->num_groups = (p->kept / SPV_LONE_RUNS + p->local_size - 1) / p->local_size;
 }
 
 /* Whether a split's partials (bytes, one more descriptor) fit the device. */
@@ -421,13 +418,8 @@ static void plan_zero_fill(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv
     const dmlc_kout *o = &k->outputs[i];
     if (o->kind != DMLC_KOUT_ONEHOT)
       continue;
-    uint64_t span = 1, count = 1;
-    for (uint32_t d = 0; d < k->rank; d++) {
-      span += (uint64_t)(k->dims[d] - 1) * o->strides[d];
-      count *= k->dims[d];
-    }
-    const uint64_t bytes = count * dmlc_dtype_size(o->dtype);
-    if (span != count || bytes % 4 != 0)
+    const uint64_t bytes = p->points * dmlc_dtype_size(o->dtype);
+    if (max_offset(k, o->strides) + 1 != p->points || bytes % 4 != 0)
       continue;
     p->zero_fill |= 1u << i;
     p->zero_fill_bytes[i] = bytes;

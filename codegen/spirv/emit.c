@@ -866,8 +866,6 @@ static void emit_small(spv_em *e, uint32_t group, uint32_t lid) {
   if_end(e, &f);
 }
 
-/* Lone rows: invocation q = group * L + lid reduces kept point q (below
- * kept) alone, reading its range in order, and writes its outputs. */
 /* Lone runs: kept points q * M .. q * M + M - 1 (M = lone_runs), their
  * runs of the innermost dim adjacent; for each outer reduced point, the M
  * runs in storage order, each into its point's accumulator (every
@@ -876,8 +874,8 @@ static void reduce_kept_runs(spv_em *e, uint32_t q) {
   const dmlc_kdesc *k = e->k;
   const uint32_t M = e->plan.lone_runs, E = e->plan.vec_elems, shift = vec_shift(e);
   const uint32_t run = k->dims[k->rank - 1];
-  uint32_t base[SPV_LONE_RUNS_MAX][MAX_BUFS];
-  spv_acc a[SPV_LONE_RUNS_MAX];
+  uint32_t base[SPV_LONE_RUNS][MAX_BUFS];
+  spv_acc a[SPV_LONE_RUNS];
   const uint32_t first = spv_op(e, SpvOpIMul, q, spv_u32(e, M));
   for (uint32_t j = 0; j < M; j++) {
     all_offsets(e, j ? spv_op(e, SpvOpIAdd, first, spv_u32(e, j)) : first, kept_mask(k), base[j]);
@@ -912,6 +910,9 @@ static void reduce_kept_runs(spv_em *e, uint32_t q) {
   }
 }
 
+/* Lone rows: invocation q = group * L + lid reduces kept point q (below
+ * kept) alone, reading its range in order, and writes its outputs; with
+ * lone runs, kept points q * M .. q * M + M - 1. */
 static void emit_lone_rows(spv_em *e, uint32_t group, uint32_t lid) {
   const uint32_t q = invocation_index(e, group, lid);
   const uint32_t M = e->plan.lone_runs ? e->plan.lone_runs : 1;
@@ -989,8 +990,6 @@ static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
   return k;
 }
 
-/* Group g reduces part g % parts of kept point g / parts and writes its
- * winner to partial g. */
 /* Lone parts: invocation q = group * L + lid (below kept * parts) reduces
  * part q % parts of kept point q / parts alone, into partial q. */
 static void emit_lone_parts(spv_em *e, uint32_t group, uint32_t lid) {
@@ -1010,6 +1009,8 @@ static void emit_lone_parts(spv_em *e, uint32_t group, uint32_t lid) {
   if_end(e, &f);
 }
 
+/* Group g reduces part g % parts of kept point g / parts and writes its
+ * winner to partial g (lone parts: emit_lone_parts). */
 static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
   if (e->plan.lone_rows) {
     emit_lone_parts(e, group, lid);

@@ -24,8 +24,8 @@ typedef enum spv_path {
 /* The read, the outputs, and a split's partials. */
 #define SPV_MAX_BINDINGS (2 + DMLC_KDESC_MAX_OUTPUTS)
 
-/* Kept points an invocation of lone runs takes at most. */
-#define SPV_LONE_RUNS_MAX 8
+/* Kept points an invocation of lone runs takes (plan_lone_runs). */
+#define SPV_LONE_RUNS 4
 
 typedef struct spv_plan {
   spv_path path;

@@ -539,6 +539,36 @@ START_TEST(test_row_split) {
 }
 END_TEST
 
+/* Block rows of dt, be elements a block: the path (whose IR holds needle)
+ * is taken at two blocks, not below; then lengths just below, at and
+ * above whole blocks (the last block overlaps the one before), with and
+ * without a ONEHOT output, all four (op, direction) pairs, each data mode
+ * given. */
+static void check_block_rows(dmlc_dtype dt, uint32_t be, const char *needle, const data_mode *modes,
+                             int nmodes) {
+  for (int below = 0; below < 2; below++) {
+    const uint32_t dims[2] = {3, 2 * be - (uint32_t)below};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ir_has(&k, needle) == !below, "len %u: the block path is %s taken", dims[1],
+                  below ? "" : "not");
+  }
+  const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
+  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+    const uint32_t dims[2] = {s == 5 ? 2 : 5, lens[s]};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (s % 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, nmodes);
+    }
+  }
+}
+
 /* f32 rows of two blocks or more (32 vectors each): per block the extreme
  * by MAXPS/MINPS, the best block, then its first (last) equal element;
  * a NaN (or +inf with -inf) sends the row through the one-pass path.
@@ -550,32 +580,10 @@ END_TEST
 START_TEST(test_row_blocks) {
   static const uint32_t widths[] = {16, 32, 64};
   vec_bytes = widths[_i];
-  const uint32_t be = 32 * (vec_bytes / 4);
-  const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
   const data_mode modes[] = {DATA_TIES, DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
                              DATA_INFS, DATA_SPECIALS, DATA_RANDOM};
-  { /* the path is taken at two blocks, not below */
-    for (int below = 0; below < 2; below++) {
-      const uint32_t dims[2] = {3, 2 * be - (uint32_t)below};
-      dmlc_kdesc k = kd_make(2, dims, 2);
-      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
-      kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-      ck_assert_msg(ir_has(&k, "llvm.vector.reduce.fmax") == !below,
-                    "len %u: the block path is %s taken", dims[1], below ? "" : "not");
-    }
-  }
-  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
-    const uint32_t dims[2] = {s == 5 ? 2 : 5, lens[s]};
-    dmlc_kdesc k = kd_make(2, dims, 2);
-    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
-    if (s % 2)
-      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
-    for (int v = 0; v < 4; v++) {
-      kd_reduce(&k, DMLC_DTYPE_F32, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      check_kernel_modes(&k, modes, (int)(sizeof modes / sizeof modes[0]));
-    }
-  }
+  check_block_rows(DMLC_DTYPE_F32, 32 * (vec_bytes / 4), "llvm.vector.reduce.fmax", modes,
+                   (int)(sizeof modes / sizeof modes[0]));
   vec_bytes = 32;
 }
 END_TEST
@@ -596,42 +604,19 @@ START_TEST(test_row_bit_blocks) {
                                      DMLC_DTYPE_U32, DMLC_DTYPE_I64, DMLC_DTYPE_U64};
   vec_bytes = widths[_i % 3];
   const dmlc_dtype dt = types[_i / 3];
-  const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt), be = 32 * lanes;
-  const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
+  const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt);
   const data_mode half_modes[] = {DATA_TIES,     DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
                                   DATA_INFS,     DATA_NEGATIVE, DATA_POSITIVE,  DATA_RARE_NAN,
                                   DATA_F16_BITS, DATA_SPECIALS, DATA_ALL_NAN,   DATA_RANDOM};
   const data_mode int_modes[] = {DATA_TIES,    DATA_SPARSE,      DATA_SPECIALS,
                                  DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_RANDOM};
   const bool half = dt == DMLC_DTYPE_F16;
-  const data_mode *modes = half ? half_modes : int_modes;
-  const int nmodes = half ? (int)(sizeof half_modes / sizeof half_modes[0])
-                          : (int)(sizeof int_modes / sizeof int_modes[0]);
-  { /* the path is taken at two blocks, not below: the blocks' starts (i32
-       lanes) reduced */
-    char needle[64];
-    snprintf(needle, sizeof needle, "llvm.vector.reduce.umin.v%ui32", lanes);
-    for (int below = 0; below < 2; below++) {
-      const uint32_t dims[2] = {3, 2 * be - (uint32_t)below};
-      dmlc_kdesc k = kd_make(2, dims, 2);
-      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
-      kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-      ck_assert_msg(ir_has(&k, needle) == !below, "len %u: the block path is %s taken", dims[1],
-                    below ? "" : "not");
-    }
-  }
-  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
-    const uint32_t dims[2] = {s == 5 ? 2 : 5, lens[s]};
-    dmlc_kdesc k = kd_make(2, dims, 2);
-    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
-    if (s % 2)
-      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], 1);
-    for (int v = 0; v < 4; v++) {
-      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      check_kernel_modes(&k, modes, nmodes);
-    }
-  }
+  /* the path's mark: the blocks' starts (i32 lanes) reduced */
+  char needle[64];
+  snprintf(needle, sizeof needle, "llvm.vector.reduce.umin.v%ui32", lanes);
+  check_block_rows(dt, 32 * lanes, needle, half ? half_modes : int_modes,
+                   half ? (int)(sizeof half_modes / sizeof half_modes[0])
+                        : (int)(sizeof int_modes / sizeof int_modes[0]));
   vec_bytes = 32;
 }
 END_TEST
