@@ -162,6 +162,7 @@ dmlc_status dmlc_graph_create(dmlc_context *ctx, const char *name, dmlc_graph **
 void dmlc_graph_destroy(dmlc_graph *graph) {
   if (!graph)
     return;
+  dmlc_api_graph_changed(graph);
   dmlc_ir_graph_destroy(graph->ir);
   free(graph->result_layouts);
   free(graph);
@@ -196,6 +197,7 @@ dmlc_status dmlc_graph_add_input(dmlc_graph *graph, const char *name, const DML_
   dmlc_layout layout;
   DMLC_RETURN_IF_ERROR(dmlc_frontend_tensor(desc, name, false, &type, &layout, dmlc_ctx_diag(ctx)));
   uint32_t v;
+  dmlc_api_graph_changed(graph);
   DMLC_RETURN_IF_ERROR(dmlc_ir_add_input(graph->ir, name, &type, &layout, &v, dmlc_ctx_diag(ctx)));
   if (out)
     *out = v;
@@ -233,6 +235,7 @@ dmlc_status dmlc_graph_add_operator(dmlc_graph *graph, const DML_OPERATOR_DESC *
               inputs[i]);
   uint32_t results[DMLC_FRONTEND_MAX_TENSORS];
   dmlc_layout layouts[DMLC_FRONTEND_MAX_TENSORS];
+  dmlc_api_graph_changed(graph);
   DMLC_RETURN_IF_ERROR(
       dmlc_frontend_add_operator(graph->ir, desc, inputs, results, layouts, dmlc_ctx_diag(ctx)));
   for (size_t i = 0; i < output_count; i++) {
@@ -271,6 +274,7 @@ dmlc_status dmlc_graph_add_output(dmlc_graph *graph, const char *name, dmlc_valu
                          "dmlc_graph_add_output: output '%s' would be laid out with zero or "
                          "overlapping strides (the layout of its value)",
                          name);
+  dmlc_api_graph_changed(graph);
   return dmlc_ir_add_output(ir, name, value, layout, dmlc_ctx_diag(ctx));
 }
 
@@ -321,6 +325,7 @@ dmlc_status dmlc_graph_run_passes(dmlc_graph *graph, const char *pipeline,
     o.user = options->user;
   }
   /* Values of the old graph no longer exist: forget their layouts. */
+  dmlc_api_graph_changed(graph);
   graph->cap_layouts = 0;
   free(graph->result_layouts);
   graph->result_layouts = NULL;

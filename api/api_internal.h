@@ -3,6 +3,7 @@
 #define DMLC_API_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "codegen/kernel_desc.h"
 #include "frontend/frontend.h"
@@ -37,6 +38,13 @@ struct dmlc_graph {
     bool given;       /* false: the value has no remembered layout */
   } * result_layouts; /* by value id; zeroed when grown */
   uint32_t cap_layouts;
+  /* The default pipeline's kernel plan of ir, which also says ir passed
+   * dmlc_api_verify: built by the first compile since ir last changed and
+   * shared by the compiles after it (a recompile of an unchanged graph runs
+   * no pass). Published once with a compare-and-swap, since compiles of one
+   * graph may run at once; every call that changes ir drops it first
+   * (dmlc_api_graph_changed). NULL until then. */
+  _Atomic(dmlc_kernel_plan *) plan;
 };
 
 struct dmlc_executable {
@@ -93,6 +101,8 @@ bool dmlc_api_device_is_open(const dmlc_context *ctx, dmlc_device device);
  * asked for, receives the pipeline's graph (the caller destroys it). */
 dmlc_status dmlc_api_build_plan(dmlc_context *ctx, const dmlc_ir_graph *ir, dmlc_kernel_plan *plan,
                                 dmlc_ir_graph **fused_out);
+/* Drops graph's remembered plan: called before anything changes graph->ir. */
+void dmlc_api_graph_changed(dmlc_graph *graph);
 /* The verifier's rules, then the rule for kernels written in the graph (IR
  * text after `fuse`): every device re-derives kernels from the nodes, so a
  * kernel must be the one `fuse` derives; a hand-edited one, which would

@@ -126,24 +126,54 @@ dmlc_status dmlc_api_verify(dmlc_context *ctx, const dmlc_ir_graph *ir) {
                        place, kernel, why);
 }
 
-static dmlc_status executable_compile(dmlc_executable *exe) {
+void dmlc_api_graph_changed(dmlc_graph *graph) {
+  dmlc_kernel_plan *plan = atomic_exchange_explicit(&graph->plan, NULL, memory_order_acq_rel);
+  if (plan) {
+    dmlc_kernel_plan_free(plan);
+    free(plan);
+  }
+}
+
+/* graph's plan: the remembered one, or one built now into *local (and
+ * remembered when there is memory for it; a compile of the same graph on
+ * another thread may have remembered its own first, which is then used). */
+static dmlc_status graph_plan(dmlc_graph *graph, dmlc_kernel_plan *local,
+                              const dmlc_kernel_plan **out) {
+  dmlc_kernel_plan *plan = atomic_load_explicit(&graph->plan, memory_order_acquire);
+  if (plan) {
+    *out = plan;
+    return DMLC_OK;
+  }
+  DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(graph->ctx, graph->ir, local, NULL));
+  *out = local;
+  dmlc_kernel_plan *kept = malloc(sizeof *kept);
+  if (!kept)
+    return DMLC_OK;
+  *kept = *local;
+  dmlc_kernel_plan *expected = NULL;
+  if (atomic_compare_exchange_strong_explicit(&graph->plan, &expected, kept, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+    *local = (dmlc_kernel_plan){0};
+    *out = kept;
+  } else {
+    free(kept);
+  }
+  return DMLC_OK;
+}
+
+/* The plan is the caller's (NULL for a device that evaluates the graph as
+ * given); the device (its JIT, kernel cache, Vulkan objects) is the
+ * context's: one compile at a time. */
+static dmlc_status executable_compile(dmlc_executable *exe, const dmlc_kernel_plan *plan) {
   dmlc_context *ctx = exe->ctx;
   const dmlc_device_vtable *vt = exe->device->vtable;
-  /* The graph first: a graph no device could run says so even where the
-   * device is missing. */
-  dmlc_kernel_plan plan = {0};
-  if (vt->compiles_plan)
-    DMLC_RETURN_IF_ERROR(dmlc_api_build_plan(ctx, exe->ir, &plan, NULL));
-  /* The plan above is the caller's alone; the device (its JIT, kernel
-   * cache, Vulkan objects) is the context's: one compile at a time. */
   dmlc_ctx_lock(ctx);
   dmlc_status status = dmlc_context_device(ctx, exe->device, &exe->rt_device);
   if (status == DMLC_OK) {
-    const dmlc_rt_program program = {exe->ir, vt->compiles_plan ? &plan : NULL};
+    const dmlc_rt_program program = {exe->ir, plan};
     status = vt->compile(exe->rt_device, &program, &exe->rt, dmlc_ctx_diag(ctx));
   }
   dmlc_ctx_unlock(ctx);
-  dmlc_kernel_plan_free(&plan);
   return status;
 }
 
@@ -171,29 +201,37 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   *out = NULL;
   const dmlc_device_entry *entry;
   DMLC_RETURN_IF_ERROR(dmlc_api_resolve_device(ctx, device, &entry));
-  DMLC_RETURN_IF_ERROR(dmlc_api_verify(ctx, graph->ir));
+  /* A remembered plan means the graph verified and has not changed since. */
+  if (!atomic_load_explicit(&graph->plan, memory_order_acquire))
+    DMLC_RETURN_IF_ERROR(dmlc_api_verify(ctx, graph->ir));
   if (!entry->vtable->compiles_plan)
     DMLC_RETURN_IF_ERROR(check_evaluator_memory(ctx, graph->ir));
+  /* The graph first: a graph no device could run says so even where the
+   * device is missing. */
+  dmlc_kernel_plan local = {0};
+  const dmlc_kernel_plan *plan = NULL;
+  if (entry->vtable->compiles_plan)
+    DMLC_RETURN_IF_ERROR(graph_plan(graph, &local, &plan));
+  dmlc_status status = DMLC_OK;
   dmlc_executable *exe = calloc(1, sizeof *exe);
   dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph->ir) : NULL;
-  if (!ir) {
-    free(exe);
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  if (ir) {
+    exe->ctx = ctx;
+    exe->device = entry;
+    exe->ir = ir;
+    exe->io_bytes = malloc(((size_t)ir->num_inputs + ir->num_outputs + 1) * sizeof *exe->io_bytes);
   }
-  exe->ctx = ctx;
-  exe->device = entry;
-  exe->ir = ir;
-  exe->io_bytes = malloc(((size_t)ir->num_inputs + ir->num_outputs + 1) * sizeof *exe->io_bytes);
-  if (!exe->io_bytes) {
-    dmlc_executable_destroy(exe);
-    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  if (!ir || !exe->io_bytes) {
+    status = dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  } else {
+    for (uint32_t i = 0; i < ir->num_inputs + ir->num_outputs; i++) {
+      const dmlc_graph_io *io =
+          i < ir->num_inputs ? &ir->inputs[i] : &ir->outputs[i - ir->num_inputs];
+      exe->io_bytes[i] = dmlc_layout_needed_bytes(&ir->values[io->value].type, &io->layout);
+    }
+    status = executable_compile(exe, plan);
   }
-  for (uint32_t i = 0; i < ir->num_inputs + ir->num_outputs; i++) {
-    const dmlc_graph_io *io =
-        i < ir->num_inputs ? &ir->inputs[i] : &ir->outputs[i - ir->num_inputs];
-    exe->io_bytes[i] = dmlc_layout_needed_bytes(&ir->values[io->value].type, &io->layout);
-  }
-  const dmlc_status status = executable_compile(exe);
+  dmlc_kernel_plan_free(&local);
   if (status != DMLC_OK) {
     dmlc_executable_destroy(exe);
     return status;

@@ -228,41 +228,115 @@ static void desc_tensor_init(desc_tensor *t, DML_TENSOR_DATA_TYPE type, uint32_t
   t->desc.Desc = &t->buf;
 }
 
-/* One input (padded, transposed), four operators on it, four outputs, one
- * of them padded. */
-static dmlc_graph *build_descriptor_graph(dmlc_context *ctx) {
+/* One input (padded, transposed) and four operators on it, with outputs
+ * (one of them padded). Initialized in place: it must not move. */
+typedef struct descriptor_ops {
+  desc_tensor x, idx, hard, lo, legacy;
+  DML_ARGMAX_OPERATOR_DESC argmax;
+  DML_ACTIVATION_HARDMAX1_OPERATOR_DESC hardmax;
+  DML_REDUCE_OPERATOR_DESC argmin;
+  DML_ACTIVATION_HARDMAX_OPERATOR_DESC hardmax_last;
+  DML_OPERATOR_DESC ops[4];
+} descriptor_ops;
+
+enum { NUM_DESCRIPTOR_OPS = 4 };
+
+static void descriptor_ops_init(descriptor_ops *d) {
   static const uint32_t sizes[] = {3, 4, 5}, in_strides[] = {1, 15, 3};
   static const uint32_t idx_sizes[] = {1, 4, 1}, idx_strides[] = {8, 2, 1};
   static const uint32_t lo_sizes[] = {3, 4, 1}, axes_20[] = {2, 0}, axes_1[] = {1}, axes_2[] = {2};
-  desc_tensor x, idx, hard, lo, legacy;
-  desc_tensor_init(&x, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, in_strides);
-  desc_tensor_init(&idx, DML_TENSOR_DATA_TYPE_UINT32, 3, idx_sizes, idx_strides);
-  desc_tensor_init(&hard, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, NULL);
-  desc_tensor_init(&lo, DML_TENSOR_DATA_TYPE_INT64, 3, lo_sizes, NULL);
-  desc_tensor_init(&legacy, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, NULL);
-  const DML_ARGMAX_OPERATOR_DESC argmax = {&x.desc, &idx.desc, 2, axes_20,
-                                           DML_AXIS_DIRECTION_DECREASING};
-  const DML_ACTIVATION_HARDMAX1_OPERATOR_DESC hardmax = {&x.desc, &hard.desc, 1, axes_1};
-  const DML_REDUCE_OPERATOR_DESC argmin = {DML_REDUCE_FUNCTION_ARGMIN, &x.desc, &lo.desc, 1,
-                                           axes_2};
-  const DML_ACTIVATION_HARDMAX_OPERATOR_DESC hardmax_last = {&x.desc, &legacy.desc};
-  const DML_OPERATOR_DESC ops[] = {{DML_OPERATOR_ARGMAX, &argmax},
-                                   {DML_OPERATOR_ACTIVATION_HARDMAX1, &hardmax},
-                                   {DML_OPERATOR_REDUCE, &argmin},
-                                   {DML_OPERATOR_ACTIVATION_HARDMAX, &hardmax_last}};
+  desc_tensor_init(&d->x, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, in_strides);
+  desc_tensor_init(&d->idx, DML_TENSOR_DATA_TYPE_UINT32, 3, idx_sizes, idx_strides);
+  desc_tensor_init(&d->hard, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, NULL);
+  desc_tensor_init(&d->lo, DML_TENSOR_DATA_TYPE_INT64, 3, lo_sizes, NULL);
+  desc_tensor_init(&d->legacy, DML_TENSOR_DATA_TYPE_FLOAT32, 3, sizes, NULL);
+  d->argmax = (DML_ARGMAX_OPERATOR_DESC){&d->x.desc, &d->idx.desc, 2, axes_20,
+                                         DML_AXIS_DIRECTION_DECREASING};
+  d->hardmax = (DML_ACTIVATION_HARDMAX1_OPERATOR_DESC){&d->x.desc, &d->hard.desc, 1, axes_1};
+  d->argmin =
+      (DML_REDUCE_OPERATOR_DESC){DML_REDUCE_FUNCTION_ARGMIN, &d->x.desc, &d->lo.desc, 1, axes_2};
+  d->hardmax_last = (DML_ACTIVATION_HARDMAX_OPERATOR_DESC){&d->x.desc, &d->legacy.desc};
+  d->ops[0] = (DML_OPERATOR_DESC){DML_OPERATOR_ARGMAX, &d->argmax};
+  d->ops[1] = (DML_OPERATOR_DESC){DML_OPERATOR_ACTIVATION_HARDMAX1, &d->hardmax};
+  d->ops[2] = (DML_OPERATOR_DESC){DML_OPERATOR_REDUCE, &d->argmin};
+  d->ops[3] = (DML_OPERATOR_DESC){DML_OPERATOR_ACTIVATION_HARDMAX, &d->hardmax_last};
+}
+
+/* Adds operators [first, end) of d on input in, each with an output. */
+static void add_descriptor_ops(dmlc_context *ctx, dmlc_graph *g, const descriptor_ops *d,
+                               dmlc_value in, size_t first, size_t end) {
   static const char *const names[] = {"idx", "hard", "lo", "legacy"};
+  for (size_t k = first; k < end; k++) {
+    dmlc_value out;
+    CTS_CHECK(ctx, dmlc_graph_add_operator(g, &d->ops[k], &in, 1, &out, 1), "add operator");
+    CTS_CHECK(ctx, dmlc_graph_add_output(g, names[k], out), "add output");
+  }
+}
+
+static dmlc_graph *build_descriptor_graph(dmlc_context *ctx) {
+  descriptor_ops d;
+  descriptor_ops_init(&d);
   dmlc_graph *g = NULL;
   CTS_CHECK(ctx, dmlc_graph_create(ctx, "descriptors", &g), "graph create");
   dmlc_value in;
-  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &x.desc, &in), "add input");
-  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    dmlc_value out;
-    CTS_CHECK(ctx, dmlc_graph_add_operator(g, &ops[k], &in, 1, &out, 1), "add operator");
-    CTS_CHECK(ctx, dmlc_graph_add_output(g, names[k], out), "add output");
-  }
+  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &d.x.desc, &in), "add input");
+  add_descriptor_ops(ctx, g, &d, in, 0, NUM_DESCRIPTOR_OPS);
   CTS_CHECK(ctx, dmlc_graph_verify(g), "verify");
   return g;
 }
+
+/* Compiles g for the device and the reference (into *ref) and compares
+ * them. */
+static dmlc_executable *expect_graph_matches(dmlc_context *ctx, dmlc_graph *g, uint32_t outputs,
+                                             const char *what, dmlc_executable **ref_out) {
+  dmlc_executable *exe = NULL, *ref = NULL;
+  CTS_CHECK(ctx, dmlc_graph_compile(g, cts_device(), &exe), "compile");
+  CTS_CHECK(ctx, dmlc_graph_compile(g, DMLC_DEVICE_REFERENCE, &ref), "compile on the reference");
+  ck_assert_uint_eq(dmlc_executable_output_count(exe), outputs);
+  expect_same_bindings(exe, ref);
+  cts_expect_matches_reference(exe, ref, 7, what);
+  *ref_out = ref;
+  return exe;
+}
+
+/* A compile remembers the graph's plan for the next one: every change to
+ * the graph after a compile (an operator, an output, passes run on it)
+ * must show in the next compile, and executables compiled before the
+ * change keep what they had. */
+START_TEST(test_graph_changed_after_compile) {
+  dmlc_context *ctx = cts_context();
+  descriptor_ops d;
+  descriptor_ops_init(&d);
+  dmlc_graph *g = NULL;
+  CTS_CHECK(ctx, dmlc_graph_create(ctx, "growing", &g), "graph create");
+  dmlc_value in;
+  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &d.x.desc, &in), "add input");
+  static const char *const what[] = {"one operator", "one operator, compiled again",
+                                     "three operators", "an output added",
+                                     "after the default pipeline"};
+  static const uint32_t outputs[] = {1, 1, 3, 4, 4};
+  enum { STEPS = sizeof outputs / sizeof outputs[0] };
+  dmlc_executable *exes[STEPS], *refs[STEPS];
+  for (int step = 0; step < STEPS; step++) {
+    if (step == 0)
+      add_descriptor_ops(ctx, g, &d, in, 0, 1);
+    else if (step == 2)
+      add_descriptor_ops(ctx, g, &d, in, 1, 3);
+    else if (step == 3) /* the first operator's value again, under a new name */
+      CTS_CHECK(ctx, dmlc_graph_add_output(g, "idx_again", 1), "add output");
+    else if (step == 4)
+      CTS_CHECK(ctx, dmlc_graph_run_passes(g, dmlc_default_pipeline(), NULL), "passes");
+    exes[step] = expect_graph_matches(ctx, g, outputs[step], what[step], &refs[step]);
+  }
+  dmlc_graph_destroy(g); /* executables outlive the graph and its plan */
+  for (int step = 0; step < STEPS; step++) {
+    ck_assert_uint_eq(dmlc_executable_output_count(exes[step]), outputs[step]);
+    cts_expect_matches_reference(exes[step], refs[step], 11, what[step]);
+    dmlc_executable_destroy(exes[step]);
+    dmlc_executable_destroy(refs[step]);
+  }
+}
+END_TEST
 
 START_TEST(test_descriptor_graph_matches_reference) {
   dmlc_context *ctx = cts_context();
@@ -319,6 +393,7 @@ void cts_add_graph_cases(Suite *s, dmlc_device device) {
   TCase *tc = tcase_create("graphs");
   tcase_add_loop_test(tc, test_ir_graph_matches_reference, 0, (int)cts_graph_count());
   tcase_add_test(tc, test_descriptor_graph_matches_reference);
+  tcase_add_test(tc, test_graph_changed_after_compile);
   tcase_add_loop_test(tc, test_operators_match_reference, 0, 2);
   suite_add_tcase(s, tc);
 }

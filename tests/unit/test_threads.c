@@ -1,6 +1,7 @@
 /* Concurrency (docs/reliability.md, include/dmlc/dmlc.h): one executable
  * executed from many threads at once, one context compiling from many
- * threads while others execute, several contexts side by side, the CPU's
+ * threads while others execute, one graph compiled from many threads at
+ * once, several contexts side by side, the CPU's
  * thread pool shared by concurrent executes, Vulkan's serialized queue, and
  * each thread's own error messages. Every output is checked against the
  * reference device's, computed before the threads start. Run as is by ctest
@@ -319,6 +320,55 @@ START_TEST(test_compile_while_executing) {
 }
 END_TEST
 
+/* ---- one graph compiled from many threads ---- */
+
+typedef struct graph_run {
+  dmlc_context *ctx;
+  dmlc_graph *graph;
+  size_t g;
+  int thread;
+} graph_run;
+
+/* Compiles the shared graph for every device (the first compiles of all
+ * threads race to remember its plan) and runs what it gets. */
+static void *compile_shared_graph(void *arg) {
+  const graph_run *r = arg;
+  char who[64];
+  snprintf(who, sizeof who, "thread %d compiling graph %zu", r->thread, r->g);
+  for (int k = 0; k < 4; k++)
+    for (size_t d = 0; d < num_devices; d++) {
+      dmlc_executable *exe = NULL;
+      if (dmlc_graph_compile(r->graph, devices[d], &exe) != DMLC_OK)
+        record_failure("%s for %s: %s", who, dmlc_device_name(devices[d]),
+                       dmlc_context_error(r->ctx));
+      else
+        run_and_check(r->ctx, exe, r->g, who);
+      dmlc_executable_destroy(exe);
+    }
+  return NULL;
+}
+
+START_TEST(test_one_graph_many_compiles) {
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  for (size_t g = 0; g < NUM_GRAPHS; g++) {
+    dmlc_graph *graph = parse(ctx, g);
+    ck_assert_ptr_nonnull(graph);
+    graph_run runs[THREADS];
+    pthread_t threads[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+      runs[t] = (graph_run){ctx, graph, g, t};
+      ck_assert_int_eq(pthread_create(&threads[t], NULL, compile_shared_graph, &runs[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++)
+      pthread_join(threads[t], NULL);
+    dmlc_graph_destroy(graph);
+  }
+  ASSERT_NO_FAILURES();
+  dmlc_context_destroy(ctx);
+}
+END_TEST
+
 /* ---- contexts side by side ---- */
 
 static void *own_context(void *arg) {
@@ -383,6 +433,7 @@ Suite *threads_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_one_executable_many_threads);
   tcase_add_test(tc, test_compile_while_executing);
+  tcase_add_test(tc, test_one_graph_many_compiles);
   tcase_add_test(tc, test_contexts_side_by_side);
   suite_add_tcase(s, tc);
   return s;
