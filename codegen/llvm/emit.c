@@ -163,8 +163,10 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.split_min_bytes = target ? target->split_min_bytes : 0;
   e.psign_bytes = target ? target->psign_bytes : 0;
   e.soft_half = target && target->soft_half;
-  if (target && k->has_read && ec_read_bytes(k) >= target->prefetch_min_bytes)
+  if (target && k->has_read && ec_read_bytes(k) >= target->prefetch_min_bytes) {
     e.prefetch_bytes = target->prefetch_bytes;
+    e.stream_prefetch = ec_read_bytes(k) <= target->stream_prefetch_max_bytes;
+  }
   e.b = LLVMCreateBuilderInContext(e.c);
   e.entry_b = LLVMCreateBuilderInContext(e.c);
   e.i1 = LLVMInt1TypeInContext(e.c);

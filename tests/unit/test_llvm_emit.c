@@ -34,6 +34,8 @@ static uint32_t psign_bytes, host_psign_bytes;
 /* dmlc_llvm_target.soft_half: f16 widened in integer operations */
 static bool soft_half;
 static uint32_t out_shift;
+/* dmlc_llvm_target.stream_prefetch_max_bytes for the kernels compiled */
+static uint64_t stream_prefetch_max = UINT64_MAX;
 /* dmlc_llvm_target.vector_bytes for the kernels compiled */
 static uint32_t vec_bytes = 32;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -352,7 +354,14 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMDisposeTargetData(td);
 
   /* prefetches in every kernel, however small */
-  const dmlc_llvm_target target = {vec_bytes, nt_min_bytes, 1024, 0, psign_bytes, soft_half, 0};
+  const dmlc_llvm_target target = {.vector_bytes = vec_bytes,
+                                   .nontemporal_min_bytes = nt_min_bytes,
+                                   .prefetch_bytes = 1024,
+                                   .prefetch_min_bytes = 0,
+                                   .stream_prefetch_max_bytes = stream_prefetch_max,
+                                   .psign_bytes = psign_bytes,
+                                   .soft_half = soft_half,
+                                   .split_min_bytes = 0};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -773,6 +782,46 @@ START_TEST(test_nontemporal_ir) {
 }
 END_TEST
 
+/* Rows are prefetched ahead of their loads, and columns with long runs a
+ * group of rows ahead, only when the whole read is at most
+ * stream_prefetch_max_bytes (from DRAM the hardware prefetchers follow
+ * them); the prefetch of each next run of a merged row is a jump and stays.
+ * Either way the answers are the same. */
+START_TEST(test_stream_prefetch_limit) {
+  const uint32_t rows_dims[2] = {240, 2000}, merged_dims[3] = {8, 64, 1000};
+  for (int merged = 0; merged < 2; merged++)
+    for (int limited = 0; limited < 2; limited++) {
+      /* [240, r2000] rows; [r8, 64, r1000]: blocks of points, each point's
+       * next run 64000 elements on */
+      dmlc_kdesc k = merged ? kd_make(3, merged_dims, 5) : kd_make(2, rows_dims, 2);
+      kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+      stream_prefetch_max = limited ? 1024 : UINT64_MAX;
+      const bool prefetch = ir_has(&k, "@llvm.prefetch");
+      ck_assert_msg(prefetch == (!limited || merged), "merged %d limited %d: prefetch %d", merged,
+                    limited, prefetch);
+      check_kernel(&k);
+    }
+  /* Columns [4, r64, cols]: runs of 16 KiB (f16, 8192-column blocks) are
+   * prefetched a group of rows ahead only when the read is within the
+   * limit; runs of 4 KiB (f32, 1024 columns) whatever the limit. */
+  for (int long_runs = 0; long_runs < 2; long_runs++)
+    for (int limited = 0; limited < 2; limited++) {
+      const uint32_t dims[3] = {4, 64, long_runs ? 16384 : 1024};
+      dmlc_kdesc k = kd_make(3, dims, 2);
+      kd_reduce(&k, long_runs ? DMLC_DTYPE_F16 : DMLC_DTYPE_F32, DMLC_OP_ARGMIN,
+                DMLC_DIRECTION_INCREASING);
+      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+      stream_prefetch_max = limited ? 1024 : UINT64_MAX;
+      const bool prefetch = ir_has(&k, "@llvm.prefetch");
+      ck_assert_msg(prefetch == (!limited || !long_runs),
+                    "columns, long %d limited %d: prefetch %d", long_runs, limited, prefetch);
+      check_kernel(&k);
+    }
+  stream_prefetch_max = UINT64_MAX;
+}
+END_TEST
+
 /* ---- columns ---- */
 
 START_TEST(test_column) {
@@ -1152,6 +1201,9 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);
+  TCase *prefetch = tcase_create("prefetch");
+  tcase_add_test(prefetch, test_stream_prefetch_limit);
+  suite_add_tcase(s, prefetch);
   return s;
 }
 
