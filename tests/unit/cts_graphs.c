@@ -273,13 +273,20 @@ static void add_descriptor_ops(dmlc_context *ctx, dmlc_graph *g, const descripto
   }
 }
 
+/* A graph named name with d's input x (its value in *in), initializing d. */
+static dmlc_graph *descriptor_graph_begin(dmlc_context *ctx, const char *name, descriptor_ops *d,
+                                          dmlc_value *in) {
+  descriptor_ops_init(d);
+  dmlc_graph *g = NULL;
+  CTS_CHECK(ctx, dmlc_graph_create(ctx, name, &g), "graph create");
+  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &d->x.desc, in), "add input");
+  return g;
+}
+
 static dmlc_graph *build_descriptor_graph(dmlc_context *ctx) {
   descriptor_ops d;
-  descriptor_ops_init(&d);
-  dmlc_graph *g = NULL;
-  CTS_CHECK(ctx, dmlc_graph_create(ctx, "descriptors", &g), "graph create");
   dmlc_value in;
-  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &d.x.desc, &in), "add input");
+  dmlc_graph *g = descriptor_graph_begin(ctx, "descriptors", &d, &in);
   add_descriptor_ops(ctx, g, &d, in, 0, NUM_DESCRIPTOR_OPS);
   CTS_CHECK(ctx, dmlc_graph_verify(g), "verify");
   return g;
@@ -306,11 +313,8 @@ static dmlc_executable *expect_graph_matches(dmlc_context *ctx, dmlc_graph *g, u
 START_TEST(test_graph_changed_after_compile) {
   dmlc_context *ctx = cts_context();
   descriptor_ops d;
-  descriptor_ops_init(&d);
-  dmlc_graph *g = NULL;
-  CTS_CHECK(ctx, dmlc_graph_create(ctx, "growing", &g), "graph create");
   dmlc_value in;
-  CTS_CHECK(ctx, dmlc_graph_add_input(g, "x", &d.x.desc, &in), "add input");
+  dmlc_graph *g = descriptor_graph_begin(ctx, "growing", &d, &in);
   static const char *const what[] = {"one operator", "one operator, compiled again",
                                      "three operators", "an output added",
                                      "after the default pipeline"};
