@@ -1281,6 +1281,15 @@ static void sweep_chunk(unsigned chunk, unsigned *cases, unsigned *failures) {
   }
 }
 
+/* How many of the sweep's CHUNKS chunks run (the first ones):
+ * DMLC_TEST_SWEEP_CHUNKS when set to 1..CHUNKS (scripts/sanitize.sh runs a
+ * fifth under the sanitizers: the plain run covers the rest), else all. */
+static int sweep_chunks(void) {
+  const char *s = getenv("DMLC_TEST_SWEEP_CHUNKS");
+  const long n = s && *s ? strtol(s, NULL, 10) : CHUNKS;
+  return n >= 1 && n <= CHUNKS ? (int)n : CHUNKS;
+}
+
 static bool running_one_case(void) {
   const char *only = getenv("DMLC_TEST_ONLY");
   return only && *only;
@@ -1713,7 +1722,7 @@ static Suite *conformance_suite(void) {
   }
 
   tc = tcase_create("sweep");
-  tcase_add_loop_test(tc, test_sweep, 0, CHUNKS);
+  tcase_add_loop_test(tc, test_sweep, 0, sweep_chunks());
   suite_add_tcase(s, tc);
 
   tc = tcase_create("threads");
@@ -1734,8 +1743,8 @@ int main(void) {
            "examples, big graphs) against the reference, seed 0x%" PRIx64 "\n",
            AOT_CASES, base_seed());
   else
-    printf("conformance: %s against the reference, seed 0x%" PRIx64 "\n", dmlc_device_name(dev),
-           base_seed());
+    printf("conformance: %s against the reference, seed 0x%" PRIx64 ", %d of %d sweep chunks\n",
+           dmlc_device_name(dev), base_seed(), sweep_chunks(), CHUNKS);
   Suite *suites[] = {conformance_suite()};
   return dmlc_test_run_suites(suites, 1);
 }
