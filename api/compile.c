@@ -161,6 +161,31 @@ static dmlc_status graph_plan(dmlc_graph *graph, dmlc_kernel_plan *local,
   return DMLC_OK;
 }
 
+/* *out: an executable of a copy of ir on entry's device, not compiled yet
+ * (NULL when out of memory; destroyed with dmlc_executable_destroy). */
+static dmlc_status executable_create(dmlc_context *ctx, const dmlc_device_entry *entry,
+                                     const dmlc_ir_graph *graph_ir, dmlc_executable **out) {
+  dmlc_executable *exe = calloc(1, sizeof *exe);
+  dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph_ir) : NULL;
+  if (!ir) {
+    free(exe);
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  }
+  exe->ctx = ctx;
+  exe->device = entry;
+  exe->ir = ir;
+  *out = exe;
+  exe->io_bytes = malloc(((size_t)ir->num_inputs + ir->num_outputs + 1) * sizeof *exe->io_bytes);
+  if (!exe->io_bytes)
+    return dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  for (uint32_t i = 0; i < ir->num_inputs + ir->num_outputs; i++) {
+    const dmlc_graph_io *io =
+        i < ir->num_inputs ? &ir->inputs[i] : &ir->outputs[i - ir->num_inputs];
+    exe->io_bytes[i] = dmlc_layout_needed_bytes(&ir->values[io->value].type, &io->layout);
+  }
+  return DMLC_OK;
+}
+
 /* The plan is the caller's (NULL for a device that evaluates the graph as
  * given); the device (its JIT, kernel cache, Vulkan objects) is the
  * context's: one compile at a time. */
@@ -212,25 +237,10 @@ dmlc_status dmlc_graph_compile(dmlc_graph *graph, dmlc_device device, dmlc_execu
   const dmlc_kernel_plan *plan = NULL;
   if (entry->vtable->compiles_plan)
     DMLC_RETURN_IF_ERROR(graph_plan(graph, &local, &plan));
-  dmlc_status status = DMLC_OK;
-  dmlc_executable *exe = calloc(1, sizeof *exe);
-  dmlc_ir_graph *ir = exe ? dmlc_ir_graph_clone(graph->ir) : NULL;
-  if (ir) {
-    exe->ctx = ctx;
-    exe->device = entry;
-    exe->ir = ir;
-    exe->io_bytes = malloc(((size_t)ir->num_inputs + ir->num_outputs + 1) * sizeof *exe->io_bytes);
-  }
-  if (!ir || !exe->io_bytes) {
-    status = dmlc_diag_set(dmlc_ctx_diag(ctx), DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
-  } else {
-    for (uint32_t i = 0; i < ir->num_inputs + ir->num_outputs; i++) {
-      const dmlc_graph_io *io =
-          i < ir->num_inputs ? &ir->inputs[i] : &ir->outputs[i - ir->num_inputs];
-      exe->io_bytes[i] = dmlc_layout_needed_bytes(&ir->values[io->value].type, &io->layout);
-    }
+  dmlc_executable *exe = NULL;
+  dmlc_status status = executable_create(ctx, entry, graph->ir, &exe);
+  if (status == DMLC_OK)
     status = executable_compile(exe, plan);
-  }
   dmlc_kernel_plan_free(&local);
   if (status != DMLC_OK) {
     dmlc_executable_destroy(exe);

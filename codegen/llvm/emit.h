@@ -21,9 +21,9 @@ typedef struct dmlc_llvm_target {
   uint64_t prefetch_min_bytes;
   /* Rows are prefetched ahead of their loads (the streamed reads), and
    * columns of long runs a group of rows ahead, only when the kernel's
-   * whole read is at most this: three quarters of the host's last-level cache (UINT64_MAX
-   * when unknown, and for ahead-of-time code). A
-   * larger read comes from DRAM, where the hardware prefetchers follow a
+   * whole read is at most this: three quarters of the host's last-level
+   * cache for the JIT, UINT64_MAX when unknown and for ahead-of-time code.
+   * A larger read comes from DRAM, where the hardware prefetchers follow a
    * stream on their own and the prefetch instructions only take load
    * slots (Zen 3: argmax over the rows of f32 [8192,8192] at 81% of the
    * plain loop with them, 95% without); from the cache, the loads outrun

@@ -47,11 +47,61 @@ enum { NONTEMPORAL_MIN_BYTES = 32u << 20, PREFETCH_BYTES = 1024, PREFETCH_MIN_BY
  * and run (DMLC_CPU_PARALLEL_MIN_BYTES is larger). */
 enum { SPLIT_MIN_BYTES = 1u << 20 };
 
+/* The number at the start of file dir/name, and the character after it
+ * into *unit when asked ("32768K"); 0 when there is none. */
+static uint64_t sysfs_number(const char *dir, const char *name, char *unit) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  unsigned long long n = 0;
+  char after = 0;
+  const int got = fscanf(f, "%llu%c", &n, &after);
+  fclose(f);
+  if (unit)
+    *unit = after;
+  return got >= 1 ? n : 0;
+}
+
+/* The host's last-level cache in bytes, as one core sees it (UINT64_MAX
+ * when unknown). Linux's sysfs gives the size of the one instance a core
+ * uses (an AMD EPYC's L3 is 32 MiB per core complex; the C library's
+ * sysconf adds up every complex, 256 MiB), the C library the rest. */
+static uint64_t host_last_level_cache(void) {
+  uint64_t best = 0, best_level = 0;
+  for (int i = 0; i < 8; i++) {
+    char dir[64], unit = 0;
+    snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+    const uint64_t level = sysfs_number(dir, "level", NULL);
+    uint64_t size = level >= best_level ? sysfs_number(dir, "size", &unit) : 0;
+    size <<= unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
+    if (size && (level > best_level || size > best)) {
+      best = size;
+      best_level = level;
+    }
+  }
+  if (best)
+    return best;
+  long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (bytes <= 0)
+    bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return bytes > 0 ? (uint64_t)bytes : UINT64_MAX;
+}
+
 static pthread_once_t native_once = PTHREAD_ONCE_INIT;
 static LLVMBool native_failed;
+/* dmlc_llvm_target.stream_prefetch_max_bytes of the JIT: three quarters of
+ * the last-level cache, as a read the size of the cache does not stay in
+ * it beside its outputs and everything else (Zen 3's 32 MiB L3 and channel
+ * argmax over f16 [16,64,128,128], 32 MiB: 63% of the plain loop with the
+ * prefetches, 100% without). Read once per process. */
+static uint64_t stream_prefetch_max;
 
 static void init_native(void) {
   native_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
+  const uint64_t llc = host_last_level_cache();
+  stream_prefetch_max = llc == UINT64_MAX ? llc : llc / 4 * 3;
 }
 
 /* Records err's message (consuming err) and returns status. */
@@ -110,55 +160,6 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
 
 /* CodeGenOpt Default: Aggressive took a third longer on small kernels and
  * made no measurable difference to the memory-bound ones. */
-/* The size in bytes of sysfs cache entry path's "size" ("32768K"), or 0. */
-static uint64_t sysfs_cache_size(const char *dir) {
-  char path[128];
-  snprintf(path, sizeof path, "%s/size", dir);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  unsigned long long n = 0;
-  char unit = 0;
-  const int got = fscanf(f, "%llu%c", &n, &unit);
-  fclose(f);
-  if (got < 1)
-    return 0;
-  return unit == 'K' ? n << 10 : unit == 'M' ? n << 20 : unit == 'G' ? n << 30 : n;
-}
-
-/* The host's last-level cache in bytes, as one core sees it (UINT64_MAX
- * when unknown): the data size up to which rows are prefetched in
- * software (dmlc_llvm_target.stream_prefetch_max_bytes). Linux's sysfs
- * gives the size of the one instance a core uses (an AMD EPYC's L3 is
- * 32 MiB per core complex; the C library's sysconf adds up every complex,
- * 256 MiB), the C library the rest. */
-static uint64_t host_last_level_cache(void) {
-  uint64_t best = 0;
-  unsigned best_level = 0;
-  for (int i = 0; i < 8; i++) {
-    char dir[96], path[128];
-    snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
-    snprintf(path, sizeof path, "%s/level", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
-    unsigned level = 0;
-    const int got = fscanf(f, "%u", &level);
-    fclose(f);
-    const uint64_t size = got == 1 && level >= best_level ? sysfs_cache_size(dir) : 0;
-    if (size && level >= best_level) {
-      best = level == best_level && best > size ? best : size;
-      best_level = level;
-    }
-  }
-  if (best)
-    return best;
-  long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (bytes <= 0)
-    bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return bytes > 0 ? (uint64_t)bytes : UINT64_MAX;
-}
-
 static LLVMTargetMachineRef create_target_machine(const dmlc_llvm_jit *jit, LLVMTargetRef target) {
   return LLVMCreateTargetMachine(target, jit->triple, jit->cpu, jit->features,
                                  LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelJITDefault);
@@ -277,12 +278,7 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   LLVMTargetRef target;
   char *message = NULL;
   dmlc_status status = choose_cpu(jit, diag);
-  /* Three quarters: a read the size of the cache does not stay in it
-   * beside its outputs and everything else (Zen 3's 32 MiB L3 and channel
-   * argmax over f16 [16,64,128,128], 32 MiB: 63% of the plain loop with
-   * the prefetches, 100% without). */
-  const uint64_t llc = host_last_level_cache();
-  jit->target.stream_prefetch_max_bytes = llc == UINT64_MAX ? llc : llc / 4 * 3;
+  jit->target.stream_prefetch_max_bytes = stream_prefetch_max;
   if (status == DMLC_OK && LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "no LLVM target for %s: %s", jit->triple,
                            message ? message : "");

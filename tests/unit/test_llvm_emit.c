@@ -787,38 +787,38 @@ END_TEST
  * stream_prefetch_max_bytes (from DRAM the hardware prefetchers follow
  * them); the prefetch of each next run of a merged row is a jump and stays.
  * Either way the answers are the same. */
-START_TEST(test_stream_prefetch_limit) {
-  const uint32_t rows_dims[2] = {240, 2000}, merged_dims[3] = {8, 64, 1000};
-  for (int merged = 0; merged < 2; merged++)
-    for (int limited = 0; limited < 2; limited++) {
-      /* [240, r2000] rows; [r8, 64, r1000]: blocks of points, each point's
-       * next run 64000 elements on */
-      dmlc_kdesc k = merged ? kd_make(3, merged_dims, 5) : kd_make(2, rows_dims, 2);
-      kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-      stream_prefetch_max = limited ? 1024 : UINT64_MAX;
-      const bool prefetch = ir_has(&k, "@llvm.prefetch");
-      ck_assert_msg(prefetch == (!limited || merged), "merged %d limited %d: prefetch %d", merged,
-                    limited, prefetch);
-      check_kernel(&k);
-    }
-  /* Columns [4, r64, cols]: runs of 16 KiB (f16, 8192-column blocks) are
-   * prefetched a group of rows ahead only when the read is within the
-   * limit; runs of 4 KiB (f32, 1024 columns) whatever the limit. */
-  for (int long_runs = 0; long_runs < 2; long_runs++)
-    for (int limited = 0; limited < 2; limited++) {
-      const uint32_t dims[3] = {4, 64, long_runs ? 16384 : 1024};
-      dmlc_kdesc k = kd_make(3, dims, 2);
-      kd_reduce(&k, long_runs ? DMLC_DTYPE_F16 : DMLC_DTYPE_F32, DMLC_OP_ARGMIN,
-                DMLC_DIRECTION_INCREASING);
-      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-      stream_prefetch_max = limited ? 1024 : UINT64_MAX;
-      const bool prefetch = ir_has(&k, "@llvm.prefetch");
-      ck_assert_msg(prefetch == (!limited || !long_runs),
-                    "columns, long %d limited %d: prefetch %d", long_runs, limited, prefetch);
-      check_kernel(&k);
-    }
+/* Asserts whether k, an argmax or argmin into a u32 index, prefetches
+ * under stream_prefetch_max_bytes limit, and checks its answers. */
+static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t limit, bool want,
+                            const char *what) {
+  kd_reduce(&k, dt, op, DMLC_DIRECTION_INCREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  stream_prefetch_max = limit;
+  const bool prefetch = ir_has(&k, "@llvm.prefetch");
+  ck_assert_msg(prefetch == want, "%s, limit %llu: prefetch %d", what, (unsigned long long)limit,
+                prefetch);
+  check_kernel(&k);
   stream_prefetch_max = UINT64_MAX;
+}
+
+START_TEST(test_stream_prefetch_limit) {
+  /* [240, r2000] rows; [r8, 64, r1000]: blocks of points, each point's next
+   * run 64000 elements on */
+  const uint32_t rows_dims[2] = {240, 2000}, merged_dims[3] = {8, 64, 1000};
+  /* columns [4, r64, cols]: runs of 16 KiB (f16, 8192-column blocks) and
+   * of 4 KiB (f32, 1024 columns) */
+  const uint32_t long_dims[3] = {4, 64, 16384}, short_dims[3] = {4, 64, 1024};
+  for (int limited = 0; limited < 2; limited++) {
+    const uint64_t limit = limited ? 1024 : UINT64_MAX;
+    expect_prefetch(kd_make(2, rows_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMAX, limit, !limited,
+                    "rows");
+    expect_prefetch(kd_make(3, merged_dims, 5), DMLC_DTYPE_F32, DMLC_OP_ARGMAX, limit, true,
+                    "merged rows");
+    expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMIN, limit, !limited,
+                    "columns, long runs");
+    expect_prefetch(kd_make(3, short_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMIN, limit, true,
+                    "columns, short runs");
+  }
 }
 END_TEST
 
