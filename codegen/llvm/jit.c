@@ -369,13 +369,13 @@ static dmlc_status verify(LLVMModuleRef m, dmlc_diag *diag) {
  * compiles keep their -O level's default pipeline. InstCombine runs
  * without verify-fixpoint, as in LLVM's own pipelines: with it, a kernel
  * needing a second round aborts the process. */
-static const char *const JIT_PASSES =
+const char *const dmlc_llvm_jit_passes =
     "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),"
     "loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,simplifycfg)";
 
 static dmlc_status optimize(dmlc_llvm_jit *jit, LLVMModuleRef m, dmlc_diag *diag) {
   LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef err = LLVMRunPasses(m, JIT_PASSES, jit->tm, options);
+  LLVMErrorRef err = LLVMRunPasses(m, dmlc_llvm_jit_passes, jit->tm, options);
   LLVMDisposePassBuilderOptions(options);
   return err ? llvm_error(diag, DMLC_ERROR_INTERNAL, "optimizing a kernel", err) : DMLC_OK;
 }

@@ -1,9 +1,10 @@
 /* A JIT for the host CPU, one per context: kernel descriptions -> LLVM IR
- * (codegen/llvm/emit.h) -> verified, optimized with the new pass manager
- * (default<O2> without LLVM's vectorizers and unroller: the emitter writes
- * the vector code) for the host's CPU and features -> machine code loaded into one ORC LLJIT.
- * Compiled code lives until the JIT is destroyed. Not thread-safe (like its context). This header
- * keeps LLVM's types out of its users. */
+ * (codegen/llvm/emit.h) -> verified, optimized with a short function
+ * pipeline (dmlc_llvm_jit_passes: the emitter writes the vector code, the
+ * unrolling and the loop order itself) for the host's CPU and features ->
+ * machine code loaded into one ORC LLJIT. Compiled code lives until the
+ * JIT is destroyed. Not thread-safe (like its context). This header keeps
+ * LLVM's types out of its users. */
 #ifndef DMLC_CODEGEN_LLVM_JIT_H
 #define DMLC_CODEGEN_LLVM_JIT_H
 
@@ -59,5 +60,9 @@ dmlc_status dmlc_llvm_jit_compile_ir(dmlc_llvm_jit *jit, const char *ir, const c
                                      void **out_address, dmlc_llvm_text *text, dmlc_diag *diag);
 
 void dmlc_llvm_text_free(dmlc_llvm_text *text);
+
+/* The new pass manager's pipeline the JIT runs on every kernel (jit.c says
+ * why it is not O2); the emitter's unit test runs it too. */
+extern const char *const dmlc_llvm_jit_passes;
 
 #endif
