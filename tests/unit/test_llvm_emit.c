@@ -1048,6 +1048,50 @@ START_TEST(test_merged_rows) {
 }
 END_TEST
 
+/* Wide blocks: [R, K, R] read from DRAM (stream_prefetch_max_bytes 0 here),
+ * rows of 1 KiB or more; each kept point one compact accumulator, the
+ * outer rows split into chunks that a finish merges. */
+START_TEST(test_merged_rows_wide) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[4], mask;
+  } cases[] = {
+      {3, {6, 10, 1000}, 5},  /* every point in one block, 6 chunks of one row */
+      {3, {7, 3, 1100}, 5},   /* rows of 1 KiB of bytes, and a tail */
+      {3, {5, 700, 260}, 5},  /* blocks of 512 and 188 points, 5 chunks each */
+      {4, {3, 4, 6, 1030}, 9}, /* [R, K, K, R]: two kept dims */
+  };
+  stream_prefetch_max = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask | 1u << (cases[c].rank - 1));
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 2 == 0) /* hardmax: a full-size output */
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_merged_rows_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k),
+                  "case %zu does not take the merged-rows path", c);
+    const uint32_t last = cases[c].rank - 1;
+    const uint64_t row_bytes = (uint64_t)cases[c].dims[last] * dmlc_dtype_size(k.read_dtype);
+    uint64_t kept_points = 1, outer_points = 1;
+    for (uint32_t d = 0; d < last; d++)
+      *(cases[c].mask >> d & 1 ? &outer_points : &kept_points) *= cases[c].dims[d];
+    jitted j;
+    compile(&k, &j, NULL);
+    /* wide (rows of 1 KiB or more): blocks of up to 512 points, their
+     * outer rows split into chunks (at most one a row) that a finish
+     * merges */
+    const uint64_t most = (kept_points + 511) / 512 * outer_points;
+    ck_assert_msg(row_bytes < 1024 || (j.info.has_finish && j.info.num_tasks <= most),
+                  "case %zu: rows of %llu B, %llu tasks (wide: %llu at most), finish %d", c,
+                  (unsigned long long)row_bytes, (unsigned long long)j.info.num_tasks,
+                  (unsigned long long)most, (int)j.info.has_finish);
+    release(&j);
+    check_reductions(k, dt);
+  }
+  stream_prefetch_max = UINT64_MAX;
+}
+END_TEST
+
 /* ---- merged columns: the innermost dim kept and contiguous, reduced dims
  * the column code does not take ---- */
 
@@ -1215,6 +1259,10 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);
+  TCase *wide = tcase_create("wide");
+  tcase_set_timeout(wide, 300);
+  tcase_add_loop_test(wide, test_merged_rows_wide, 0, NUM_REDUCE_TYPES);
+  suite_add_tcase(s, wide);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
   suite_add_tcase(s, prefetch);
