@@ -15,7 +15,9 @@
  * points whose accumulators stay in L1, and the loop runs over the outer
  * reduced coordinates, then the block's points: one block's rows are
  * adjacent in memory, read in storage order. Otherwise ([k, r, r]) a task
- * is one kept point and its rows are read in order.
+ * is one kept point and its rows are read in order. From DRAM, with long
+ * enough rows, the blocks are wide (up to 512 points, whole stretches of
+ * memory) and the outer reduced rows are split into chunks instead.
  *
  * ONEHOT outputs (hardmax) get each row's 0s as the row is read, and the
  * 1s when the task's points are done. */
@@ -24,15 +26,15 @@
 #include "codegen/llvm/emit_internal.h"
 
 enum {
-  PARTIAL_BYTES = 16,      /* a split's partial: value (as compared) at 0, u64 index at 8 */
-  BLOCK_MAX = 256,         /* kept points per task at most (accumulators on the stack) */
-  BLOCK_RUN_BYTES = 65536, /* aim: a block's rows make a contiguous run this long */
-  MIN_TASKS = 16,          /* blocks shrink (to 1 point) until there are this many tasks */
-  VACC_MAX = 4,            /* vector accumulators per point */
-  VACC_BYTES = 65536,      /* a block's vector accumulators (on the stack) at most */
-  WIDE_ROW_BYTES = 1024,   /* wide blocks: rows at least this long */
+  PARTIAL_BYTES = 16,       /* a split's partial: value (as compared) at 0, u64 index at 8 */
+  BLOCK_MAX = 256,          /* kept points per task at most (accumulators on the stack) */
+  BLOCK_RUN_BYTES = 65536,  /* aim: a block's rows make a contiguous run this long */
+  MIN_TASKS = 16,           /* blocks shrink (to 1 point) until there are this many tasks */
+  VACC_MAX = 4,             /* vector accumulators per point */
+  VACC_BYTES = 65536,       /* a block's vector accumulators (on the stack) at most */
+  WIDE_ROW_BYTES = 1024,    /* wide blocks: rows at least this long */
   WIDE_RUN_BYTES = 1 << 20, /* wide blocks: a block's rows make a run this long at most */
-  WIDE_BLOCK_MAX = 512,    /* wide blocks: kept points per task at most */
+  WIDE_BLOCK_MAX = 512,     /* wide blocks: kept points per task at most */
 };
 
 bool ec_merged_rows_matches(const dmlc_kdesc *k) {
@@ -178,8 +180,8 @@ static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef bas
     ivar[u] = ec_var(e, v->it, "vacc_idx");
     LLVMValueRef x = v->compact ? ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * L)), L)
                                 : LLVMBuildLoad2(e->b, v->vt, mrow_ptr(v, false, p, u), "");
-    LLVMValueRef xi =
-        v->compact ? ec_splat(e, base32, L) : LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), "");
+    LLVMValueRef xi = v->compact ? ec_splat(e, base32, L)
+                                 : LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), "");
     LLVMBuildStore(e->b, x, avar[u]);
     LLVMBuildStore(e->b, xi, ivar[u]);
   }
@@ -305,10 +307,10 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
    * with stream prefetches after all: the row code's work per element
    * leaves fewer of a core's own misses in flight than a plain loop's
    * (80-83% without them, 83-90% with). [256,512,256] over {0,2}: 74-79%
-   * -> 87-95% of the plain loop, in alternate runs on the Zen 3. */
+   * -> 82-95% of the plain loop, in alternate runs on the Zen 3. */
   const uint64_t row_bytes = len * dmlc_dtype_size(k->read_dtype);
-  const bool wide = kept_inside(k, kept, nkept, outer, nouter) && !e->stream_prefetch && row_bytes >= WIDE_ROW_BYTES &&
-                    ec_read_bytes(k) >= e->split_min_bytes;
+  const bool wide = kept_inside(k, kept, nkept, outer, nouter) && !e->stream_prefetch &&
+                    row_bytes >= WIDE_ROW_BYTES && ec_read_bytes(k) >= e->split_min_bytes;
   if (wide) {
     v.compact = v.on;
     v.next_row = 0; /* the next outer row follows in memory */

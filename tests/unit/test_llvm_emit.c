@@ -1056,9 +1056,9 @@ START_TEST(test_merged_rows_wide) {
   static const struct {
     uint32_t rank, dims[4], mask;
   } cases[] = {
-      {3, {6, 10, 1000}, 5},  /* every point in one block, 6 chunks of one row */
-      {3, {7, 3, 1100}, 5},   /* rows of 1 KiB of bytes, and a tail */
-      {3, {5, 700, 260}, 5},  /* blocks of 512 and 188 points, 5 chunks each */
+      {3, {6, 10, 1000}, 5},   /* every point in one block, 6 chunks of one row */
+      {3, {7, 3, 1100}, 5},    /* rows of 1 KiB of bytes, and a tail */
+      {3, {5, 700, 260}, 5},   /* blocks of 512 and 188 points, 5 chunks each */
       {4, {3, 4, 6, 1030}, 9}, /* [R, K, K, R]: two kept dims */
   };
   stream_prefetch_max = 0;
