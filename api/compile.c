@@ -162,7 +162,8 @@ static dmlc_status graph_plan(dmlc_graph *graph, dmlc_kernel_plan *local,
 }
 
 /* *out: an executable of a copy of ir on entry's device, not compiled yet
- * (NULL when out of memory; destroyed with dmlc_executable_destroy). */
+ * (destroyed with dmlc_executable_destroy). Out of memory, *out is NULL or
+ * the part made, which the caller destroys. */
 static dmlc_status executable_create(dmlc_context *ctx, const dmlc_device_entry *entry,
                                      const dmlc_ir_graph *graph_ir, dmlc_executable **out) {
   dmlc_executable *exe = calloc(1, sizeof *exe);

@@ -74,17 +74,20 @@ static bool kept_inside(const dmlc_kdesc *k, const uint32_t *kept, uint32_t nkep
          k->read_strides[kept[nkept - 1]] <= k->read_strides[outer[nouter - 1]];
 }
 
-/* The block size: 1 unless kept_inside. */
+/* The block size: 1 unless kept_inside; wide blocks span more rows and
+ * points, and do not shrink for tasks (the outer rows are split instead). */
 static uint64_t block_size(const dmlc_kdesc *k, const uint32_t *kept, uint32_t nkept,
-                           const uint32_t *outer, uint32_t nouter, uint64_t kept_points) {
+                           const uint32_t *outer, uint32_t nouter, uint64_t kept_points,
+                           bool wide) {
   if (!kept_inside(k, kept, nkept, outer, nouter))
     return 1;
   const uint64_t row_bytes = (uint64_t)k->dims[k->rank - 1] * dmlc_dtype_size(k->read_dtype);
-  uint64_t b = BLOCK_RUN_BYTES / row_bytes;
-  b = b < 1 ? 1 : b > BLOCK_MAX ? BLOCK_MAX : b;
+  const uint64_t most = wide ? WIDE_BLOCK_MAX : BLOCK_MAX;
+  uint64_t b = (wide ? WIDE_RUN_BYTES : BLOCK_RUN_BYTES) / row_bytes;
+  b = b < 1 ? 1 : b > most ? most : b;
   if (b > kept_points)
     b = kept_points;
-  while (b > 1 && (kept_points + b - 1) / b < MIN_TASKS)
+  while (!wide && b > 1 && (kept_points + b - 1) / b < MIN_TASKS)
     b /= 2;
   return b;
 }
@@ -135,9 +138,12 @@ typedef struct mrow {
   LLVMValueRef vals, idxs;
 } mrow;
 
+/* The (value, index) vectors a point keeps. */
+static uint32_t mrow_kept(const mrow *v) { return v->compact ? 1 : v->n; }
+
 static LLVMValueRef mrow_ptr(mrow *v, bool idx, LLVMValueRef p, uint32_t u) {
   emit_ctx *e = v->e;
-  LLVMValueRef at[2] = {ec_i64(e, 0), v->compact ? p : ec_madd(e, ec_i64(e, u), p, v->n)};
+  LLVMValueRef at[2] = {ec_i64(e, 0), ec_madd(e, ec_i64(e, u), p, mrow_kept(v))};
   return LLVMBuildGEP2(e->b, idx ? v->idxs_t : v->vals_t, idx ? v->idxs : v->vals, at, 2, "");
 }
 
@@ -247,16 +253,16 @@ static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef bas
 static void mrow_fold(mrow *v, LLVMValueRef p, LLVMValueRef *val, LLVMValueRef *idx) {
   emit_ctx *e = v->e;
   const uint32_t L = v->lanes;
+  const uint32_t n = mrow_kept(v);
   LLVMValueRef a[VACC_MAX], ai[VACC_MAX];
   LLVMValueRef iota = ec_iota(e, L);
-  for (uint32_t u = 0; u < (v->compact ? 1u : v->n); u++) {
+  for (uint32_t u = 0; u < n; u++) {
     a[u] = LLVMBuildLoad2(e->b, v->vt, mrow_ptr(v, false, p, u), "");
-    LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L));
     ai[u] = LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), "");
-    if (!v->compact)
-      ai[u] = ec_add(e, ai[u], lane);
+    if (!v->compact) /* the index of lane 0 of vector u: whole */
+      ai[u] = ec_add(e, ai[u], ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L)));
   }
-  ec_merge_tree(e, a, ai, v->compact ? 1 : v->n);
+  ec_merge_tree(e, a, ai, n);
   LLVMValueRef si;
   ec_merge_lanes(e, a[0], ai[0], L, val, &si);
   *idx = LLVMBuildZExt(e->b, si, e->i64, "");
@@ -277,24 +283,6 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
       kept_points *= k->dims[d];
     }
   }
-  uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points);
-  /* Vector accumulators: each point keeps v.n (value, index) vectors, so a
-   * row costs no merge across lanes (that is done once per point, at the
-   * end); rows of at least a vector whose indices fit i32 lanes. */
-  mrow v = {.e = e, .lanes = ec_vector_lanes(e, k->read_dtype)};
-  if (block > 1)
-    v.next_row = k->read_strides[outer[nouter - 1]];
-  v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
-  if (v.on) {
-    const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
-    v.n = ec_row_accumulators(e, v.lanes, VACC_MAX);
-    while (v.n > 1 && len < (uint64_t)v.n * v.lanes)
-      v.n--;
-    const uint64_t point_bytes = (uint64_t)v.n * v.lanes * (cmp_size + 4);
-    const uint64_t most = VACC_BYTES / point_bytes;
-    if (block > most)
-      block = most < 1 ? 1 : most;
-  }
   /* Wide blocks: from DRAM (a read past stream_prefetch_max_bytes), with
    * rows of 1 KiB or more, a block spans its kept points' rows over up to
    * WIDE_RUN_BYTES of memory instead of 64 KiB, and the outer reduced rows
@@ -308,19 +296,29 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
    * leaves fewer of a core's own misses in flight than a plain loop's
    * (80-83% without them, 83-90% with). [256,512,256] over {0,2}: 74-79%
    * -> 82-95% of the plain loop, in alternate runs on the Zen 3. */
-  const uint64_t row_bytes = len * dmlc_dtype_size(k->read_dtype);
   const bool wide = kept_inside(k, kept, nkept, outer, nouter) && !e->stream_prefetch &&
-                    row_bytes >= WIDE_ROW_BYTES && ec_read_bytes(k) >= e->split_min_bytes;
-  if (wide) {
-    v.compact = v.on;
-    v.next_row = 0; /* the next outer row follows in memory */
+                    len * dmlc_dtype_size(k->read_dtype) >= WIDE_ROW_BYTES &&
+                    ec_read_bytes(k) >= e->split_min_bytes;
+  if (wide)
     e->stream_prefetch = true;
-    block = WIDE_RUN_BYTES / row_bytes;
-    block = block < 1 ? 1 : block > WIDE_BLOCK_MAX ? WIDE_BLOCK_MAX : block;
-    block = block < kept_points ? block : kept_points;
-    const uint64_t point_bytes = (uint64_t)v.lanes * 8; /* compare type and i32, at most */
-    if (v.on && block > VACC_BYTES / point_bytes)
-      block = VACC_BYTES / point_bytes;
+  uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points, wide);
+  /* Vector accumulators: each point keeps v.n (value, index) vectors, so a
+   * row costs no merge across lanes (that is done once per point, at the
+   * end); rows of at least a vector whose indices fit i32 lanes. */
+  mrow v = {.e = e, .lanes = ec_vector_lanes(e, k->read_dtype)};
+  if (block > 1 && !wide) /* wide: the next outer row follows in memory */
+    v.next_row = k->read_strides[outer[nouter - 1]];
+  v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
+  v.compact = wide && v.on;
+  if (v.on) {
+    const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
+    v.n = ec_row_accumulators(e, v.lanes, VACC_MAX);
+    while (v.n > 1 && len < (uint64_t)v.n * v.lanes)
+      v.n--;
+    const uint64_t point_bytes = (uint64_t)mrow_kept(&v) * v.lanes * (cmp_size + 4);
+    const uint64_t most = VACC_BYTES / point_bytes;
+    if (block > most)
+      block = most < 1 ? 1 : most;
   }
   /* Few kept points (all axes of a padded matrix), or wide blocks, and a
    * large read: each point's rows are split into chunks, tasks of their
@@ -346,7 +344,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   if (v.on) {
     v.vt = LLVMVectorType(ct, v.lanes);
     v.it = LLVMVectorType(e->i32, v.lanes);
-    const uint64_t vecs = block * (v.compact ? 1 : v.n);
+    const uint64_t vecs = block * mrow_kept(&v);
     v.vals = ec_array(e, v.vt, vecs, 64);
     v.idxs = ec_array(e, v.it, vecs, 64);
     v.vals_t = LLVMArrayType2(v.vt, vecs);
