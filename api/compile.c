@@ -388,6 +388,18 @@ dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns,
   return DMLC_OK;
 }
 
+dmlc_status dmlc_executable_set_profiling(dmlc_executable *exe, int enable) {
+  if (!exe)
+    return DMLC_ERROR_INVALID_ARGUMENT;
+  const dmlc_device_vtable *vt = exe->device->vtable;
+  if (vt->set_profiling) {
+    dmlc_ctx_lock(exe->ctx);
+    vt->set_profiling(exe->rt, enable != 0);
+    dmlc_ctx_unlock(exe->ctx);
+  }
+  return DMLC_OK;
+}
+
 /* ---- what the executable binds ---- */
 
 dmlc_device dmlc_executable_device(const dmlc_executable *exe) {

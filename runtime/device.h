@@ -84,6 +84,8 @@ typedef struct dmlc_device_vtable {
   /* Fills ns[0 .. min(max, n)) with the last execute's device time per
    * kernel and returns n, the kernel count; NULL: no device timestamps. */
   size_t (*kernel_times)(const dmlc_rt_executable *exe, double *ns, size_t max);
+  /* Whether later executes measure kernel times; NULL with kernel_times. */
+  void (*set_profiling)(dmlc_rt_executable *exe, bool on);
 
   /* Tensors: size_bytes > 0, zeroed. The API checks offsets and sizes. */
   dmlc_status (*tensor_create)(dmlc_rt_device *dev, uint64_t size_bytes, dmlc_rt_tensor **out,

@@ -302,11 +302,20 @@ DMLC_API dmlc_status dmlc_executable_dump(const dmlc_executable *exe, const char
 /* The device time of each kernel in the last dmlc_execute of exe, in
  * nanoseconds, in execution order: *count = the number of kernels, and
  * ns[0 .. min(max, *count)) is filled. Vulkan measures it with timestamp
- * queries around each dispatch (0 before the first execute, and on a device
- * without timestamps). CPU and reference executables have no device
- * timestamps: *count = 0 (and DMLC_OK). */
+ * queries around each dispatch (0 before the first execute, after one run
+ * with profiling off, and on a device without timestamps). CPU and
+ * reference executables have no device timestamps: *count = 0 (and
+ * DMLC_OK). */
 DMLC_API dmlc_status dmlc_executable_kernel_times(const dmlc_executable *exe, double *ns,
                                                   size_t max, size_t *count);
+/* Whether later executes of exe measure kernel times: on (nonzero) when an
+ * executable is created. Timestamps are not free: on lavapipe they add
+ * about 60 us to every call (llvmpipe writes them from its rasterizer
+ * threads); a caller that does not read kernel times turns them off. The
+ * next execute after a change records its commands again. Not concurrently
+ * with an execute of exe. Devices without timestamps: DMLC_OK, nothing
+ * changes. */
+DMLC_API dmlc_status dmlc_executable_set_profiling(dmlc_executable *exe, int enable);
 DMLC_API dmlc_device dmlc_executable_device(const dmlc_executable *exe);
 DMLC_API size_t dmlc_executable_input_count(const dmlc_executable *exe);
 DMLC_API size_t dmlc_executable_output_count(const dmlc_executable *exe);

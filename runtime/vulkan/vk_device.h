@@ -66,8 +66,11 @@ dmlc_status dmlc_vk_tensor_read(const dmlc_vk_tensor *t, uint64_t offset, void *
                                 dmlc_diag *diag);
 void dmlc_vk_tensor_destroy(dmlc_vk_tensor *t);
 /* GPU time of each kernel in the last execute, from timestamp queries, in
- * nanoseconds (0 where the device has no timestamps). */
+ * nanoseconds (0 where the device has no timestamps, or the execute ran
+ * with profiling off). */
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max);
+/* Whether later executes write timestamps (on at creation). */
+void dmlc_vk_set_profiling(dmlc_vk_executable *exe, bool on);
 /* A module built outside the compiler (bench_vulkan's bandwidth probe):
  * binding 0 a read-only storage buffer, bound window by window, binding 1
  * a storage buffer bound whole, a push constant of one uint32. Its

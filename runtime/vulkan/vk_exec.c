@@ -689,6 +689,10 @@ struct dmlc_vk_executable {
   VkCommandBuffer commands[NUM_SET_KINDS];
   uint64_t *bound_ids;    /* per input and output: the tensor TENSORS names (0: none yet) */
   VkQueryPool timestamps; /* two per kernel; VK_NULL_HANDLE without */
+  /* Whether executes write the timestamps (dmlc_vk_set_profiling; on at
+   * creation), and whether each kind's commands were recorded that way. */
+  bool profiling;
+  bool recorded_profiling[NUM_SET_KINDS];
   VkFence fence;
   uint64_t last_wait_ns; /* how long the last submit took to finish */
   vk_times *times;
@@ -915,8 +919,9 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
                           uint32_t i) {
   const dmlc_vk_fns *fn = &exe->dev->inst.fn;
   const vk_kernel *k = exe->kernels[i];
-  if (exe->timestamps)
-    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, exe->timestamps, 2 * i);
+  const VkQueryPool stamps = exe->profiling ? exe->timestamps : VK_NULL_HANDLE;
+  if (stamps)
+    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, stamps, 2 * i);
   if (k->module.zero_fill) {
     /* the outputs whose 0s the module leaves to the runtime (after the
      * shaders and copies before that use them) */
@@ -944,8 +949,8 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
     fn->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->finish_pipeline);
     record_dispatches(exe, cmd, k, k->module.finish_groups);
   }
-  if (exe->timestamps)
-    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, exe->timestamps, 2 * i + 1);
+  if (stamps)
+    fn->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, stamps, 2 * i + 1);
 }
 
 /* Records the command buffer of one kind: every kernel in order, with the
@@ -962,7 +967,8 @@ static dmlc_status commands_record(dmlc_vk_executable *exe, int kind, dmlc_diag 
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   const VkPipelineStageFlags transfer_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
   const bool staged = kind == OWN && exe->staged;
-  if (exe->timestamps)
+  exe->recorded_profiling[kind] = !exe->profiling; /* not valid until ended */
+  if (exe->profiling && exe->timestamps)
     fn->vkCmdResetQueryPool(cmd, exe->timestamps, 0, 2 * exe->num_kernels);
   /* After the work submitted before: a tensor this call reads may have been
    * written by the last execute or by a tensor copy. */
@@ -988,6 +994,7 @@ static dmlc_status commands_record(dmlc_vk_executable *exe, int kind, dmlc_diag 
   barrier(fn, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_HOST_READ_BIT);
   DMLC_VK_CHECK(diag, fn->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  exe->recorded_profiling[kind] = exe->profiling;
   return DMLC_OK;
 }
 
@@ -1084,6 +1091,7 @@ dmlc_status dmlc_vk_executable_create(dmlc_vk_device *dev, const dmlc_kernel_pla
   exe->num_outputs = num_outputs;
   exe->num_temps = plan->num_temps;
   exe->num_kernels = plan->num_kernels;
+  exe->profiling = true;
   const dmlc_status status = executable_init(exe, plan, input_bytes, output_bytes, diag);
   if (status != DMLC_OK) {
     dmlc_vk_executable_destroy(exe);
@@ -1188,7 +1196,9 @@ static dmlc_status submit_and_wait(dmlc_vk_executable *exe, int kind, dmlc_diag 
   const uint64_t start = now_ns();
   DMLC_VK_CHECK(diag, fn->vkQueueSubmit(exe->dev->queue, 1, &submit, exe->fence), "vkQueueSubmit");
   DMLC_RETURN_IF_ERROR(wait_fence(exe, start, diag));
-  exe->times->pending = true;
+  exe->times->pending = exe->recorded_profiling[kind] && exe->timestamps;
+  if (!exe->times->pending)
+    memset(exe->times->ns, 0, exe->num_kernels * sizeof *exe->times->ns);
   return DMLC_OK;
 }
 
@@ -1201,6 +1211,8 @@ static dmlc_status execute_host(dmlc_vk_executable *exe, const dmlc_rt_binding *
     const dmlc_rt_binding *host = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
     memcpy(buffer_host(b), host->host, host->size_bytes < b->bytes ? host->size_bytes : b->bytes);
   }
+  if (exe->recorded_profiling[OWN] != exe->profiling)
+    DMLC_RETURN_IF_ERROR(commands_record(exe, OWN, diag));
   DMLC_RETURN_IF_ERROR(submit_and_wait(exe, OWN, diag));
   for (uint32_t o = 0; o < exe->num_outputs; o++) {
     const vk_buffer *b = &exe->buffers[exe->num_inputs + o];
@@ -1215,7 +1227,8 @@ static dmlc_status execute_host(dmlc_vk_executable *exe, const dmlc_rt_binding *
 static dmlc_status execute_tensors(dmlc_vk_executable *exe, const dmlc_rt_binding *inputs,
                                    const dmlc_rt_binding *outputs, dmlc_diag *diag) {
   const uint32_t io = exe->num_inputs + exe->num_outputs;
-  bool same = exe->commands[TENSORS] != VK_NULL_HANDLE;
+  bool same = exe->commands[TENSORS] != VK_NULL_HANDLE &&
+              exe->recorded_profiling[TENSORS] == exe->profiling;
   for (uint32_t i = 0; i < io; i++) {
     const dmlc_rt_binding *b = i < exe->num_inputs ? &inputs[i] : &outputs[i - exe->num_inputs];
     if (!b->tensor)
@@ -1256,6 +1269,10 @@ dmlc_status dmlc_vk_execute(dmlc_vk_executable *exe, const dmlc_rt_binding *inpu
   DMLC_RETURN_IF_ERROR(status);
   return dmlc_vk_check_messages(exe->dev, diag);
 }
+
+/* Only a flag: each kind's commands are recorded again by its next execute
+ * (one recording, a few microseconds), so this call cannot fail. */
+void dmlc_vk_set_profiling(dmlc_vk_executable *exe, bool on) { exe->profiling = on; }
 
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max) {
   read_times(exe);

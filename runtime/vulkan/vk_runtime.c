@@ -86,6 +86,10 @@ static size_t vk_rt_kernel_times(const dmlc_rt_executable *exe, double *ns, size
                               max > UINT32_MAX ? UINT32_MAX : (uint32_t)max);
 }
 
+static void vk_rt_set_profiling(dmlc_rt_executable *exe, bool on) {
+  dmlc_vk_set_profiling((dmlc_vk_executable *)exe, on);
+}
+
 static dmlc_status vk_rt_tensor_create(dmlc_rt_device *d, uint64_t size_bytes, dmlc_rt_tensor **out,
                                        dmlc_diag *diag) {
   dmlc_vk_device *dev;
@@ -123,6 +127,7 @@ const dmlc_device_vtable dmlc_vulkan_device_vtable = {
     .dump_kinds = vk_dump_kinds,
     .dump = vk_rt_dump,
     .kernel_times = vk_rt_kernel_times,
+    .set_profiling = vk_rt_set_profiling,
     .tensor_create = vk_rt_tensor_create,
     .tensor_write = vk_rt_tensor_write,
     .tensor_read = vk_rt_tensor_read,

@@ -1078,6 +1078,44 @@ START_TEST(api_compiles_runs_dumps_and_times) {
   for (size_t i = 0; i < count; i++)
     ck_assert_msg(ns[i] > 0, "kernel %zu took %g ns", i, ns[i]);
   ck_assert_int_eq(dmlc_executable_kernel_times(exe, NULL, 0, &count), DMLC_OK);
+  /* Profiling off: the same results, kernel times of 0, with host buffers
+   * and with tensors; on again: times again, both ways. */
+  ck_assert_int_eq(dmlc_executable_set_profiling(NULL, 0), DMLC_ERROR_INVALID_ARGUMENT);
+  dmlc_tensor *tx = NULL, *th = NULL, *ti = NULL;
+  ck_assert_int_eq(dmlc_tensor_create(ctx, DMLC_DEVICE_VULKAN, sizeof x, &tx), DMLC_OK);
+  ck_assert_int_eq(dmlc_tensor_create(ctx, DMLC_DEVICE_VULKAN, sizeof hard, &th), DMLC_OK);
+  ck_assert_int_eq(dmlc_tensor_create(ctx, DMLC_DEVICE_VULKAN, sizeof idx, &ti), DMLC_OK);
+  ck_assert_int_eq(dmlc_tensor_write(tx, 0, x, sizeof x), DMLC_OK);
+  dmlc_tensor *const tin[1] = {tx}, *const tout[2] = {th, ti};
+  ck_assert_int_eq(dmlc_execute_tensors(exe, tin, 1, tout, 2), DMLC_OK); /* recorded profiled */
+  for (int round = 0; round < 4; round++) {
+    const int on = round % 2;
+    ck_assert_int_eq(dmlc_executable_set_profiling(exe, on), DMLC_OK);
+    for (int tensors = 0; tensors < 2; tensors++) {
+      memset(hard, 0xab, sizeof hard);
+      memset(idx, 0xab, sizeof idx);
+      if (tensors) {
+        ck_assert_int_eq(dmlc_tensor_write(th, 0, hard, sizeof hard), DMLC_OK);
+        ck_assert_int_eq(dmlc_execute_tensors(exe, tin, 1, tout, 2), DMLC_OK);
+        ck_assert_int_eq(dmlc_tensor_read(th, 0, hard, sizeof hard), DMLC_OK);
+        ck_assert_int_eq(dmlc_tensor_read(ti, 0, idx, sizeof idx), DMLC_OK);
+      } else {
+        ck_assert_int_eq(dmlc_execute(exe, &in, 1, out, 2), DMLC_OK);
+      }
+      ck_assert_mem_eq(hard, want, sizeof want);
+      ck_assert(idx[0] == 1 && idx[1] == 0 && idx[2] == 2);
+      for (size_t i = 0; i < 4; i++)
+        ns[i] = -1;
+      ck_assert_int_eq(dmlc_executable_kernel_times(exe, ns, 4, &count), DMLC_OK);
+      ck_assert_uint_ge(count, 1);
+      for (size_t i = 0; i < count; i++)
+        ck_assert_msg(on ? ns[i] > 0 : ns[i] == 0, "round %d, tensors %d: kernel %zu took %g ns",
+                      round, tensors, i, ns[i]);
+    }
+  }
+  dmlc_tensor_destroy(tx);
+  dmlc_tensor_destroy(th);
+  dmlc_tensor_destroy(ti);
   /* The API's checks come first: a short buffer runs nothing. */
   const dmlc_buffer small[2] = {{hard, 8}, {idx, sizeof idx}};
   ck_assert_int_eq(dmlc_execute(exe, &in, 1, small, 2), DMLC_ERROR_INVALID_ARGUMENT);
