@@ -184,10 +184,13 @@ static dmlc_status check_kdesc(const dmlc_kdesc *k, dmlc_diag *diag) {
 /* A split into lone parts (a CPU device, few kept points: an invocation
  * per part) gives each part at least this many points. */
 #define LONE_SPLIT_MIN_POINTS 256
-/* A CPU device splits no read under this: the second dispatch and its
- * barrier cost more than the parts gain (lavapipe, argmax [1,128256]: f32
- * 0.18-0.35 -> 0.15 ms, f16 0.24 -> 0.11 ms in one workgroup). */
-#define CPU_SPLIT_MIN_BYTES (UINT64_C(1) << 20)
+/* A CPU device splits no read under this: below it the split's parts
+ * gain less than they cost (lavapipe on a Zen 3, 2 cores, with the fused
+ * finish, argmax f32 [1,N]: 64 KiB 200 us in one workgroup, 170-210 us
+ * split; 128 KiB 340-400 -> 215 us; [1,128256] f32 1.1 -> 0.62 ms, f16
+ * 0.63 -> 0.39 ms). It was 1 MiB with a finish of its own dispatch, on a
+ * machine where one lavapipe core read 3 GB/s. */
+#define CPU_SPLIT_MIN_BYTES (UINT64_C(128) << 10)
 #define ROW_GROUP_MIN_PER_INVOCATION 128
 #define LANE_WIDTH_DEFAULT 32
 
@@ -456,6 +459,9 @@ static bool has_group_outputs(const dmlc_kdesc *k) {
   return false;
 }
 
+/* A fused finish's counters: a word per kept point, in 16-byte steps. */
+static uint64_t counters_bytes(uint64_t kept) { return (kept * 4 + 15) / 16 * 16; }
+
 /* Splits a reduction whose kept points are too few to fill the device
  * (caps->fill_groups) into parts of its reduced range, each a workgroup,
  * when the parts stay long enough; or every reduction, when forced. Leaves
@@ -507,6 +513,12 @@ static void plan_split(const dmlc_kdesc *k, const dmlc_spirv_caps *caps, spv_pla
   s.split_parts = (uint32_t)parts;
   s.split_len = (uint32_t)len;
   s.finish_per_kept = has_group_outputs(k) ? (uint32_t)parts : 1;
+  /* Index outputs only: the last part merges (no second dispatch, whose
+   * launch and barrier cost lavapipe about 60 us); one-hot outputs keep
+   * a finish of a workgroup per part, which writes them in parallel. The
+   * counters' words follow the partials' (32-bit word indices). */
+  s.fused_finish = !has_group_outputs(k) && partials * 4 + p->kept <= UINT32_MAX &&
+                   partials_fit(k, caps, p, bytes + counters_bytes(p->kept));
   s.num_groups = groups;
   s.bindings[1 + k->num_outputs] = (dmlc_spirv_binding){1, 0};
   *p = s;
@@ -661,7 +673,12 @@ dmlc_status dmlc_spirv_compile(const dmlc_kdesc *desc, const dmlc_spirv_caps *ca
   DMLC_RETURN_IF_ERROR(make_plan(k, caps, &e.plan, diag));
   DMLC_RETURN_IF_ERROR(emit_checked(&e, &out->words, &out->num_words, diag));
   const bool columns = e.plan.path == SPV_PATH_COLUMN_PARTS;
-  if (e.plan.path == SPV_PATH_SPLIT || columns) {
+  if (e.plan.path == SPV_PATH_SPLIT && e.plan.fused_finish) {
+    out->split_parts = e.plan.split_parts;
+    out->split_len = e.plan.split_len;
+    out->counters_offset = spv_plan_partials(&e.plan) * PARTIAL_BYTES;
+    out->partial_bytes = out->counters_offset + counters_bytes(e.plan.kept);
+  } else if (e.plan.path == SPV_PATH_SPLIT || columns) {
     spv_em f;
     memset(&f, 0, sizeof f);
     f.k = k;

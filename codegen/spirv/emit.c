@@ -189,6 +189,9 @@ static void declare_interface(spv_em *e) {
   if (e->plan.path == SPV_PATH_SPLIT || e->plan.path == SPV_PATH_COLUMN_PARTS || finish) {
     uint32_t ptr;
     e->partials = block_buffer(e, e->t_u32, 4, 1 + e->k->num_outputs, finish, &ptr);
+    /* a fused finish reads other workgroups' partials: past their caches */
+    if (e->plan.fused_finish)
+      spvb_decorate(b, e->partials.var, SpvDecorationCoherent, NULL, 0);
   }
 }
 
@@ -497,11 +500,16 @@ static spv_key sh_key(spv_em *e, const spv_shared *s, uint32_t i) {
 static uint32_t reduce_group(spv_em *e, const spv_acc *a, uint32_t lid) {
   spvb *b = &e->b;
   const uint32_t L = e->plan.local_size;
-  spv_shared s = {shared_array(e, e->t_key, L), e->key64 ? shared_array(e, e->t_u32, L) : 0,
-                  shared_array(e, e->t_u32, L), 0, 0};
+  if (!e->sh_idx) { /* one set for every call: a fused finish merges twice */
+    e->sh_key = shared_array(e, e->t_key, L);
+    e->sh_key1 = e->key64 ? shared_array(e, e->t_u32, L) : 0;
+    e->sh_idx = shared_array(e, e->t_u32, L);
+    e->sh_result = shared_array(e, e->t_u32, 1);
+  }
+  spv_shared s = {e->sh_key, e->sh_key1, e->sh_idx, 0, 0};
   s.ptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassWorkgroup, e->t_u32);
   s.kptr = SPV_TYPE(b, SpvOpTypePointer, SpvStorageClassWorkgroup, e->t_key);
-  const uint32_t result = shared_array(e, e->t_u32, 1);
+  const uint32_t result = e->sh_result;
   if (e->plan.subgroups) {
     spvb_capability(b, SpvCapabilityGroupNonUniform);
     spvb_capability(b, SpvCapabilityGroupNonUniformShuffle);
@@ -990,57 +998,12 @@ static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
   return k;
 }
 
-/* Lone parts: invocation q = group * L + lid (below kept * parts) reduces
- * part q % parts of kept point q / parts alone, into partial q. */
-static void emit_lone_parts(spv_em *e, uint32_t group, uint32_t lid) {
-  const uint32_t q = invocation_index(e, group, lid);
-  const uint64_t partials = spv_plan_partials(&e->plan);
-  spv_if f;
-  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)partials)), &f);
-  const uint32_t parts = spv_u32(e, e->plan.split_parts);
-  uint32_t base;
-  const uint64_t *strides[1] = {e->k->read_strides};
-  offsets_of(e, spv_op(e, SpvOpUDiv, q, parts), kept_mask(e->k), 1, strides, &base);
-  uint32_t start, end;
-  part_range(e, spv_op(e, SpvOpUMod, q, parts), &start, &end);
-  const spv_acc a = acc_init(e);
-  reduce_row(e, &a, base, start, end, spv_u32(e, 0), spv_u32(e, 1));
-  partial_store(e, q, acc_key(e, &a), spv_load(e, a.idx));
-  if_end(e, &f);
-}
-
-/* Group g reduces part g % parts of kept point g / parts and writes its
- * winner to partial g (lone parts: emit_lone_parts). */
-static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
-  if (e->plan.lone_rows) {
-    emit_lone_parts(e, group, lid);
-    return;
-  }
-  const uint32_t parts = spv_u32(e, e->plan.split_parts);
-  const uint32_t q = spv_op(e, SpvOpUDiv, group, parts);
-  uint32_t base;
-  const uint64_t *strides[1] = {e->k->read_strides};
-  offsets_of(e, q, kept_mask(e->k), 1, strides, &base);
-  uint32_t start, end;
-  part_range(e, spv_op(e, SpvOpUMod, group, parts), &start, &end);
-  const spv_acc a = acc_init(e);
-  reduce_row(e, &a, base, start, end, lid, spv_u32(e, e->plan.local_size));
-  reduce_group(e, &a, lid);
-  spv_if f;
-  if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
-  partial_store(e, group, acc_key(e, &a), spv_load(e, a.idx));
-  if_end(e, &f);
-}
-
-/* Group g merges every partial of kept point g / per (per: finish_per_kept)
- * and writes its outputs: the index (from the point's first group), and
- * the one-hot and constant outputs over part g % per. The merge compares
- * (key, index) pairs, so its order does not change the winner. */
-static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
+/* Merges every partial of kept point q and writes its outputs: the index
+ * (when s is 0), and the one-hot and constant outputs over part s of
+ * finish_per_kept (all of them when it is 1). All invocations reach it. */
+static void finish_point(spv_em *e, uint32_t q, uint32_t s, uint32_t lid) {
   const uint32_t L = spv_u32(e, e->plan.local_size);
   const uint32_t per = e->plan.finish_per_kept;
-  const uint32_t q = per > 1 ? spv_op(e, SpvOpUDiv, group, spv_u32(e, per)) : group;
-  const uint32_t s = per > 1 ? spv_op(e, SpvOpUMod, group, spv_u32(e, per)) : spv_u32(e, 0);
   uint32_t base[MAX_BUFS];
   all_offsets(e, q, kept_mask(e->k), base);
   const spv_acc a = acc_init(e);
@@ -1067,6 +1030,134 @@ static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
   } else {
     write_group(e, base, best, lid, spv_u32(e, (uint32_t)e->plan.reduced), L, 1);
   }
+}
+
+/* Group g merges every partial of kept point g / per (per: finish_per_kept)
+ * and writes its outputs: the index (from the point's first group), and
+ * the one-hot and constant outputs over part g % per. The merge compares
+ * (key, index) pairs, so its order does not change the winner. */
+static void emit_finish(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t per = e->plan.finish_per_kept;
+  const uint32_t q = per > 1 ? spv_op(e, SpvOpUDiv, group, spv_u32(e, per)) : group;
+  const uint32_t s = per > 1 ? spv_op(e, SpvOpUMod, group, spv_u32(e, per)) : spv_u32(e, 0);
+  finish_point(e, q, s, lid);
+}
+
+/* ---- fused finish ---- */
+
+/* Kept point q's arrival counter: a word after the partials. */
+static uint32_t counter_word(spv_em *e, uint32_t q) {
+  return spv_op(e, SpvOpIAdd, spv_u32(e, (uint32_t)(spv_plan_partials(&e->plan) * 4)), q);
+}
+
+/* Orders this invocation's storage accesses before and after it at device
+ * scope: its partial stores become visible before its arrival is counted,
+ * and the last arrival sees every other part's. */
+static void device_fence(spv_em *e) {
+  SPV(&e->b, SpvOpMemoryBarrier, 0, spv_u32(e, SpvScopeDevice),
+      spv_u32(e, SpvMemorySemanticsAcquireReleaseMask | SpvMemorySemanticsUniformMemoryMask));
+}
+
+/* Counts one part of kept point q in, after a fence; a bool: the last. */
+static uint32_t arrive(spv_em *e, uint32_t q) {
+  device_fence(e);
+  const uint32_t old = spv_buf_access(e, &e->partials, e->p_sb_u32, e->t_u32, counter_word(e, q),
+                                      SPV_ACCESS_ATOMIC_ADD, spv_u32(e, 1));
+  return spv_cmp(e, SpvOpIEqual, old, spv_u32(e, e->plan.split_parts - 1));
+}
+
+/* For the next dispatch: kept point q's counter back to 0 (nothing counts
+ * it again in this one). */
+static void counter_reset(spv_em *e, uint32_t q) {
+  spv_buf_access(e, &e->partials, e->p_sb_u32, e->t_u32, counter_word(e, q), SPV_ACCESS_STORE,
+                 spv_u32(e, 0));
+}
+
+/* Lone parts: the last part of kept point q to arrive merges its parts
+ * alone, in order, and writes the index outputs (a CPU device: a few
+ * hundred loads, in one lane). */
+static void lone_fused_finish(spv_em *e, uint32_t q) {
+  spv_if last;
+  if_begin(e, arrive(e, q), &last);
+  device_fence(e);
+  uint32_t base[MAX_BUFS];
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t first = spv_op(e, SpvOpIMul, q, parts);
+  spv_loop l;
+  const uint32_t j = loop_begin(e, &l, spv_u32(e, 0), parts, spv_u32(e, 1));
+  uint32_t idx;
+  const spv_key k = partial_load(e, spv_op(e, SpvOpIAdd, first, j), &idx);
+  acc_merge(e, &a, k, idx);
+  loop_end(e, &l);
+  write_indices(e, base, spv_load(e, a.idx));
+  counter_reset(e, q);
+  if_end(e, &last);
+}
+
+/* Lone parts: invocation q = group * L + lid (below kept * parts) reduces
+ * part q % parts of kept point q / parts alone, into partial q. */
+static void emit_lone_parts(spv_em *e, uint32_t group, uint32_t lid) {
+  const uint32_t q = invocation_index(e, group, lid);
+  const uint64_t partials = spv_plan_partials(&e->plan);
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpULessThan, q, spv_u32(e, (uint32_t)partials)), &f);
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  uint32_t base;
+  const uint64_t *strides[1] = {e->k->read_strides};
+  offsets_of(e, spv_op(e, SpvOpUDiv, q, parts), kept_mask(e->k), 1, strides, &base);
+  uint32_t start, end;
+  part_range(e, spv_op(e, SpvOpUMod, q, parts), &start, &end);
+  const spv_acc a = acc_init(e);
+  reduce_row(e, &a, base, start, end, spv_u32(e, 0), spv_u32(e, 1));
+  partial_store(e, q, acc_key(e, &a), spv_load(e, a.idx));
+  if (e->plan.fused_finish)
+    lone_fused_finish(e, spv_op(e, SpvOpUDiv, q, parts));
+  if_end(e, &f);
+}
+
+/* Group g reduces part g % parts of kept point g / parts and writes its
+ * winner to partial g (lone parts: emit_lone_parts). */
+static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
+  if (e->plan.lone_rows) {
+    emit_lone_parts(e, group, lid);
+    return;
+  }
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t q = spv_op(e, SpvOpUDiv, group, parts);
+  uint32_t base;
+  const uint64_t *strides[1] = {e->k->read_strides};
+  offsets_of(e, q, kept_mask(e->k), 1, strides, &base);
+  uint32_t start, end;
+  part_range(e, spv_op(e, SpvOpUMod, group, parts), &start, &end);
+  const spv_acc a = acc_init(e);
+  reduce_row(e, &a, base, start, end, lid, spv_u32(e, e->plan.local_size));
+  reduce_group(e, &a, lid);
+  uint32_t last = 0;
+  if (e->plan.fused_finish) {
+    const uint32_t p_wg = SPV_TYPE(&e->b, SpvOpTypePointer, SpvStorageClassWorkgroup, e->t_u32);
+    last = SPV(&e->b, SpvOpAccessChain, p_wg, shared_array(e, e->t_u32, 1), spv_u32(e, 0));
+  }
+  spv_if f;
+  if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+  partial_store(e, group, acc_key(e, &a), spv_load(e, a.idx));
+  if (last)
+    spv_store(e, last, spv_select(e, arrive(e, q), spv_u32(e, 1), spv_u32(e, 0)));
+  if_end(e, &f);
+  if (!last)
+    return;
+  /* The group whose part of kept point q came last (uniform: all read
+   * the flag after the barrier) merges q's parts with every invocation. */
+  barrier(e);
+  spv_if g;
+  if_begin(e, spv_cmp(e, SpvOpIEqual, spv_load(e, last), spv_u32(e, 1)), &g);
+  device_fence(e);
+  finish_point(e, q, spv_u32(e, 0), lid);
+  if_begin(e, spv_cmp(e, SpvOpIEqual, lid, spv_u32(e, 0)), &f);
+  counter_reset(e, q);
+  if_end(e, &f);
+  if_end(e, &g);
 }
 
 /* ---- columns in parts ---- */

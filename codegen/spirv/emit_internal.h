@@ -39,6 +39,9 @@ typedef struct spv_plan {
    * finish's workgroups per kept point (parts when it writes one-hot or
    * constant outputs over the reduced points, else 1). */
   uint32_t split_parts, split_len, finish_per_kept;
+  /* SPLIT: the finish fused into it (a kept point's last part to arrive
+   * merges them; only index outputs, finish_per_kept 1). */
+  bool fused_finish;
   /* COLUMN_PARTS: workgroups per part (those of the SMALL columns). */
   uint64_t column_groups;
   /* SMALL over short packed rows ([K, R], R small): rows per invocation,
@@ -138,6 +141,9 @@ typedef struct spv_em {
   bool key64;               /* the read's key needs two words */
   bool key_u64;             /* the read's key is one 64-bit uint */
   uint32_t t_key, p_fn_key; /* the key word's type (t_u32 or t_u64) */
+  /* reduce_group's shared arrays (made by its first call, then reused):
+   * keys, high key words (key64), indices, and the winner's index */
+  uint32_t sh_key, sh_key1, sh_idx, sh_result;
 } spv_em;
 
 /* ---- scalar helpers (values.c) ---- */
@@ -157,6 +163,7 @@ typedef enum spv_access {
   SPV_ACCESS_STORE,
   SPV_ACCESS_ATOMIC_AND, /* of a 32-bit word, device scope, relaxed */
   SPV_ACCESS_ATOMIC_OR,
+  SPV_ACCESS_ATOMIC_ADD, /* returns the old value; device scope, acquire-release */
 } spv_access;
 /* Loads (and returns: elem_type, or t_u32 for LOAD_U32), stores, or atomically and/or's value at
  * element index of buf's view (elements of elem_type, pointers of ptr_type). A windowed buffer's

@@ -102,10 +102,16 @@ typedef struct dmlc_spirv_module {
    * the same descriptor set, local size and push constant, runs
    * finish_groups workgroups that merge each kept point's parts (the
    * (key, index) order makes the merge exact in any order) and write the
-   * outputs. */
+   * outputs. A fused finish (finish_words NULL, finish_groups 0) needs no
+   * second dispatch: the last part of each kept point to finish, counted
+   * by an atomic counter per kept point at byte counters_offset of the
+   * partials (kept words, which the runtime zeroes once, before the first
+   * dispatch; the last part sets its counter back to 0), merges the parts
+   * and writes the outputs. */
   uint32_t split_parts;
   uint32_t split_len;
   uint64_t partial_bytes;
+  uint64_t counters_offset; /* a fused finish's counters; 0 without */
   /* Outputs (bit i: output i, binding 1 + i) whose first
    * zero_fill_bytes[i] bytes (the whole output, a multiple of 4) the
    * runtime sets to 0 before words' dispatch (caps.fill_zeros only): vector

@@ -136,6 +136,12 @@ static uint32_t access_at(spv_em *e, spv_access kind, uint32_t elem_type, uint32
     SPV(&e->b, op, e->t_u32, ptr, scope, relaxed, value);
     return 0;
   }
+  case SPV_ACCESS_ATOMIC_ADD: {
+    const uint32_t scope = spv_u32(e, SpvScopeDevice);
+    const uint32_t sem =
+        spv_u32(e, SpvMemorySemanticsAcquireReleaseMask | SpvMemorySemanticsUniformMemoryMask);
+    return SPV(&e->b, SpvOpAtomicIAdd, e->t_u32, ptr, scope, sem, value);
+  }
   }
   return 0;
 }

@@ -389,7 +389,7 @@ static dmlc_status kernel_pipeline(dmlc_vk_device *dev, vk_kernel *k, dmlc_diag 
                 "vkCreatePipelineLayout");
   DMLC_RETURN_IF_ERROR(
       stage_pipeline(dev, k, k->module.words, k->module.num_words, &k->shader, &k->pipeline, diag));
-  if (k->module.split_parts > 1)
+  if (k->module.split_parts > 1 && k->module.finish_words)
     DMLC_RETURN_IF_ERROR(stage_pipeline(dev, k, k->module.finish_words, k->module.finish_num_words,
                                         &k->finish_shader, &k->finish_pipeline, diag));
   return DMLC_OK;
@@ -942,7 +942,7 @@ static void record_kernel(const dmlc_vk_executable *exe, VkCommandBuffer cmd, in
   fn->vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
                               &exe->sets[kind][i], 0, NULL);
   record_dispatches(exe, cmd, k, k->module.num_groups);
-  if (k->module.split_parts > 1) {
+  if (k->finish_pipeline) {
     /* The finish reads every partial the first dispatch wrote. */
     barrier(fn, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
@@ -1061,6 +1061,15 @@ static dmlc_status executable_init(dmlc_vk_executable *exe, const dmlc_kernel_pl
       DMLC_RETURN_IF_ERROR(buffer_create(exe->dev, exe->kernels[i]->module.partial_bytes, false,
                                          &exe->partials[i], diag));
   DMLC_RETURN_IF_ERROR(memory_prefault(exe, diag));
+  /* Fused finishes' counters start at 0 (each dispatch's last part sets
+   * them back): the prefault filled unmapped partials with 0 on the
+   * device; mapped ones are cleared here. */
+  for (uint32_t i = 0; i < exe->num_kernels; i++) {
+    const dmlc_spirv_module *m = &exe->kernels[i]->module;
+    if (m->counters_offset && exe->partials[i].mapped)
+      memset((unsigned char *)exe->partials[i].mapped + m->counters_offset, 0,
+             m->partial_bytes - m->counters_offset);
+  }
   DMLC_RETURN_IF_ERROR(sync_create(exe, diag));
   if (exe->num_kernels) {
     DMLC_RETURN_IF_ERROR(descriptors_create(exe, diag));
@@ -1298,7 +1307,7 @@ dmlc_status dmlc_vk_disassemble(const dmlc_vk_executable *exe, char **out_text, 
         k->key, k->module.local_size, k->module.num_groups, DMLC_PLURAL(k->module.num_groups));
     dmlc_strbuf_append(&sb, body);
     free(body);
-    if (k->module.split_parts > 1) {
+    if (k->module.finish_words) {
       const dmlc_status fs =
           dmlc_spirv_disassemble(k->module.finish_words, k->module.finish_num_words, &body, diag);
       if (fs != DMLC_OK) {
@@ -1342,7 +1351,12 @@ dmlc_status dmlc_vk_executable_dump(const dmlc_vk_executable *exe, const char *w
     if (k->module.zero_fill)
       dmlc_strbuf_append(&sb, "// one-hot 0s: the output filled with 0 first, the 1s by the "
                               "finish\n");
-    if (k->module.split_parts > 1)
+    if (k->module.split_parts > 1 && !k->module.finish_words)
+      dmlc_strbuf_printf(&sb,
+                         "// split: %" PRIu32 " parts of %" PRIu32 " reduced points per kept "
+                         "point; the last part of each to finish merges them\n",
+                         k->module.split_parts, k->module.split_len);
+    else if (k->module.split_parts > 1)
       dmlc_strbuf_printf(&sb,
                          "// split: %" PRIu32 " parts of %" PRIu32 " reduced points per kept "
                          "point, then a finish of %" PRIu64 " workgroup%s\n",

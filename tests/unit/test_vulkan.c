@@ -179,6 +179,9 @@ typedef enum fill_pattern {
 static fill_pattern pattern = FILL_RANDOM;
 /* check_against_reference: every reduction kernel must be split. */
 static bool expect_split = false;
+/* With expect_split, a split of rows (not column parts): its finish fused
+ * into the parts exactly when the kernel writes index outputs only. */
+static bool expect_fused_finish = false;
 /* When set, every reducing kernel's dump has this line among the comment
  * lines under its first. */
 static const char *expect_kernel_line = NULL;
@@ -322,6 +325,10 @@ static void check_against_reference(dmlc_vk_device *dev, const char *text, uint6
   for (uint32_t o = 0; o < g->num_outputs; o++)
     out[o] = (dmlc_rt_binding){io.dev[o].data, NULL, io.dev[o].size_bytes};
   for (int run = 0; run < 2; run++) {
+    /* the second run writes every output again (a fused finish whose
+     * counters were not reset would write nothing) */
+    for (uint32_t o = 0; o < g->num_outputs; o++)
+      memset(io.dev[o].data, 0xab, io.out_bytes[o]);
     ck_assert_msg(dmlc_vk_execute(exe, in, out, &diag) == DMLC_OK, "%s", diag.message);
     for (uint32_t o = 0; o < g->num_outputs; o++) {
       const uint8_t *want = io.ref[o].data, *got = io.dev[o].data;
@@ -349,8 +356,22 @@ static void check_against_reference(dmlc_vk_device *dev, const char *text, uint6
       bool found = false;
       for (const char *line = strchr(at, '\n');
            line && strncmp(line + 1, "// ", 3) == 0 && strncmp(line + 1, "// kernel ", 10) != 0;
-           line = strchr(line + 1, '\n'))
-        found |= strncmp(line + 1, want_line, strlen(want_line)) == 0;
+           line = strchr(line + 1, '\n')) {
+        if (strncmp(line + 1, want_line, strlen(want_line)) != 0)
+          continue;
+        found = true;
+        if (!expect_split || !expect_fused_finish)
+          continue;
+        /* index outputs only: the finish fused into the parts; one-hot or
+         * constant outputs: a finish dispatch of its own */
+        bool group_outputs = false;
+        for (uint32_t o = 0; o < plan.kernels[k].num_outputs; o++)
+          group_outputs |= plan.kernels[k].outputs[o].kind != DMLC_KOUT_INDEX;
+        const char *end = strchr(line + 1, '\n');
+        const char *fused = strstr(line + 1, "the last part of each to finish merges them");
+        ck_assert_msg(group_outputs == !(fused && fused < end), "kernel %u: %.*s", k,
+                      (int)(end - line - 1), line + 1);
+      }
       ck_assert_msg(!plan.kernels[k].has_reduction || found, "kernel %u has no '%s' line:\n%s", k,
                     want_line, kernels);
     }
@@ -657,9 +678,9 @@ static void check_forced_split(bool portable) {
   unsetenv("DMLC_VULKAN_FORCE_SPLIT");
   unsetenv("DMLC_VULKAN_PORTABLE");
   ck_assert(dmlc_vk_device_caps(dev)->force_split);
-  expect_split = true;
+  expect_split = expect_fused_finish = true;
   check_cases_all_fills(dev, split_cases, sizeof split_cases / sizeof *split_cases, 0, 100);
-  expect_split = false;
+  expect_split = expect_fused_finish = false;
   dmlc_vk_device_close(dev);
 }
 
@@ -679,11 +700,13 @@ START_TEST(few_outputs_split_across_workgroups) {
     ck_assert(!c->force_split);
     ck_assert_uint_gt(c->fill_groups, 1);
     ck_assert_uint_le(c->fill_groups, c->max_workgroup_count);
-    /* 1 MiB or more: a CPU device (lavapipe) splits no smaller read, and
-     * there the argmax and argmin parts are an invocation each */
+    /* 128 KiB or more: a CPU device (lavapipe) splits no smaller read,
+     * and there the argmax and argmin parts are an invocation each */
     static const char *const cases[] = {
         "graph @vocab(%x: f32[1,300000]) -> (i64[1,1]) {\n"
         "  %0 = argmax %x {axes = [1]} : i64[1,1]\n  return %0\n}\n",
+        "graph @mid(%x: f16[1,70000]) -> (u32[1,1]) {\n"
+        "  %0 = argmin %x {axes = [1]} : u32[1,1]\n  return %0\n}\n",
         "graph @all(%x: f16[800,801]) -> (u32[1,1]) {\n"
         "  %0 = argmin %x {axes = [0, 1], direction = decreasing} : u32[1,1]\n  return %0\n}\n",
         "graph @hot(%x: f32[1,300001]) -> (f32[1,300001]) {\n"
@@ -694,9 +717,9 @@ START_TEST(few_outputs_split_across_workgroups) {
         "  %0 = argmax %x {axes = [1], direction = decreasing} : u32[2,1]\n"
         "  %1 = argmin %y {axes = [1]} : u32[3,1]\n  return %0, %1\n}\n",
     };
-    expect_split = true;
+    expect_split = expect_fused_finish = true;
     check_cases_all_fills(dev, cases, sizeof cases / sizeof *cases, 7, 10);
-    expect_split = false;
+    expect_split = expect_fused_finish = false;
     dmlc_vk_device_close(dev);
   }
 }
