@@ -1148,8 +1148,12 @@ static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
   if (!last)
     return;
   /* The group whose part of kept point q came last (uniform: all read
-   * the flag after the barrier) merges q's parts with every invocation. */
-  barrier(e);
+   * the flag after the barrier) merges q's parts with every invocation.
+   * The barrier also orders storage memory, so what invocation 0 acquired
+   * with its atomic reaches the others (with their own fence after it). */
+  const uint32_t wg = spv_u32(e, SpvScopeWorkgroup);
+  SPV(&e->b, SpvOpControlBarrier, 0, wg, wg,
+      spv_u32(e, BARRIER_SEMANTICS | SpvMemorySemanticsUniformMemoryMask));
   spv_if g;
   if_begin(e, spv_cmp(e, SpvOpIEqual, spv_load(e, last), spv_u32(e, 1)), &g);
   device_fence(e);
