@@ -998,6 +998,23 @@ static spv_key partial_load(spv_em *e, uint32_t slot, uint32_t *idx) {
   return k;
 }
 
+/* The output offsets of kept point q (into base) and an accumulator of its
+ * parts start, start + step, ... (in the invocation's own order: pairs
+ * compare by (key, index), so the order does not change the winner). */
+static spv_acc merge_parts(spv_em *e, uint32_t q, uint32_t start, uint32_t step, uint32_t *base) {
+  all_offsets(e, q, kept_mask(e->k), base);
+  const spv_acc a = acc_init(e);
+  const uint32_t parts = spv_u32(e, e->plan.split_parts);
+  const uint32_t first = spv_op(e, SpvOpIMul, q, parts);
+  spv_loop l;
+  const uint32_t j = loop_begin(e, &l, start, parts, step);
+  uint32_t idx;
+  const spv_key k = partial_load(e, spv_op(e, SpvOpIAdd, first, j), &idx);
+  acc_merge(e, &a, k, idx);
+  loop_end(e, &l);
+  return a;
+}
+
 /* Merges every partial of kept point q and writes its outputs: the index
  * (when s is 0), and the one-hot and constant outputs over part s of
  * finish_per_kept (all of them when it is 1). All invocations reach it. */
@@ -1005,16 +1022,7 @@ static void finish_point(spv_em *e, uint32_t q, uint32_t s, uint32_t lid) {
   const uint32_t L = spv_u32(e, e->plan.local_size);
   const uint32_t per = e->plan.finish_per_kept;
   uint32_t base[MAX_BUFS];
-  all_offsets(e, q, kept_mask(e->k), base);
-  const spv_acc a = acc_init(e);
-  const uint32_t parts = spv_u32(e, e->plan.split_parts);
-  const uint32_t first = spv_op(e, SpvOpIMul, q, parts);
-  spv_loop l;
-  const uint32_t j = loop_begin(e, &l, lid, parts, L);
-  uint32_t idx;
-  const spv_key k = partial_load(e, spv_op(e, SpvOpIAdd, first, j), &idx);
-  acc_merge(e, &a, k, idx);
-  loop_end(e, &l);
+  const spv_acc a = merge_parts(e, q, lid, L, base);
   const uint32_t best = reduce_group(e, &a, lid);
   spv_if f;
   if_begin(e,
@@ -1081,16 +1089,7 @@ static void lone_fused_finish(spv_em *e, uint32_t q) {
   if_begin(e, arrive(e, q), &last);
   device_fence(e);
   uint32_t base[MAX_BUFS];
-  all_offsets(e, q, kept_mask(e->k), base);
-  const spv_acc a = acc_init(e);
-  const uint32_t parts = spv_u32(e, e->plan.split_parts);
-  const uint32_t first = spv_op(e, SpvOpIMul, q, parts);
-  spv_loop l;
-  const uint32_t j = loop_begin(e, &l, spv_u32(e, 0), parts, spv_u32(e, 1));
-  uint32_t idx;
-  const spv_key k = partial_load(e, spv_op(e, SpvOpIAdd, first, j), &idx);
-  acc_merge(e, &a, k, idx);
-  loop_end(e, &l);
+  const spv_acc a = merge_parts(e, q, spv_u32(e, 0), spv_u32(e, 1), base);
   write_indices(e, base, spv_load(e, a.idx));
   counter_reset(e, q);
   if_end(e, &last);
