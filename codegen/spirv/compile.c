@@ -673,27 +673,28 @@ dmlc_status dmlc_spirv_compile(const dmlc_kdesc *desc, const dmlc_spirv_caps *ca
   DMLC_RETURN_IF_ERROR(make_plan(k, caps, &e.plan, diag));
   DMLC_RETURN_IF_ERROR(emit_checked(&e, &out->words, &out->num_words, diag));
   const bool columns = e.plan.path == SPV_PATH_COLUMN_PARTS;
-  if (e.plan.path == SPV_PATH_SPLIT && e.plan.fused_finish) {
-    out->split_parts = e.plan.split_parts;
-    out->split_len = e.plan.split_len;
-    out->counters_offset = spv_plan_partials(&e.plan) * PARTIAL_BYTES;
-    out->partial_bytes = out->counters_offset + counters_bytes(e.plan.kept);
-  } else if (e.plan.path == SPV_PATH_SPLIT || columns) {
-    spv_em f;
-    memset(&f, 0, sizeof f);
-    f.k = k;
-    f.caps = caps;
-    f.plan = e.plan;
-    f.plan.path = columns ? SPV_PATH_COLUMN_FINISH : SPV_PATH_FINISH;
-    const dmlc_status s = emit_checked(&f, &out->finish_words, &out->finish_num_words, diag);
-    if (s != DMLC_OK) {
-      dmlc_spirv_module_free(out);
-      return s;
+  if (e.plan.path == SPV_PATH_SPLIT || columns) {
+    if (!e.plan.fused_finish) {
+      spv_em f;
+      memset(&f, 0, sizeof f);
+      f.k = k;
+      f.caps = caps;
+      f.plan = e.plan;
+      f.plan.path = columns ? SPV_PATH_COLUMN_FINISH : SPV_PATH_FINISH;
+      const dmlc_status s = emit_checked(&f, &out->finish_words, &out->finish_num_words, diag);
+      if (s != DMLC_OK) {
+        dmlc_spirv_module_free(out);
+        return s;
+      }
+      out->finish_groups = spv_plan_finish_groups(&f.plan);
     }
     out->split_parts = e.plan.split_parts;
     out->split_len = e.plan.split_len;
     out->partial_bytes = spv_plan_partials(&e.plan) * PARTIAL_BYTES;
-    out->finish_groups = spv_plan_finish_groups(&f.plan);
+    if (e.plan.fused_finish) {
+      out->counters_offset = out->partial_bytes;
+      out->partial_bytes += counters_bytes(e.plan.kept);
+    }
     out->zero_fill = e.plan.zero_fill;
     memcpy(out->zero_fill_bytes, e.plan.zero_fill_bytes, sizeof out->zero_fill_bytes);
   }

@@ -248,10 +248,13 @@ static void loop_end(spv_em *e, const spv_loop *l) {
   spvb_label(b, l->merge);
 }
 
-static void barrier(spv_em *e) {
+/* A workgroup barrier ordering the memory of semantics. */
+static void barrier_with(spv_em *e, uint32_t semantics) {
   const uint32_t wg = spv_u32(e, SpvScopeWorkgroup);
-  SPV(&e->b, SpvOpControlBarrier, 0, wg, wg, spv_u32(e, BARRIER_SEMANTICS));
+  SPV(&e->b, SpvOpControlBarrier, 0, wg, wg, spv_u32(e, semantics));
 }
+
+static void barrier(spv_em *e) { barrier_with(e, BARRIER_SEMANTICS); }
 
 /* ---- iteration space ---- */
 
@@ -1150,9 +1153,7 @@ static void emit_split(spv_em *e, uint32_t group, uint32_t lid) {
    * the flag after the barrier) merges q's parts with every invocation.
    * The barrier also orders storage memory, so what invocation 0 acquired
    * with its atomic reaches the others (with their own fence after it). */
-  const uint32_t wg = spv_u32(e, SpvScopeWorkgroup);
-  SPV(&e->b, SpvOpControlBarrier, 0, wg, wg,
-      spv_u32(e, BARRIER_SEMANTICS | SpvMemorySemanticsUniformMemoryMask));
+  barrier_with(e, BARRIER_SEMANTICS | SpvMemorySemanticsUniformMemoryMask);
   spv_if g;
   if_begin(e, spv_cmp(e, SpvOpIEqual, spv_load(e, last), spv_u32(e, 1)), &g);
   device_fence(e);

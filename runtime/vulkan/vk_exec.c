@@ -666,6 +666,7 @@ enum { OWN = 0, TENSORS = 1, NUM_SET_KINDS = 2 };
  * lavapipe 10-40 us. Behind a pointer so a const executable can fill it. */
 typedef struct vk_times {
   bool pending;    /* the pool holds a submit's stamps not read yet */
+  bool stamped;    /* the last submit wrote stamps (else its times are 0) */
   uint64_t *ticks; /* 2 per kernel */
   double ns[];
 } vk_times;
@@ -1205,9 +1206,7 @@ static dmlc_status submit_and_wait(dmlc_vk_executable *exe, int kind, dmlc_diag 
   const uint64_t start = now_ns();
   DMLC_VK_CHECK(diag, fn->vkQueueSubmit(exe->dev->queue, 1, &submit, exe->fence), "vkQueueSubmit");
   DMLC_RETURN_IF_ERROR(wait_fence(exe, start, diag));
-  exe->times->pending = exe->recorded_profiling[kind] && exe->timestamps;
-  if (!exe->times->pending)
-    memset(exe->times->ns, 0, exe->num_kernels * sizeof *exe->times->ns);
+  exe->times->pending = exe->times->stamped = exe->recorded_profiling[kind] && exe->timestamps;
   return DMLC_OK;
 }
 
@@ -1286,7 +1285,7 @@ void dmlc_vk_set_profiling(dmlc_vk_executable *exe, bool on) { exe->profiling = 
 uint32_t dmlc_vk_kernel_times(const dmlc_vk_executable *exe, double *ns, uint32_t max) {
   read_times(exe);
   for (uint32_t i = 0; i < exe->num_kernels && i < max; i++)
-    ns[i] = exe->times->ns[i];
+    ns[i] = exe->times->stamped ? exe->times->ns[i] : 0;
   return exe->num_kernels;
 }
 
