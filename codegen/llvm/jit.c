@@ -8,6 +8,7 @@
 #include "codegen/llvm/target_info.h"
 #include "ir/strbuf.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,12 @@ struct dmlc_llvm_jit {
   char *triple, *cpu, *features; /* LLVM-allocated (LLVMDisposeMessage) */
   char *override;                /* "DMLC_CPU=... DMLC_CPU_FEATURES=...", or NULL; malloc'ed */
   LLVMTargetMachineRef tm;
+  /* Kernels over at most fast_max_elements elements get the fast tier:
+   * dmlc_llvm_jit_tiny_passes and fast_tm (CodeGenOpt None: FastISel and
+   * the fast register allocator), created on first use. */
+  LLVMTargetMachineRef fast_tm;
+  uint64_t fast_max_elements;
+  LLVMTargetRef llvm_target;
   char *data_layout; /* LLVM-allocated */
   LLVMOrcThreadSafeContextRef tsc;
   LLVMOrcLLJITRef lljit;
@@ -158,11 +165,16 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
   out->soft_half = x86 && !has_feature(features, "f16c");
 }
 
+static LLVMTargetMachineRef create_target_machine_at(const dmlc_llvm_jit *jit, LLVMTargetRef target,
+                                                     LLVMCodeGenOptLevel level) {
+  return LLVMCreateTargetMachine(target, jit->triple, jit->cpu, jit->features, level, LLVMRelocPIC,
+                                 LLVMCodeModelJITDefault);
+}
+
 /* CodeGenOpt Default: Aggressive took a third longer on small kernels and
  * made no measurable difference to the memory-bound ones. */
 static LLVMTargetMachineRef create_target_machine(const dmlc_llvm_jit *jit, LLVMTargetRef target) {
-  return LLVMCreateTargetMachine(target, jit->triple, jit->cpu, jit->features,
-                                 LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelJITDefault);
+  return create_target_machine_at(jit, target, LLVMCodeGenLevelDefault);
 }
 
 static dmlc_status create_lljit(dmlc_llvm_jit *jit, LLVMTargetRef target, dmlc_diag *diag) {
@@ -266,6 +278,34 @@ static dmlc_status choose_cpu(dmlc_llvm_jit *jit, dmlc_diag *diag) {
   return status;
 }
 
+/* Kernels this small (the whole iteration space, in elements) take
+ * nanoseconds to run and most of their compile is LLVM's optimizing code
+ * generator, whatever their size: hardmax.dmlir's [2,2,2] kernel spent
+ * 7-10 ms of a 12-17 ms compile there (instruction selection and loop
+ * strength reduction), a function of one add 1.6 ms. Their loops are
+ * unrolled fully in IR and the code generator runs at CodeGenOpt None
+ * instead: that compile took 5-6 ms, and its calls 0-15 ns more or less
+ * (hardmax.dmlir 52 -> 60 ns a call). Beyond a few dozen elements the
+ * fast code generator's spills cost more (hardmax [4,4,4]: 200 -> 400 ns)
+ * and the saving shrinks. DMLC_JIT_FAST_MAX_ELEMENTS sets the limit (0:
+ * never): tests run every kernel through the fast tier with it. */
+enum { FAST_MAX_ELEMENTS = 16 };
+
+static dmlc_status fast_tier_limit(uint64_t *out, dmlc_diag *diag) {
+  *out = FAST_MAX_ELEMENTS;
+  const char *env = getenv("DMLC_JIT_FAST_MAX_ELEMENTS");
+  if (!env || !*env)
+    return DMLC_OK;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long n = strtoull(env, &end, 10);
+  if (*env < '0' || *env > '9' || *end || errno)
+    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE,
+                         "DMLC_JIT_FAST_MAX_ELEMENTS=%s: not a number of elements", env);
+  *out = n;
+  return DMLC_OK;
+}
+
 dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   *out = NULL;
   pthread_once(&native_once, init_native);
@@ -278,6 +318,8 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   LLVMTargetRef target;
   char *message = NULL;
   dmlc_status status = choose_cpu(jit, diag);
+  if (status == DMLC_OK)
+    status = fast_tier_limit(&jit->fast_max_elements, diag);
   jit->target.stream_prefetch_max_bytes = stream_prefetch_max;
   if (status == DMLC_OK && LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "no LLVM target for %s: %s", jit->triple,
@@ -287,6 +329,7 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s (%s)",
                            jit->triple, jit->cpu);
   } else if (status == DMLC_OK) {
+    jit->llvm_target = target;
     LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(jit->tm);
     jit->data_layout = LLVMCopyStringRepOfTargetData(layout);
     LLVMDisposeTargetData(layout);
@@ -313,6 +356,8 @@ void dmlc_llvm_jit_destroy(dmlc_llvm_jit *jit) {
     LLVMOrcDisposeThreadSafeContext(jit->tsc);
   if (jit->tm)
     LLVMDisposeTargetMachine(jit->tm);
+  if (jit->fast_tm)
+    LLVMDisposeTargetMachine(jit->fast_tm);
   LLVMDisposeMessage(jit->data_layout);
   LLVMDisposeMessage(jit->triple);
   LLVMDisposeMessage(jit->cpu);
@@ -373,9 +418,18 @@ const char *const dmlc_llvm_jit_passes =
     "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),"
     "loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,simplifycfg)";
 
-static dmlc_status optimize(dmlc_llvm_jit *jit, LLVMModuleRef m, dmlc_diag *diag) {
+/* The fast tier's pipeline: the emitter's variables to registers, its
+ * address arithmetic and branches cleaned up, and every loop with a known
+ * short trip count unrolled fully, so that the fast register allocator,
+ * which spills what lives across blocks, sees straight-line code. */
+const char *const dmlc_llvm_jit_tiny_passes =
+    "function(sroa,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate,loop-unroll-full),"
+    "instcombine<no-verify-fixpoint>,simplifycfg)";
+
+static dmlc_status optimize(dmlc_llvm_jit *jit, LLVMModuleRef m, bool tiny, dmlc_diag *diag) {
   LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef err = LLVMRunPasses(m, dmlc_llvm_jit_passes, jit->tm, options);
+  LLVMErrorRef err =
+      LLVMRunPasses(m, tiny ? dmlc_llvm_jit_tiny_passes : dmlc_llvm_jit_passes, jit->tm, options);
   LLVMDisposePassBuilderOptions(options);
   return err ? llvm_error(diag, DMLC_ERROR_INTERNAL, "optimizing a kernel", err) : DMLC_OK;
 }
@@ -391,7 +445,7 @@ static char *copy_string(const char *s, size_t n) {
 
 /* Prints m and its assembly. The code generator rewrites the IR it runs on,
  * so the assembly comes from a clone and m stays as optimized. */
-static dmlc_status render(dmlc_llvm_jit *jit, LLVMModuleRef m, dmlc_llvm_text *text,
+static dmlc_status render(LLVMTargetMachineRef tm, LLVMModuleRef m, dmlc_llvm_text *text,
                           dmlc_diag *diag) {
   char *ir = LLVMPrintModuleToString(m);
   text->llvm_ir = copy_string(ir, strlen(ir));
@@ -400,7 +454,7 @@ static dmlc_status render(dmlc_llvm_jit *jit, LLVMModuleRef m, dmlc_llvm_text *t
   LLVMMemoryBufferRef buffer = NULL;
   char *message = NULL;
   const LLVMBool failed =
-      LLVMTargetMachineEmitToMemoryBuffer(jit->tm, clone, LLVMAssemblyFile, &message, &buffer);
+      LLVMTargetMachineEmitToMemoryBuffer(tm, clone, LLVMAssemblyFile, &message, &buffer);
   LLVMDisposeModule(clone);
   if (failed) {
     dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "cannot print a kernel's assembly: %s",
@@ -429,13 +483,13 @@ static dmlc_status lookup(dmlc_llvm_jit *jit, const char *symbol, void **out, dm
 
 /* Verifies, optimizes, renders (text != NULL) and loads (load) m, taking
  * ownership of it. */
-static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMModuleRef m, bool load,
-                                 dmlc_llvm_text *text, dmlc_diag *diag) {
+static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMTargetMachineRef tm, LLVMModuleRef m,
+                                 bool load, dmlc_llvm_text *text, dmlc_diag *diag) {
   dmlc_status status = verify(m, diag);
   if (status == DMLC_OK)
-    status = optimize(jit, m, diag);
+    status = optimize(jit, m, tm != jit->tm, diag);
   if (status == DMLC_OK && text)
-    status = render(jit, m, text, diag);
+    status = render(tm, m, text, diag);
   if (status != DMLC_OK || !load) {
     LLVMDisposeModule(m);
     return status;
@@ -445,7 +499,7 @@ static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMModuleRef m, bool load,
   char *message = NULL;
   LLVMMemoryBufferRef obj = NULL;
   const LLVMBool failed =
-      LLVMTargetMachineEmitToMemoryBuffer(jit->tm, m, LLVMObjectFile, &message, &obj);
+      LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &message, &obj);
   LLVMDisposeModule(m);
   if (failed) {
     dmlc_diag_set(diag, DMLC_ERROR_INTERNAL, "cannot compile a kernel: %s", message ? message : "");
@@ -464,6 +518,15 @@ static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMModuleRef m, bool load,
   return DMLC_OK;
 }
 
+/* The number of elements of k's iteration space (UINT64_MAX past it). */
+static uint64_t space_elements(const dmlc_kdesc *k) {
+  uint64_t n = 1;
+  for (uint32_t i = 0; i < k->rank; i++)
+    if (__builtin_mul_overflow(n, k->dims[i], &n))
+      return UINT64_MAX;
+  return n;
+}
+
 dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_llvm_kernel *out,
                                   dmlc_llvm_text *text, dmlc_diag *diag) {
   char name[48], finish[64];
@@ -476,7 +539,16 @@ dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_
     LLVMDisposeModule(m);
     return status;
   }
-  DMLC_RETURN_IF_ERROR(finish_module(jit, m, out != NULL, text, diag));
+  /* The fast tier (see FAST_MAX_ELEMENTS); the other target machine when
+   * its own cannot be created. */
+  LLVMTargetMachineRef tm = jit->tm;
+  if (space_elements(k) <= jit->fast_max_elements) {
+    if (!jit->fast_tm)
+      jit->fast_tm = create_target_machine_at(jit, jit->llvm_target, LLVMCodeGenLevelNone);
+    if (jit->fast_tm)
+      tm = jit->fast_tm;
+  }
+  DMLC_RETURN_IF_ERROR(finish_module(jit, tm, m, out != NULL, text, diag));
   if (!out)
     return DMLC_OK;
   void *fn = NULL, *finish_fn = NULL;
@@ -491,6 +563,7 @@ dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_
   memcpy(&out->fn, &fn, sizeof fn);
   memcpy(&out->finish, &finish_fn, sizeof finish_fn);
   out->info = info;
+  out->fast_tier = tm != jit->tm;
   return DMLC_OK;
 }
 
@@ -516,6 +589,6 @@ dmlc_status dmlc_llvm_jit_compile_ir(dmlc_llvm_jit *jit, const char *ir, const c
   LLVMSetValueName2(fn, name, strlen(name));
   LLVMSetTarget(m, jit->triple);
   LLVMSetDataLayout(m, jit->data_layout);
-  DMLC_RETURN_IF_ERROR(finish_module(jit, m, true, text, diag));
+  DMLC_RETURN_IF_ERROR(finish_module(jit, jit->tm, m, true, text, diag));
   return lookup(jit, name, out_address, diag);
 }

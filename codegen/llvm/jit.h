@@ -18,6 +18,7 @@ typedef struct dmlc_llvm_jit dmlc_llvm_jit;
 typedef struct dmlc_llvm_kernel {
   dmlc_cpu_kernel_fn fn;
   dmlc_cpu_finish_fn finish; /* NULL unless info.has_finish */
+  bool fast_tier;            /* compiled by the fast tier (jit.c: FAST_MAX_ELEMENTS) */
   dmlc_cpu_kernel_info info;
 } dmlc_llvm_kernel;
 
@@ -64,5 +65,8 @@ void dmlc_llvm_text_free(dmlc_llvm_text *text);
 /* The new pass manager's pipeline the JIT runs on every kernel (jit.c says
  * why it is not O2); the emitter's unit test runs it too. */
 extern const char *const dmlc_llvm_jit_passes;
+/* The pipeline of the fast tier: kernels of a few elements, whose machine
+ * code is generated at CodeGenOpt None (jit.c, FAST_MAX_ELEMENTS). */
+extern const char *const dmlc_llvm_jit_tiny_passes;
 
 #endif

@@ -348,12 +348,12 @@ static dmlc_status cpu_dump(dmlc_rt_executable *e, const char *what, char **out_
   for (uint32_t i = 0; i < exe->num_kernels; i++) {
     cpu_kernel *k = &exe->kernels[i];
     const dmlc_cpu_kernel_info *info = &k->cached->kernel.info;
-    dmlc_strbuf_printf(&sb,
-                       "%s kernel %u: %llu task%s, %llu byte%s per task, %llu scratch byte%s%s\n",
-                       comment, i, (unsigned long long)info->num_tasks,
-                       DMLC_PLURAL(info->num_tasks), (unsigned long long)info->bytes_per_task,
-                       DMLC_PLURAL(info->bytes_per_task), (unsigned long long)info->scratch_bytes,
-                       DMLC_PLURAL(info->scratch_bytes), info->has_finish ? ", finish" : "");
+    dmlc_strbuf_printf(
+        &sb, "%s kernel %u: %llu task%s, %llu byte%s per task, %llu scratch byte%s%s%s\n", comment,
+        i, (unsigned long long)info->num_tasks, DMLC_PLURAL(info->num_tasks),
+        (unsigned long long)info->bytes_per_task, DMLC_PLURAL(info->bytes_per_task),
+        (unsigned long long)info->scratch_bytes, DMLC_PLURAL(info->scratch_bytes),
+        info->has_finish ? ", finish" : "", k->cached->kernel.fast_tier ? ", fast tier" : "");
     if (kernels) {
       dmlc_strbuf_append(&sb, k->key);
     } else {

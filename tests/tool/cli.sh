@@ -35,6 +35,13 @@ expect_run "devices" 0 --out '^reference +available$' --out '^cpu +(available|no
   --out '^vulkan +(available|not built|not available)' --out '^default +(reference|cpu|vulkan)$' -- \
   "$DMLC" devices
 
+cat >"$TMP/wide.dmlir" <<'EOF2'
+graph @wide(%x: f32[64,1024]) -> (u32[64,1]) {
+  %0 = argmax %x {axes = [1]} : u32[64,1]
+  return %0
+}
+EOF2
+
 # DMLC_CPU / DMLC_CPU_FEATURES narrow the JIT's target (x86-64 hosts).
 if [ "$(uname -m)" = x86_64 ]; then
   expect_run "DMLC_CPU=x86-64-v2: 128-bit vectors" 0 \
@@ -43,12 +50,6 @@ if [ "$(uname -m)" = x86_64 ]; then
   expect_run "DMLC_CPU_FEATURES=-avx512f: at most 256-bit vectors" 0 \
     --out '^cpu +available \(.*, (128|256)-bit vectors, .*DMLC_CPU_FEATURES=-avx512f\)' -- \
     env DMLC_CPU_FEATURES=-avx512f "$DMLC" devices
-  cat >"$TMP/wide.dmlir" <<'EOF2'
-graph @wide(%x: f32[64,1024]) -> (u32[64,1]) {
-  %0 = argmax %x {axes = [1]} : u32[64,1]
-  return %0
-}
-EOF2
   expect_run "DMLC_CPU=x86-64-v2: the kernels use xmm only" 0 --err 'xmm' -- \
     env DMLC_CPU=x86-64-v2 "$DMLC" run "$TMP/wide.dmlir" --dump=asm -q
   check "DMLC_CPU=x86-64-v2: no ymm or zmm" bash -c "! grep -Eq '[yz]mm' '$TMP/err'"
@@ -67,6 +68,25 @@ EOF2
       env DMLC_CPU_FEATURES=+$missing "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu
   fi
 fi
+
+# The JIT's fast tier: kernels of at most 16 elements (DMLC_JIT_FAST_MAX_ELEMENTS).
+hardmax_out0='^out0: f32\[2,2,2\] = \[\[\[0, 0\], \[0, 1\]\], \[\[0, 1\], \[0, 0\]\]\]$'
+expect_run "fast tier: hardmax.dmlir's [2,2,2] kernel" 0 --out "$hardmax_out0" \
+  --err '^// kernel 0: 2 tasks, 32 bytes per task, 0 scratch bytes, fast tier$' -- \
+  "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu --dump=kernels \
+  --input x="$SRC/examples/data/hardmax_x.npy"
+expect_run "fast tier: not for 64 Ki elements" 0 --err '^// kernel 0: .*scratch bytes?$' -- \
+  "$DMLC" run "$TMP/wide.dmlir" --device=cpu --dump=kernels -q
+expect_run "fast tier: DMLC_JIT_FAST_MAX_ELEMENTS=0 turns it off" 0 --out "$hardmax_out0" \
+  --err '^// kernel 0: 2 tasks, 32 bytes per task, 0 scratch bytes$' -- \
+  env DMLC_JIT_FAST_MAX_ELEMENTS=0 "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu \
+  --dump=kernels --input x="$SRC/examples/data/hardmax_x.npy"
+expect_run "fast tier: DMLC_JIT_FAST_MAX_ELEMENTS=65536 takes 64 Ki elements" 0 \
+  --err '^// kernel 0: .*, fast tier$' -- \
+  env DMLC_JIT_FAST_MAX_ELEMENTS=65536 "$DMLC" run "$TMP/wide.dmlir" --device=cpu --dump=kernels -q
+expect_run "fast tier: DMLC_JIT_FAST_MAX_ELEMENTS not a number" 1 \
+  --err "DMLC_JIT_FAST_MAX_ELEMENTS=16k: not a number of elements" -- \
+  env DMLC_JIT_FAST_MAX_ELEMENTS=16k "$DMLC" run "$SRC/examples/hardmax.dmlir" --device=cpu
 
 expect_run "compile: .spv picks spirv" 0 -- "$DMLC" compile "$SRC/examples/hardmax.dmlir" -o "$TMP/x.spv"
 check "compile: x.spv is SPIR-V" bash -c "od -An -tx4 -N4 '$TMP/x.spv' | grep -q 07230203"
