@@ -279,13 +279,13 @@ static dmlc_status choose_cpu(dmlc_llvm_jit *jit, dmlc_diag *diag) {
 }
 
 /* Kernels this small (the whole iteration space, in elements) take
- * nanoseconds to run and most of their compile is LLVM's optimizing code
- * generator, whatever their size: hardmax.dmlir's [2,2,2] kernel spent
- * 7-10 ms of a 12-17 ms compile there (instruction selection and loop
- * strength reduction), a function of one add 1.6 ms. Their loops are
- * unrolled fully in IR and the code generator runs at CodeGenOpt None
- * instead: that compile took 5-6 ms, and its calls 0-15 ns more or less
- * (hardmax.dmlir 52 -> 60 ns a call). Beyond a few dozen elements the
+ * nanoseconds to run, and most of their compile is LLVM's optimizing code
+ * generator, which costs milliseconds however small the kernel (a
+ * function of one add: 1.6 ms on a Zen 3): hardmax.dmlir's [2,2,2] kernel
+ * spent 7-10 ms of a 12-17 ms compile there (instruction selection and
+ * loop strength reduction). Their loops are unrolled fully in IR and the
+ * code generator runs at CodeGenOpt None instead: that compile took
+ * 4-8 ms, and its calls 0-12 ns more (hardmax.dmlir 52-56 -> 59-63 ns). Beyond a few dozen elements the
  * fast code generator's spills cost more (hardmax [4,4,4]: 200 -> 400 ns)
  * and the saving shrinks. DMLC_JIT_FAST_MAX_ELEMENTS sets the limit (0:
  * never): tests run every kernel through the fast tier with it. */
