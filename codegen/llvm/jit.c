@@ -285,10 +285,11 @@ static dmlc_status choose_cpu(dmlc_llvm_jit *jit, dmlc_diag *diag) {
  * spent 7-10 ms of a 12-17 ms compile there (instruction selection and
  * loop strength reduction). Their loops are unrolled fully in IR and the
  * code generator runs at CodeGenOpt None instead: that compile took
- * 4-8 ms, and its calls 0-12 ns more (hardmax.dmlir 52-56 -> 59-63 ns). Beyond a few dozen elements
- * the fast code generator's spills cost more (hardmax [4,4,4]: 200 -> 400 ns) and the saving
- * shrinks. DMLC_JIT_FAST_MAX_ELEMENTS sets the limit (0: never): tests run every kernel through the
- * fast tier with it. */
+ * 4-8 ms, and its calls 0-12 ns more (hardmax.dmlir 52-56 -> 59-63 ns).
+ * Beyond a few dozen elements the fast code generator's spills cost more
+ * (hardmax [4,4,4]: 200 -> 400 ns) and the saving shrinks.
+ * DMLC_JIT_FAST_MAX_ELEMENTS sets the limit (0: never): tests run every
+ * kernel through the fast tier with it. */
 enum { FAST_MAX_ELEMENTS = 16 };
 
 static dmlc_status fast_tier_limit(uint64_t *out, dmlc_diag *diag) {
