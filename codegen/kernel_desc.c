@@ -365,3 +365,10 @@ void dmlc_kdesc_canonical(const dmlc_kdesc *k, dmlc_kdesc *out) {
       o->constant = k->outputs[i].constant;
   }
 }
+
+uint64_t dmlc_kdesc_space_elements(const dmlc_kdesc *k) {
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < k->rank; d++)
+    n *= k->dims[d];
+  return n;
+}

@@ -78,4 +78,8 @@ char *dmlc_kdesc_print(const dmlc_kdesc *k);
  * the same bytes: the kernel cache compares these, not the text. */
 void dmlc_kdesc_canonical(const dmlc_kdesc *k, dmlc_kdesc *out);
 
+/* The number of elements of k's iteration space (at most 2^32: the
+ * verifier bounds every tensor). */
+uint64_t dmlc_kdesc_space_elements(const dmlc_kdesc *k);
+
 #endif

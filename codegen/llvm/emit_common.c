@@ -497,8 +497,5 @@ void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes) {
 }
 
 uint64_t ec_read_bytes(const dmlc_kdesc *k) {
-  uint64_t n = dmlc_dtype_size(k->read_dtype);
-  for (uint32_t d = 0; d < k->rank; d++)
-    n *= k->dims[d];
-  return n;
+  return dmlc_dtype_size(k->read_dtype) * dmlc_kdesc_space_elements(k);
 }

@@ -34,7 +34,6 @@ struct dmlc_llvm_jit {
    * the fast register allocator), created on first use. */
   LLVMTargetMachineRef fast_tm;
   uint64_t fast_max_elements;
-  LLVMTargetRef llvm_target;
   char *data_layout; /* LLVM-allocated */
   LLVMOrcThreadSafeContextRef tsc;
   LLVMOrcLLJITRef lljit;
@@ -330,7 +329,6 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s (%s)",
                            jit->triple, jit->cpu);
   } else if (status == DMLC_OK) {
-    jit->llvm_target = target;
     LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(jit->tm);
     jit->data_layout = LLVMCopyStringRepOfTargetData(layout);
     LLVMDisposeTargetData(layout);
@@ -427,10 +425,10 @@ const char *const dmlc_llvm_jit_tiny_passes =
     "function(sroa,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate,loop-unroll-full),"
     "instcombine<no-verify-fixpoint>,simplifycfg)";
 
-static dmlc_status optimize(dmlc_llvm_jit *jit, LLVMModuleRef m, bool tiny, dmlc_diag *diag) {
+static dmlc_status optimize(dmlc_llvm_jit *jit, LLVMModuleRef m, bool fast, dmlc_diag *diag) {
   LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
   LLVMErrorRef err =
-      LLVMRunPasses(m, tiny ? dmlc_llvm_jit_tiny_passes : dmlc_llvm_jit_passes, jit->tm, options);
+      LLVMRunPasses(m, fast ? dmlc_llvm_jit_tiny_passes : dmlc_llvm_jit_passes, jit->tm, options);
   LLVMDisposePassBuilderOptions(options);
   return err ? llvm_error(diag, DMLC_ERROR_INTERNAL, "optimizing a kernel", err) : DMLC_OK;
 }
@@ -482,13 +480,23 @@ static dmlc_status lookup(dmlc_llvm_jit *jit, const char *symbol, void **out, dm
   return DMLC_OK;
 }
 
+/* The fast tier's target machine (see FAST_MAX_ELEMENTS), created on
+ * first use; NULL when it cannot be created. */
+static LLVMTargetMachineRef fast_target_machine(dmlc_llvm_jit *jit) {
+  if (!jit->fast_tm)
+    jit->fast_tm =
+        create_target_machine_at(jit, LLVMGetTargetMachineTarget(jit->tm), LLVMCodeGenLevelNone);
+  return jit->fast_tm;
+}
+
 /* Verifies, optimizes, renders (text != NULL) and loads (load) m, taking
- * ownership of it. */
-static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMTargetMachineRef tm, LLVMModuleRef m,
-                                 bool load, dmlc_llvm_text *text, dmlc_diag *diag) {
+ * ownership of it; fast: by the fast tier (its fast_tm exists). */
+static dmlc_status finish_module(dmlc_llvm_jit *jit, bool fast, LLVMModuleRef m, bool load,
+                                 dmlc_llvm_text *text, dmlc_diag *diag) {
+  LLVMTargetMachineRef tm = fast ? jit->fast_tm : jit->tm;
   dmlc_status status = verify(m, diag);
   if (status == DMLC_OK)
-    status = optimize(jit, m, tm != jit->tm, diag);
+    status = optimize(jit, m, fast, diag);
   if (status == DMLC_OK && text)
     status = render(tm, m, text, diag);
   if (status != DMLC_OK || !load) {
@@ -519,15 +527,6 @@ static dmlc_status finish_module(dmlc_llvm_jit *jit, LLVMTargetMachineRef tm, LL
   return DMLC_OK;
 }
 
-/* The number of elements of k's iteration space (UINT64_MAX past it). */
-static uint64_t space_elements(const dmlc_kdesc *k) {
-  uint64_t n = 1;
-  for (uint32_t i = 0; i < k->rank; i++)
-    if (__builtin_mul_overflow(n, k->dims[i], &n))
-      return UINT64_MAX;
-  return n;
-}
-
 dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_llvm_kernel *out,
                                   dmlc_llvm_text *text, dmlc_diag *diag) {
   char name[48], finish[64];
@@ -540,16 +539,11 @@ dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_
     LLVMDisposeModule(m);
     return status;
   }
-  /* The fast tier (see FAST_MAX_ELEMENTS); the other target machine when
-   * its own cannot be created. */
-  LLVMTargetMachineRef tm = jit->tm;
-  if (space_elements(k) <= jit->fast_max_elements) {
-    if (!jit->fast_tm)
-      jit->fast_tm = create_target_machine_at(jit, jit->llvm_target, LLVMCodeGenLevelNone);
-    if (jit->fast_tm)
-      tm = jit->fast_tm;
-  }
-  DMLC_RETURN_IF_ERROR(finish_module(jit, tm, m, out != NULL, text, diag));
+  /* The fast tier (see FAST_MAX_ELEMENTS), unless its target machine
+   * cannot be created. */
+  const bool fast =
+      dmlc_kdesc_space_elements(k) <= jit->fast_max_elements && fast_target_machine(jit);
+  DMLC_RETURN_IF_ERROR(finish_module(jit, fast, m, out != NULL, text, diag));
   if (!out)
     return DMLC_OK;
   void *fn = NULL, *finish_fn = NULL;
@@ -564,7 +558,7 @@ dmlc_status dmlc_llvm_jit_compile(dmlc_llvm_jit *jit, const dmlc_kdesc *k, dmlc_
   memcpy(&out->fn, &fn, sizeof fn);
   memcpy(&out->finish, &finish_fn, sizeof finish_fn);
   out->info = info;
-  out->fast_tier = tm != jit->tm;
+  out->fast_tier = fast;
   return DMLC_OK;
 }
 
@@ -590,6 +584,6 @@ dmlc_status dmlc_llvm_jit_compile_ir(dmlc_llvm_jit *jit, const char *ir, const c
   LLVMSetValueName2(fn, name, strlen(name));
   LLVMSetTarget(m, jit->triple);
   LLVMSetDataLayout(m, jit->data_layout);
-  DMLC_RETURN_IF_ERROR(finish_module(jit, jit->tm, m, true, text, diag));
+  DMLC_RETURN_IF_ERROR(finish_module(jit, false, m, true, text, diag));
   return lookup(jit, name, out_address, diag);
 }
