@@ -40,7 +40,8 @@ dmlc_context *fuzz_context(void);
 void fuzz_check_status(dmlc_context *ctx, dmlc_status status, const char *call);
 
 /* Compiles graph for the reference device and for the CPU, and when its
- * buffers are small (at most max_bytes in all) executes both on the same
+ * buffers are small (at most max_bytes in all, and at most max_bytes
+ * logical elements in its inputs and outputs) executes both on the same
  * inputs (seed picks them) and requires every output byte to be equal,
  * padding and strided gaps included. Returns whether it executed. */
 int fuzz_compare_devices(dmlc_context *ctx, dmlc_graph *graph, uint64_t seed, uint64_t max_bytes);
