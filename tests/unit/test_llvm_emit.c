@@ -1087,6 +1087,15 @@ START_TEST(test_merged_rows_wide) {
                   (unsigned long long)most, (int)j.info.has_finish);
     release(&j);
     check_reductions(k, dt);
+    /* f32 also on data with a lone extreme, ascending ties, all
+     * negative, a rare NaN, infinities of both signs */
+    static const data_mode more[] = {DATA_SPARSE, DATA_ASCENDING, DATA_NEGATIVE, DATA_RARE_NAN,
+                                     DATA_INFS};
+    for (int v = 0; dt == DMLC_DTYPE_F32 && v < 4; v++) {
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, more, 5);
+    }
   }
   stream_prefetch_max = UINT64_MAX;
 }
