@@ -459,7 +459,7 @@ static void block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
   LLVMValueRef m[8], s[8];
   for (uint32_t v = 0; v < BLOCK_VECS; v++) {
     LLVMValueRef at = ec_add(e, rb->off, ec_add(e, start, ec_i64(e, v * lanes)));
-    if (v * lanes * 4 % 64 == 0) /* each line's prefetch beside its loads (bit_block_step) */
+    if (v * e->vector_bytes % 64 == 0) /* each line's prefetch beside its loads (bit_block_step) */
       ec_prefetch_stream(e, at, 64);
     LLVMValueRef x = ec_load_read_cmp(e, at, lanes);
     const uint32_t c = v % chains;
@@ -603,9 +603,9 @@ static void bit_block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
      * each consumed by both as it is loaded. Unrolled over the block, the
      * scheduler hoisted the loads and, with AVX2's 16 registers, spilled
      * them to the stack for the side extreme (f16 [1,128256] on Zen 3:
-     * 58% of the plain loop unrolled). */
-    /* The stream prefetches go beside the loads, a turn's lines each
-     * turn, rather than a block's 16 at its start: in a C model of this
+     * 58% of the plain loop unrolled). The stream prefetches go beside
+     * the loads, a turn's lines each turn, rather than a block's 16 at
+     * its start (as in block_step and the branch below): in a C model of this
      * loop over f16 [1,128256] in L2 (Zen 3), 84-91% of the plain loop
      * against 63-75% batched and 77-87% with none; the kernel itself
      * 1-7% faster (medians of calls alternated in one process), as f32

@@ -460,9 +460,10 @@ static int mode_limit(int nmodes) {
 static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *all_modes, int all) {
   static unsigned turn;
   const int nmodes = mode_limit(all < 16 ? all : 16);
+  const unsigned first = nmodes < all ? turn : 0; /* every mode in order when not limited */
   data_mode modes[16];
   for (int m = 0; m < nmodes; m++)
-    modes[m] = all_modes[(turn + (unsigned)m) % (unsigned)all];
+    modes[m] = all_modes[(first + (unsigned)m) % (unsigned)all];
   turn += (unsigned)nmodes;
   jitted j;
   compile(k, &j, NULL);
@@ -513,18 +514,28 @@ static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *all_modes, 
   release(&j);
 }
 
+/* The data modes every kernel is checked on. */
+static const data_mode default_modes[] = {DATA_RANDOM, DATA_TIES, DATA_SPECIALS, DATA_ALL_NAN,
+                                          DATA_ALL_NEG_INF};
+#define NUM_DEFAULT_MODES (int)(sizeof default_modes / sizeof default_modes[0])
+
 static void check_kernel(const dmlc_kdesc *k) {
-  const data_mode modes[] = {DATA_RANDOM, DATA_TIES, DATA_SPECIALS, DATA_ALL_NAN, DATA_ALL_NEG_INF};
-  check_kernel_modes(k, modes, 5);
+  check_kernel_modes(k, default_modes, NUM_DEFAULT_MODES);
 }
 
-/* All four (op, direction) pairs of a reduction kernel template. */
-static void check_reductions(dmlc_kdesc k, dmlc_dtype dt) {
+/* All four (op, direction) pairs of a reduction kernel template, on the
+ * data modes given. */
+static void check_reductions_modes(dmlc_kdesc k, dmlc_dtype dt, const data_mode *modes,
+                                   int nmodes) {
   for (int v = 0; v < 4; v++) {
     kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
               v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-    check_kernel(&k);
+    check_kernel_modes(&k, modes, nmodes);
   }
+}
+
+static void check_reductions(dmlc_kdesc k, dmlc_dtype dt) {
+  check_reductions_modes(k, dt, default_modes, NUM_DEFAULT_MODES);
 }
 
 /* ---- rows ---- */
@@ -1109,11 +1120,8 @@ START_TEST(test_merged_rows_wide) {
      * negative, a rare NaN, infinities of both signs */
     static const data_mode more[] = {DATA_SPARSE, DATA_ASCENDING, DATA_NEGATIVE, DATA_RARE_NAN,
                                      DATA_INFS};
-    for (int v = 0; dt == DMLC_DTYPE_F32 && v < 4; v++) {
-      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      check_kernel_modes(&k, more, 5);
-    }
+    if (dt == DMLC_DTYPE_F32)
+      check_reductions_modes(k, dt, more, 5);
   }
   stream_prefetch_max = UINT64_MAX;
 }
