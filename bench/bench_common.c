@@ -70,6 +70,12 @@ const workload bench_workloads[] = {
     {"argmin_nonadj", WORK_REDUCE, "f32", "argmin", 3, {256, 512, 256}, 2, {0, 2}, 0},
     {"argmax_nchw_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 3, 1024, 1024}, 1, {1}, 0},
     {"argmax_nchw_f16", WORK_REDUCE, "f16", "argmax", 4, {16, 64, 128, 128}, 1, {1}, 0},
+    /* the other channel counts of each type: 3 (an image) and 21 or 64 (a
+     * segmentation head's classes, a feature map) */
+    {"argmax_nchw3_f32", WORK_REDUCE, "f32", "argmax", 4, {16, 3, 512, 512}, 1, {1}, 0},
+    {"argmax_nchw21_f32", WORK_REDUCE, "f32", "argmax", 4, {4, 21, 512, 512}, 1, {1}, 0},
+    {"argmax_nchw3_f16", WORK_REDUCE, "f16", "argmax", 4, {16, 3, 1024, 1024}, 1, {1}, 0},
+    {"argmax_nchw64_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 64, 256, 256}, 1, {1}, 0},
     {"argmax_nhwc_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 1024, 3}, 1, {3}, 0},
     {"argmax_head", WORK_REDUCE, "f32", "argmax", 2, {4096, 1000}, 1, {1}, 0},
     {"argmax_vocab_f32", WORK_REDUCE, "f32", "argmax", 2, {64, 128256}, 1, {1}, 0},

@@ -614,11 +614,12 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * columns per accumulator byte moved (8 was 10-15% faster than 4 for
    * 16-bit columns, and slower for f32). */
   c.step_rows = c.ct_size >= 4 ? 4 : 8;
-  /* 16-bit row indices beside 8- and 16-bit values: half the accumulator
-   * bytes, so twice the block within COLUMN_ACC_BYTES. */
-  const bool narrow_idx = c.ct_size <= 2 && c.rows <= 65536;
-  c.it = narrow_idx ? e->i16 : e->i32;
-  c.it_size = narrow_idx ? 2 : 4;
+  /* Row indices as narrow as the values where the rows fit: 16-bit ones
+   * beside 16-bit values, 8-bit beside 8-bit (then a row's take mask
+   * selects its index as it is, with no widening to the index lanes), so
+   * fewer accumulator bytes and a wider block within COLUMN_ACC_BYTES. */
+  c.it_size = c.ct_size == 1 && c.rows <= 256 ? 1 : c.ct_size <= 2 && c.rows <= 65536 ? 2 : 4;
+  c.it = LLVMIntTypeInContext(e->c, 8 * c.it_size);
   /* Long contiguous row runs keep the hardware prefetcher streaming across
    * the rows' pages; the accumulators then live in L1 or L2. */
   c.block = 256;

@@ -869,11 +869,12 @@ END_TEST
 
 START_TEST(test_column) {
   const dmlc_dtype dt = reduce_types[_i];
-  /* the last three: blocks of every type's width and a narrow last one;
-   * row counts at the 16-bit row index limit (narrow types) */
-  static const uint32_t rows[] = {2, 3, 6, 9, 5, 2, 11, 65536, 65537},
-                        cols[] = {3, 8, 17, 100, 300, 2051, 16384 + 17, 3, 2};
-  for (int s = 0; s < 9; s++) {
+  /* the last five: blocks of every type's width and a narrow last one;
+   * row counts at the 16-bit row index limit (16-bit values) and the
+   * 8-bit one (8-bit values) */
+  static const uint32_t rows[] = {2, 3, 6, 9, 5, 2, 11, 65536, 65537, 256, 257},
+                        cols[] = {3, 8, 17, 100, 300, 2051, 16384 + 17, 3, 2, 40, 33};
+  for (int s = 0; s < 11; s++) {
     const bool outer = s % 2 == 1;
     const uint32_t dims[3] = {2, rows[s], cols[s]};
     dmlc_kdesc k = outer ? kd_make(3, dims, 2) : kd_make(2, dims + 1, 1);
