@@ -475,7 +475,7 @@ static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t wid
     uint64_t bytes = size;
     for (uint32_t d = 0; d < k->rank; d++)
       bytes *= out->kind == DMLC_KOUT_ONEHOT || d != k->rank - 2 ? k->dims[d] : 1;
-    if (!e->nt_min_bytes || bytes < e->nt_min_bytes ||
+    if (!ec_nt_bytes(e, bytes) ||
         (out->kind == DMLC_KOUT_ONEHOT && out->strides[k->rank - 2] * size % align != 0))
       continue;
     LLVMValueRef al = ec_is_aligned(e, out->dtype, e->out[i], a.obase[i], align);

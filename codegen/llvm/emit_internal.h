@@ -157,6 +157,12 @@ uint64_t ec_read_bytes(const dmlc_kdesc *k);
  * does after the kernel returns (the thread pool's hand-off); nothing when
  * the function made none. */
 void ec_nt_fence(emit_ctx *e);
+/* Whether an output of out_bytes is large enough for non-temporal stores:
+ * at least the target's non-temporal size alone, or with the read and at
+ * least an eighth of it (an index plane beside its input, which the
+ * streaming input evicts from the last-level cache before anything reads
+ * it back). */
+bool ec_nt_bytes(const emit_ctx *e, uint64_t out_bytes);
 /* Whether output i is a full-size output large enough for non-temporal
  * stores. */
 bool ec_output_nt(const emit_ctx *e, uint32_t i);

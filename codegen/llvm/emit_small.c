@@ -46,12 +46,12 @@ static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
 }
 
 /* Whether output i is stored with non-temporal stores (where aligned): a
- * contiguous INDEX output of at least the target's non-temporal size (the
- * channel argmax of a large NHWC image writes more than it reads). */
+ * contiguous INDEX output large enough (ec_nt_bytes; the channel argmax of
+ * a large NHWC image writes more than it reads). */
 static bool index_nt(const emit_ctx *e, uint32_t i) {
   const dmlc_kout *o = &e->k->outputs[i];
-  return e->nt_min_bytes && o->kind == DMLC_KOUT_INDEX && o->strides[0] == 1 &&
-         (uint64_t)e->k->dims[0] * dmlc_dtype_size(o->dtype) >= e->nt_min_bytes;
+  return o->kind == DMLC_KOUT_INDEX && o->strides[0] == 1 &&
+         ec_nt_bytes(e, (uint64_t)e->k->dims[0] * dmlc_dtype_size(o->dtype));
 }
 
 /* The alignment a group's non-temporal store of output i needs. */
