@@ -824,7 +824,7 @@ START_TEST(test_nontemporal_ir) {
   }
   /* a channel argmax over 8 rows (NCHW): its index plane with the read
    * passes the size, alone it does not; it goes around the caches when it
-   * is at least an eighth of the read (u8: a quarter), not below (f64: a
+   * is at least an eighth of the read (u8: half of it), not below (f64: a
    * sixteenth) */
   for (int wide = 0; wide < 2; wide++) {
     const uint32_t cdims[2] = {8, 4096};
