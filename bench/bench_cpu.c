@@ -5,9 +5,9 @@
  * uses, reading its input and writing its output, each pass paired with
  * one call through the public API (in turn before and after it); the
  * fastest loop's fastest pass set against the fastest of the calls paired
- * with its passes (and the medians against each other). Calls under 200 us are timed as the mean
- * of a batch of calls, and each loop's pass as the mean of as many
- * passes. Then the JIT's compile times. Prints a markdown table (and,
+ * with its passes (and the medians against each other). Calls under
+ * 200 us are timed as the mean of a batch of calls, and each loop's pass
+ * as the mean of as many passes. Then the JIT's compile times. Prints a markdown table (and,
  * with --tsv FILE, the raw times for bench/numpy_bench.py). Not a test:
  * run it by hand through bench/run.sh on an otherwise idle machine.
  *
@@ -267,6 +267,26 @@ static bool check(dmlc_context *ctx, dmlc_status st, const char *what) {
   return false;
 }
 
+/* Mean seconds of reps passes of loop l over the buffers on threads. */
+static double time_passes(const bw_loop *l, const void *in, size_t in_bytes, void *out,
+                          size_t out_bytes, unsigned threads, int reps) {
+  double sum = 0;
+  for (int k = 0; k < reps; k++)
+    sum += bw_pass(l, in, in_bytes, out, out_bytes, threads);
+  return sum / reps;
+}
+
+/* Mean seconds of reps calls into *secs; false (and a message) if one fails. */
+static bool time_calls(dmlc_context *ctx, dmlc_executable *exe, const dmlc_buffer *ib,
+                       const dmlc_buffer *ob, const char *name, int reps, double *secs) {
+  const double t0 = bench_now_s();
+  for (int k = 0; k < reps; k++)
+    if (!check(ctx, dmlc_execute(exe, ib, 1, ob, 1), name))
+      return false;
+  *secs = (bench_now_s() - t0) / reps;
+  return true;
+}
+
 static result run_workload(dmlc_context *ctx, const workload *w, const options *o) {
   result r = {w->id, "", 0, 0, 0, 0, 0, 0, "-", w->kind == WORK_LATENCY, false};
   uint32_t sizes[4];
@@ -308,9 +328,6 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
     r.target = 0.2e-6;
     r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name);
   } else {
-    /* Rounds of: each plain loop on the same buffers, each paired with one
-     * call. The machine's state drifts on a shared host; interleaving puts
-     * both sides of each ratio in the same moments. */
     const bool hard = w->kind == WORK_HARDMAX;
     const int rounds = o->device == DMLC_DEVICE_REFERENCE ? 3 : o->quick ? 5 : ROUNDS;
     const double moved = (double)in_bytes + (double)out_bytes;
@@ -337,55 +354,36 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
     const int reps = one >= BATCH_S              ? 1
                      : one * MAX_REPS <= BATCH_S ? MAX_REPS
                                                  : (int)(BATCH_S / one);
-    /* Each plain pass is paired with one timed call (or batch), in turn
-     * before and after it, and a ratio sets the fastest loop's passes
-     * against the calls paired with them: both sides have as many tries,
-     * in the same moments. One call a round against the best of every
-     * plain pass gave the plain side eight times the tries: the avx2 loop
-     * timed in the call's place read 79-114% of the yardstick that way
-     * (means 96-98%). Paired, `--calibrate` read 90-119% with 15 rounds
-     * (medians 100-101%), 95-112% with 31 with the call always second
-     * (median 103%: the second run over the same buffers finds them
-     * warmer), and 92-109% (median 101%) with 31 in turn, as here, on a
-     * Zen 3. */
+    /* Each plain pass is paired with one timed call (or batch), before it
+     * in odd rounds (the second of two runs over the same buffers finds
+     * them warmer), and a ratio sets the fastest loop's passes against
+     * the calls paired with them: both sides have as many tries, in the
+     * same moments of a shared host whose speed drifts
+     * (docs/performance.md has --calibrate's figures). */
     for (int i = 0; r.ok && i < rounds; i++) {
+      if (!any) /* no plain loop runs here (no AVX2): calls alone, no ratio */
+        r.ok = time_calls(ctx, exe, &ib, &ob, r.name, reps, &tk[0][0][i]);
       for (int t = 0; t < nthreads; t++)
         for (int l = 0; r.ok && l < BW_LOOPS; l++) {
-          if (!use[l])
-            continue;
-          /* the pair in turn in either order: the second of two runs
-           * over the same buffers finds them warmer */
-          for (int side = 0; side < 2; side++) {
-            if ((side ^ i) & 1) {
-              const double t0 = bench_now_s();
-              for (int k = 0; r.ok && k < reps; k++) {
-                if (o->calibrate) /* the same loop again */
-                  bw_pass(&bw_loops[l], in, in_bytes, out, out_bytes, thread_counts[t]);
-                else
-                  r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name);
-              }
-              tk[t][l][i] = (bench_now_s() - t0) / reps;
-            } else {
-              double sum = 0;
-              for (int k = 0; k < reps; k++)
-                sum += bw_pass(&bw_loops[l], in, in_bytes, out, out_bytes, thread_counts[t]);
-              tm[t][l][i] = sum / reps;
-            }
+          const bw_loop *bl = &bw_loops[l];
+          const unsigned th = thread_counts[t];
+          for (int side = 0; use[l] && r.ok && side < 2; side++) {
+            if (side == (i & 1))
+              tm[t][l][i] = time_passes(bl, in, in_bytes, out, out_bytes, th, reps);
+            else if (o->calibrate) /* the same loop again in the call's place */
+              tk[t][l][i] = time_passes(bl, in, in_bytes, out, out_bytes, th, reps);
+            else
+              r.ok = time_calls(ctx, exe, &ib, &ob, r.name, reps, &tk[t][l][i]);
           }
         }
-      if (!any) { /* no plain loop runs here (no AVX2): calls alone, no ratio */
-        const double t0 = bench_now_s();
-        for (int k = 0; r.ok && k < reps; k++)
-          r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name);
-        tk[0][0][i] = (bench_now_s() - t0) / reps;
-      }
     }
     r.bytes = moved;
     r.target = hard ? 0.85 : 0.90;
-    if (r.ok) {
-      r.best = minimum(tk[0][0], (size_t)rounds); /* when no loop runs */
+    if (r.ok && !any) {
+      r.best = minimum(tk[0][0], (size_t)rounds);
       r.seconds = bench_median(tk[0][0], (size_t)rounds);
-      /* the fastest loop by its best pass, against the calls after it */
+    } else if (r.ok) {
+      /* the fastest loop by its best pass, against the calls paired with it */
       for (int t = 0; t < nthreads; t++) {
         for (int l = 0; l < BW_LOOPS; l++) {
           if (!use[l])
@@ -531,13 +529,9 @@ static void write_tsv(const char *path, const result *res, size_t n) {
 
 static int parse_options(int argc, char **argv, options *o) {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  *o = (options){DMLC_DEVICE_CPU,
-                 online > 0 ? (unsigned)online : 1u,
-                 physical_cores(),
-                 false,
-                 false,
-                 NULL,
-                 NULL};
+  *o = (options){.device = DMLC_DEVICE_CPU,
+                 .threads = online > 0 ? (unsigned)online : 1u,
+                 .cores = physical_cores()};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       o->quick = true;

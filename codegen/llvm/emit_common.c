@@ -469,19 +469,14 @@ void ec_nt_fence(emit_ctx *e) {
 bool ec_nt_bytes(const emit_ctx *e, uint64_t out_bytes) {
   if (!e->nt_min_bytes)
     return false;
-  if (out_bytes >= e->nt_min_bytes)
-    return true;
-  /* the bytes the read spans (a broadcast dim adds none), saturated */
-  uint64_t read = e->k->has_read ? dmlc_dtype_size(e->k->read_dtype) : 0;
-  for (uint32_t d = 0; d < e->k->rank; d++)
-    if (e->k->read_strides[d] != 0 && __builtin_mul_overflow(read, e->k->dims[d], &read))
-      read = UINT64_MAX;
-  return out_bytes >= read / 8 && read >= e->nt_min_bytes - out_bytes;
+  const uint64_t read = e->k->has_read ? ec_read_bytes(e->k) : 0;
+  return out_bytes >= e->nt_min_bytes ||
+         (out_bytes >= read / 8 && read >= e->nt_min_bytes - out_bytes);
 }
 
 bool ec_output_nt(const emit_ctx *e, uint32_t i) {
   const dmlc_kout *o = &e->k->outputs[i];
-  if (!e->nt_min_bytes || o->kind == DMLC_KOUT_INDEX)
+  if (o->kind == DMLC_KOUT_INDEX)
     return false;
   uint64_t bytes = dmlc_dtype_size(o->dtype);
   for (uint32_t d = 0; d < e->k->rank; d++)

@@ -785,8 +785,23 @@ START_TEST(test_nontemporal) {
 }
 END_TEST
 
-/* The non-temporal paths are there (a vector store with !nontemporal) only
- * when the output is large enough. */
+/* Whether k compiles, with nontemporal_min_bytes = min_bytes, to
+ * non-temporal stores (a vector store with !nontemporal); a kernel that
+ * makes them ends with a fence. */
+static bool nontemporal_kernel(const dmlc_kdesc *k, uint64_t min_bytes) {
+  nt_min_bytes = min_bytes;
+  jitted j;
+  char *ir = NULL;
+  compile(k, &j, &ir);
+  const bool nt = strstr(ir, "!nontemporal") != NULL;
+  ck_assert_msg(!nt || strstr(ir, "fence seq_cst"), "no fence:\n%s", ir);
+  LLVMDisposeMessage(ir);
+  release(&j);
+  nt_min_bytes = 0;
+  return nt;
+}
+
+/* The non-temporal paths are there only when the output is large enough. */
 START_TEST(test_nontemporal_ir) {
   const uint32_t dims[2] = {64, 1000};
   for (int mask = 1; mask <= 2; mask++) {
@@ -795,15 +810,8 @@ START_TEST(test_nontemporal_ir) {
       kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
       kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
       /* the output and the read (256000 bytes each) together */
-      nt_min_bytes = big ? 2 * 64 * 1000 * 4 : 2 * 64 * 1000 * 4 + 1;
-      jitted j;
-      char *ir = NULL;
-      compile(&k, &j, &ir);
-      const bool nt = strstr(ir, "!nontemporal") != NULL;
+      const bool nt = nontemporal_kernel(&k, 2 * 64 * 1000 * 4 + (big ? 0 : 1));
       ck_assert_msg(nt == (big != 0), "mask %d big %d: nontemporal %d", mask, big, nt);
-      ck_assert_msg(!big || strstr(ir, "fence seq_cst"), "no fence:\n%s", ir);
-      LLVMDisposeMessage(ir);
-      release(&j);
     }
   }
   /* short packed rows: their INDEX output (u32, 4 bytes a row) */
@@ -812,15 +820,8 @@ START_TEST(test_nontemporal_ir) {
     dmlc_kdesc k = kd_make(2, sdims, 2);
     kd_reduce(&k, DMLC_DTYPE_U8, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-    nt_min_bytes = big ? 4096 * 4 + 4096 * 3 : 4096 * 4 + 4096 * 3 + 1;
-    jitted j;
-    char *ir = NULL;
-    compile(&k, &j, &ir);
-    const bool nt = strstr(ir, "!nontemporal") != NULL;
+    const bool nt = nontemporal_kernel(&k, 4096 * 4 + 4096 * 3 + (big ? 0 : 1));
     ck_assert_msg(nt == (big != 0), "short rows, big %d: nontemporal %d", big, nt);
-    ck_assert_msg(!big || strstr(ir, "fence seq_cst"), "no fence:\n%s", ir);
-    LLVMDisposeMessage(ir);
-    release(&j);
   }
   /* a channel argmax over 8 rows (NCHW): its index plane with the read
    * passes the size, alone it does not; it goes around the caches when it
@@ -831,16 +832,9 @@ START_TEST(test_nontemporal_ir) {
     dmlc_kdesc k = kd_make(2, cdims, 1);
     kd_reduce(&k, wide ? DMLC_DTYPE_F64 : DMLC_DTYPE_U8, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-    nt_min_bytes = 4096 * 4 + 1;
-    jitted j;
-    char *ir = NULL;
-    compile(&k, &j, &ir);
-    const bool nt = strstr(ir, "!nontemporal") != NULL;
+    const bool nt = nontemporal_kernel(&k, 4096 * 4 + 1);
     ck_assert_msg(nt == !wide, "8 rows, %s: nontemporal %d", wide ? "f64" : "u8", nt);
-    LLVMDisposeMessage(ir);
-    release(&j);
   }
-  nt_min_bytes = 0;
 }
 END_TEST
 
