@@ -214,10 +214,21 @@ void ec_if_end(emit_ctx *e, ec_if *f) {
 
 static bool is_argmax(const emit_ctx *e) { return e->k->reduction == DMLC_OP_ARGMAX; }
 
+/* The kind of order of compared values v: the read's, except that f16
+ * compared as i16 keys (emit_column's f16_key) order as signed integers. */
+static dmlc_kind order_kind(emit_ctx *e, LLVMValueRef v) {
+  const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
+  LLVMTypeRef t = LLVMTypeOf(v);
+  if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
+    t = LLVMGetElementType(t);
+  return kind == DMLC_KIND_FLOAT && LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? DMLC_KIND_SIGNED
+                                                                              : kind;
+}
+
 /* a strictly better than b (argmax: greater, NaN above all; argmin: less,
  * NaN below all). */
 static LLVMValueRef better(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
-  const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
+  const dmlc_kind kind = order_kind(e, a);
   if (kind == DMLC_KIND_FLOAT) {
     LLVMValueRef cmp = LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealUGT : LLVMRealULT, a, b, "");
     return LLVMBuildAnd(e->b, cmp, LLVMBuildFCmp(e->b, LLVMRealORD, b, b, ""), "better");
@@ -232,7 +243,7 @@ LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best) {
   if (e->k->direction == DMLC_DIRECTION_INCREASING)
     return better(e, x, best);
   /* !better(best, x), fused. */
-  const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
+  const dmlc_kind kind = order_kind(e, x);
   if (kind == DMLC_KIND_FLOAT) {
     LLVMValueRef cmp = LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealOLE : LLVMRealOGE, best, x, "");
     return LLVMBuildOr(e->b, cmp, LLVMBuildFCmp(e->b, LLVMRealUNO, x, x, ""), "take");
@@ -246,7 +257,7 @@ LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best) {
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi) {
   LLVMValueRef eq;
-  if (dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_FLOAT) {
+  if (order_kind(e, a) == DMLC_KIND_FLOAT) {
     LLVMValueRef both_nan = LLVMBuildAnd(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, ""),
                                          LLVMBuildFCmp(e->b, LLVMRealUNO, b, b, ""), "");
     eq = LLVMBuildOr(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, a, b, ""), both_nan, "tie");

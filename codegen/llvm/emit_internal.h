@@ -99,7 +99,8 @@ void ec_if_begin(emit_ctx *e, ec_if *f, LLVMValueRef cond);
 void ec_if_else(emit_ctx *e, ec_if *f);
 void ec_if_end(emit_ctx *e, ec_if *f);
 
-/* ---- the argmax / argmin order (scalars or vectors of ec_cmp_type) ---- */
+/* ---- the argmax / argmin order (scalars or vectors of ec_cmp_type, or of
+ * i16 keys for f16: emit_column's f16_key) ---- */
 /* x comes after best in index order: true where x replaces best. */
 LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best);
 /* Two candidates with any indices (unsigned ai, bi): true where b wins. */

@@ -858,9 +858,13 @@ static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t li
 }
 
 START_TEST(test_stream_prefetch_limit) {
-  /* [240, r2000] rows; [r8, 64, r1000]: blocks of points, each point's next
-   * run 64000 elements on */
+  /* [240, r2000] rows; [r8, 64, r1000] with rows padded to 1008 (packed,
+   * the column code would take it as a plane): blocks of points, each
+   * point's next run 64512 elements on */
   const uint32_t rows_dims[2] = {240, 2000}, merged_dims[3] = {8, 64, 1000};
+  dmlc_kdesc merged = kd_make(3, merged_dims, 5);
+  merged.read_strides[1] = 1008;
+  merged.read_strides[0] = 64 * 1008;
   /* columns [4, r64, cols]: runs of 16 KiB (f16, 8192-column blocks) and
    * of 4 KiB (f32, 1024 columns) */
   const uint32_t long_dims[3] = {4, 64, 16384}, short_dims[3] = {4, 64, 1024};
@@ -868,8 +872,7 @@ START_TEST(test_stream_prefetch_limit) {
     const uint64_t limit = limited ? 1024 : UINT64_MAX;
     expect_prefetch(kd_make(2, rows_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMAX, limit, !limited,
                     "rows");
-    expect_prefetch(kd_make(3, merged_dims, 5), DMLC_DTYPE_F32, DMLC_OP_ARGMAX, limit, true,
-                    "merged rows");
+    expect_prefetch(merged, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, limit, true, "merged rows");
     expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMIN, limit, !limited,
                     "columns, long runs");
     expect_prefetch(kd_make(3, short_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMIN, limit, true,
@@ -958,6 +961,63 @@ START_TEST(test_column_f16) {
     }
   }
   psign_bytes = 0;
+}
+END_TEST
+
+/* [R, K, X] over R and X with a contiguous (K, X) plane and INDEX outputs:
+ * the plane's points are the columns, a block whole K points, each K
+ * point's columns merged by value, then flat index r * X + x. */
+START_TEST(test_column_plane) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t dims[3];
+    uint64_t stride0; /* when non-zero, read_strides[0] */
+  } cases[] = {
+      {{4, 5, 37}, 0},     /* few rows (no select chain), X not a multiple of the lanes */
+      {{9, 70, 16}, 0},    /* X a multiple of the lanes of 4-byte types: aligned vectors */
+      {{3, 40, 3}, 0},     /* X under a vector: scalar merges */
+      {{300, 6, 100}, 0},  /* rows past the 8-bit index limit */
+      {{256, 3, 40}, 0},   /* rows at the 8-bit index limit */
+      {{600, 2, 9}, 0},    /* few columns, many rows: chunks whose partials a finish merges */
+      {{2, 1100, 256}, 0}, /* a plane of 1 MiB of f32 (and more of wider types): short runs */
+      {{5, 3, 1}, 0},      /* X of one */
+      {{6, 10, 20}, 1},    /* broadcast over R (stride 0) */
+      {{7, 9, 33}, 1000},  /* R rows padded apart */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(3, cases[c].dims, 5);
+    if (cases[c].stride0)
+      k.read_strides[0] = cases[c].stride0 == 1 ? 0 : cases[c].stride0;
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 3 == 0)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_column_matches(&k), "case %zu does not take the plane path", c);
+    jitted j;
+    compile(&k, &j, NULL);
+    ck_assert_msg(j.info.has_finish == (c == 5), "case %zu: finish %d", c, (int)j.info.has_finish);
+    release(&j);
+    check_reductions(k, dt);
+    /* f16 compares as integer keys: every bit pattern, both orders */
+    static const data_mode f16_modes[] = {DATA_F16_BITS, DATA_TIES};
+    if (dt == DMLC_DTYPE_F16)
+      check_reductions_modes(k, dt, f16_modes, 2);
+  }
+  /* not the plane: a ONEHOT output, rows of X padded apart, X too long for
+   * a block's accumulators */
+  const uint32_t dims[3] = {4, 5, 37}, long_x[3] = {2, 3, 20000};
+  dmlc_kdesc k = kd_make(3, dims, 5);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&k, dt, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
+  dmlc_kdesc onehot = k, padded = k, wide = kd_make(3, long_x, 5);
+  kd_out(&onehot, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
+  padded.read_strides[1] = 40;
+  padded.read_strides[0] = 200;
+  kd_out(&wide, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&wide, dt, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
+  ck_assert(!ec_column_matches(&onehot) && ec_merged_rows_matches(&onehot));
+  ck_assert(!ec_column_matches(&padded) && ec_merged_rows_matches(&padded));
+  ck_assert(!ec_column_matches(&wide) && ec_merged_rows_matches(&wide));
 }
 END_TEST
 
@@ -1050,7 +1110,7 @@ START_TEST(test_merged_rows) {
   } cases[] = {
       {3, {4, 5, 37}, 5, 0, 0},                  /* [R, K, R]: blocks of kept points */
       {3, {3, 70, 9}, 5, 0, 0},                  /* blocks of 4, the last one short */
-      {3, {6, 10, 1000}, 5, 0, 0},               /* long rows: vector code, split tails */
+      {3, {6, 10, 1000}, 5, 10100, 1010},        /* long rows: vector code, split tails */
       {4, {3, 7, 2, 9}, 10, 0, 0},               /* [K, R, K, R] */
       {3, {3, 5, 40}, 6, 0, 45},                 /* [K, R, R], rows padded apart */
       {3, {3, 4, 33}, 4, 160, 0},                /* [K, K, R], kept dims that do not merge */
@@ -1100,13 +1160,17 @@ START_TEST(test_merged_rows_wide) {
     uint32_t rank, dims[4], mask;
   } cases[] = {
       {3, {6, 10, 1000}, 5},   /* every point in one block, 6 chunks of one row */
-      {3, {7, 3, 1100}, 5},    /* rows of 1 KiB of bytes, and a tail */
+      {3, {7, 3, 1100}, 5},    /* rows of 1 KiB of bytes, and a tail (padded apart below) */
       {3, {5, 700, 260}, 5},   /* blocks of 512 and 188 points, 5 chunks each */
       {4, {3, 4, 6, 1030}, 9}, /* [R, K, K, R]: two kept dims */
   };
   stream_prefetch_max = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask | 1u << (cases[c].rank - 1));
+    if (c == 1) { /* with no ONEHOT output, a contiguous plane would take the column code */
+      k.read_strides[1] = 1104;
+      k.read_strides[0] = 3 * 1104;
+    }
     kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
     if (c % 2 == 0) /* hardmax: a full-size output */
       kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
@@ -1298,6 +1362,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
+  tcase_add_loop_test(tc, test_column_plane, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_nontemporal, 0, 10);
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
