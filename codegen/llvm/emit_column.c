@@ -36,7 +36,7 @@ enum {
  * by the accumulators' size) and merges each one's columns by value, then
  * flat index r * x + column (u32). Against a vector row reduction per
  * row of X and a merge per K point (emit_merge), this reads the same bytes
- * with no per-row merge across lanes: f32 [256,512,256] over {0,2}, 0.82-0.89
+ * with no per-row merge across lanes: f32 [256,512,256] over {0,2}, 0.85-0.88
  * of the time (Zen 3, rows of 1 KiB; 0.87-0.92 with rows of 4 and 16 KiB). */
 static bool plane_matches(const dmlc_kdesc *k) {
   if (k->rank != 3 || k->reduced_mask != 5u || k->read_strides[2] != 1 ||
