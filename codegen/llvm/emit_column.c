@@ -20,8 +20,10 @@
 
 enum {
   COLUMN_RUN_BYTES = 32768, /* bytes of each row one block reads, at most */
-  /* ... but rows this long are read in runs this short (below) */
-  COLUMN_LONG_ROW_BYTES = 1 << 20,
+  /* ... but from DRAM, this many rows this long are read in runs this
+   * short (below) */
+  COLUMN_SHORT_RUN_ROWS = 32,
+  COLUMN_LONG_ROW_BYTES = 512 * 1024,
   COLUMN_SHORT_RUN_BYTES = 4096,
   COLUMN_MIN_TASKS = 4,     /* shrink blocks (down to 256 columns) to get this many */
   COLUMN_ACC_BYTES = 65536, /* the block's values and indices (on the stack): in L2 */
@@ -733,15 +735,19 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   c.it = LLVMIntTypeInContext(e->c, 8 * c.it_size);
   /* Long contiguous row runs keep the hardware prefetcher streaming across
    * the rows' pages (a block as wide as the rows reads one sequential
-   * stream); the accumulators then live in L1 or L2. Rows of 1 MiB or more
-   * are read a page at a time instead, as Halide's peer schedule does: the
-   * block's runs are far apart whatever their length, and the accumulators
-   * stay in L1 (argmin over the first axis of f32 [64,1024,1024], rows of
-   * 4 MiB: dmlc / Halide 1.04-1.09 with 32 KiB runs, 0.93-1.04 with 4 KiB;
-   * rows of 64 KiB, u8 NCHW with 64 channels, were 2-18% slower with 8 KiB
-   * runs, and rows of 1 MiB, f32 NCHW with 21 channels, no faster). */
+   * stream); the accumulators then live in L1 or L2. From DRAM, 32 rows or
+   * more of 512 KiB or more are read a page at a time instead, as Halide's
+   * peer schedule does, the accumulators in L1: the block's runs are far
+   * apart whatever their length. Against 32 KiB runs, alternated in one
+   * process (Zen 3, f32 columns): 64 rows of 4 MiB 0.93-0.97 of the time
+   * (dmlc / Halide 1.04-1.09 -> 0.93-1.04), 64 of 1 MiB 0.90-0.99, 32 of
+   * 2 MiB 0.85-0.96, 128 of 512 KiB 0.84-0.97; but 21 rows of 1 or 4 MiB
+   * 1.02-1.16 (the first group of a block's runs comes unprefetched, a
+   * larger share of few rows), 32 rows of 512 KiB from L3 1.01-1.04, and
+   * 64 rows of 64 KiB (u8 NCHW) 1.02-1.18 with 8 KiB runs. */
   c.block = 256;
-  const uint64_t run = c.cols * dmlc_dtype_size(k->read_dtype) >= COLUMN_LONG_ROW_BYTES
+  const uint64_t run = !e->stream_prefetch && c.rows >= COLUMN_SHORT_RUN_ROWS &&
+                               c.cols * dmlc_dtype_size(k->read_dtype) >= COLUMN_LONG_ROW_BYTES
                            ? COLUMN_SHORT_RUN_BYTES
                            : COLUMN_RUN_BYTES;
   while (2 * c.block * dmlc_dtype_size(k->read_dtype) <= run &&

@@ -857,6 +857,32 @@ static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t li
   stream_prefetch_max = UINT64_MAX;
 }
 
+/* From DRAM (stream_prefetch_max_bytes 0), columns of 32 rows or more of
+ * 512 KiB or more are read in runs of 4 KiB; 31 rows, or a read the caches
+ * hold, keep the long runs (32 KiB). The
+ * run shows in bytes_per_task: rows * block + block * 4 (the u32 index). */
+START_TEST(test_column_short_runs) {
+  for (int s = 0; s < 3; s++) {
+    const uint32_t dims[2] = {s == 1 ? 31u : 32u, 512u * 1024u};
+    dmlc_kdesc k = kd_make(2, dims, 1);
+    kd_reduce(&k, DMLC_DTYPE_U8, s == 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    stream_prefetch_max = s == 2 ? UINT64_MAX : 0;
+    jitted j;
+    compile(&k, &j, NULL);
+    const uint64_t block = j.info.bytes_per_task / (dims[0] + 4);
+    release(&j);
+    ck_assert_msg(block == (s == 0 ? 4096u : 32768u), "case %d: blocks of %llu columns", s,
+                  (unsigned long long)block);
+    static const data_mode modes[] = {DATA_RANDOM, DATA_TIES};
+    if (s == 0)
+      check_kernel_modes(&k, modes, 2);
+  }
+  stream_prefetch_max = UINT64_MAX;
+}
+END_TEST
+
 START_TEST(test_stream_prefetch_limit) {
   /* [240, r2000] rows; [r8, 64, r1000] with rows padded to 1008 (packed,
    * the column code would take it as a plane): blocks of points, each
@@ -1379,6 +1405,7 @@ static Suite *emit_suite(void) {
   suite_add_tcase(s, wide);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
+  tcase_add_test(prefetch, test_column_short_runs);
   suite_add_tcase(s, prefetch);
   return s;
 }
