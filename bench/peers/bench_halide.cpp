@@ -67,7 +67,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -528,9 +527,7 @@ int main(int argc, char **argv) {
     // dmlc again (into Halide's output buffer), so the ratio shows the
     // method's own error
     const dmlc_buffer ob_hl = {hl_out, out_bytes};
-    std::function<void()> run_peer = run_hl;
-    if (calibrate)
-      run_peer = [&] { dmlc_execute(exe, &ib, 1, &ob_hl, 1); };
+    auto run_peer = [&] { calibrate ? (void)dmlc_execute(exe, &ib, 1, &ob_hl, 1) : run_hl(); };
     if (hard) {
       // the one-hot of ref's index (rows or columns)
       const uint32_t a = w->axes[0];
@@ -565,42 +562,29 @@ int main(int argc, char **argv) {
               h[e], d[e], hard ? 0 : ref[e]);
     }
     all_same &= same;
-    double tdm, thl;
-    if (w->kind == WORK_LATENCY) {
-      const int batches = quick ? 7 : 31, calls = 2000;
-      std::vector<double> td, th;
-      for (int c = 0; c < calls; c++)
-        run_dm(), run_peer();
-      for (int b = 0; b < batches; b++) {
-        // in turn: dmlc's batch first in even batches, the peer's in odd
-        for (int side = 0; side < 2; side++) {
-          const bool dm = (side == 0) == (b % 2 == 0);
-          const double t0 = bench_now_s();
-          for (int c = 0; c < calls; c++)
-            dm ? run_dm() : run_peer();
-          (dm ? td : th).push_back((bench_now_s() - t0) / calls);
-        }
-      }
-      tdm = median(td), thl = median(th);
-      printf("| %s | %.2f us | %.2f us | %.2f | %.2f | %s |\n", name, tdm * 1e6, thl * 1e6,
-             tdm / thl, paired(td, th), same ? "yes" : "NO");
-    } else {
-      std::vector<double> td, th;
-      for (int r = 0; r < runs; r++) {
-        // in turn: dmlc first in even rounds, the peer first in odd ones
-        // (a call that follows the other's read of the same input can find
-        // part of it in the last-level cache)
-        for (int side = 0; side < 2; side++) {
-          const bool dm = (side == 0) == (r % 2 == 0);
-          const double t0 = bench_now_s();
+    // Rounds of one timed batch a side (the latency call: 2000 calls a
+    // batch, 31 rounds; else one call, `runs` rounds), in turn: dmlc first
+    // in even rounds, the peer first in odd ones (a call that follows the
+    // other's read of the same input can find part of it in the last-level
+    // cache).
+    const bool latency = w->kind == WORK_LATENCY;
+    const int rounds = latency ? (quick ? 7 : 31) : runs, calls = latency ? 2000 : 1;
+    for (int c = 0; latency && c < calls; c++)
+      run_dm(), run_peer();
+    std::vector<double> td, th;
+    for (int r = 0; r < rounds; r++)
+      for (int side = 0; side < 2; side++) {
+        const bool dm = (side == 0) == (r % 2 == 0);
+        const double t0 = bench_now_s();
+        for (int c = 0; c < calls; c++)
           dm ? run_dm() : run_peer();
-          (dm ? td : th).push_back(bench_now_s() - t0);
-        }
+        (dm ? td : th).push_back((bench_now_s() - t0) / calls);
       }
-      tdm = median(td), thl = median(th);
-      printf("| %s | %.3f ms | %.3f ms | %.2f | %.2f | %s |\n", name, tdm * 1e3, thl * 1e3,
-             tdm / thl, paired(td, th), same ? "yes" : "NO");
-    }
+    const double tdm = median(td), thl = median(th), scale = latency ? 1e6 : 1e3;
+    const char *unit = latency ? "us" : "ms";
+    const int digits = latency ? 2 : 3;
+    printf("| %s | %.*f %s | %.*f %s | %.2f | %.2f | %s |\n", name, digits, tdm * scale, unit,
+           digits, thl * scale, unit, tdm / thl, paired(td, th), same ? "yes" : "NO");
     fflush(stdout);
     free(in);
     free(dm_out);

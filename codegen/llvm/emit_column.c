@@ -416,7 +416,9 @@ static void plane_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef
 
 /* Plane: the INDEX outputs of the block's K points (width / x of them, the
  * first one c0 / x): each point's x columns merged by value, then flat
- * index, in vectors, across the lanes, then the columns left over. */
+ * index, in vectors (the last one ending at the point's last column,
+ * overlapping: a column seen twice is the same candidate), then across the
+ * lanes. */
 static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
@@ -425,7 +427,6 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
   const uint64_t vend = x / L * L;
   LLVMValueRef bv = ec_var(e, ec_lanes(c->ct, L), "plane_best");
   LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, L), "plane_best_idx");
-  LLVMValueRef sv = ec_var(e, c->ct, "plane_val"), si = ec_var(e, e->i32, "plane_idx");
   ec_loop lp;
   LLVMValueRef p = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, width / x), 1);
   LLVMValueRef col = ec_mul(e, p, x), v, vi;
@@ -439,19 +440,14 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
     plane_take(c, bv, bi, v, vi, L);
     ec_loop_end(e, &lx);
   }
-  LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), bv, "");
-  LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
-  ec_merge_lanes(e, a, ai, L, &a, &ai);
-  LLVMBuildStore(e->b, a, sv);
-  LLVMBuildStore(e->b, ai, si);
   if (vend < x) {
-    ec_loop lx;
-    LLVMValueRef j = ec_loop_begin(e, &lx, ec_i64(e, vend), ec_i64(e, x), 1);
-    plane_load(c, ec_add(e, col, j), j, 1, &v, &vi);
-    plane_take(c, sv, si, v, vi, 1);
-    ec_loop_end(e, &lx);
+    LLVMValueRef j = ec_i64(e, x - L);
+    plane_load(c, ec_add(e, col, j), j, L, &v, &vi);
+    plane_take(c, bv, bi, v, vi, L);
   }
-  LLVMValueRef idx = LLVMBuildLoad2(e->b, e->i32, si, "");
+  LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), bv, "");
+  LLVMValueRef idx = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
+  ec_merge_lanes(e, a, idx, L, &a, &idx);
   LLVMValueRef y = ec_add(e, LLVMBuildUDiv(e->b, c0, ec_i64(e, x), ""), p);
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];

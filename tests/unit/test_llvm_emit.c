@@ -859,8 +859,8 @@ static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t li
 
 /* From DRAM (stream_prefetch_max_bytes 0), columns of 32 rows or more of
  * 512 KiB or more are read in runs of 4 KiB; 31 rows, or a read the caches
- * hold, keep the long runs (32 KiB). The
- * run shows in bytes_per_task: rows * block + block * 4 (the u32 index). */
+ * hold, keep the long runs (32 KiB). The run shows in bytes_per_task:
+ * rows * block + block * 4 (the u32 index). */
 START_TEST(test_column_short_runs) {
   for (int s = 0; s < 3; s++) {
     const uint32_t dims[2] = {s == 1 ? 31u : 32u, 512u * 1024u};
@@ -1005,7 +1005,7 @@ START_TEST(test_column_plane) {
       {{300, 6, 100}, 0},  /* rows past the 8-bit index limit */
       {{256, 3, 40}, 0},   /* rows at the 8-bit index limit */
       {{600, 2, 9}, 0},    /* few columns, many rows: chunks whose partials a finish merges */
-      {{2, 1100, 256}, 0}, /* a plane of 1 MiB of f32 (and more of wider types): short runs */
+      {{2, 1100, 256}, 0}, /* a plane of 1 MiB of f32, in blocks of whole K points */
       {{5, 3, 1}, 0},      /* X of one */
       {{6, 10, 20}, 1},    /* broadcast over R (stride 0) */
       {{7, 9, 33}, 1000},  /* R rows padded apart */
