@@ -43,6 +43,11 @@ typedef struct dmlc_llvm_target {
    * merges (merged rows with few kept points), since the runtime runs them
    * on one thread anyway; 0: split whenever the points are few. */
   uint64_t split_min_bytes;
+  /* The widest vector, in bytes, of rows read from DRAM (past
+   * stream_prefetch_max_bytes) and of f32 rows shorter than 16 KiB, where
+   * vector_bytes is wider (ec_emit_row: 32 on x86, where 64-byte loads of
+   * one stream read DRAM more slowly); 0: vector_bytes for every row. */
+  uint32_t row_narrow_bytes;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -17,8 +17,9 @@ typedef struct emit_ctx {
   LLVMBuilderRef entry_b; /* allocas and buffer pointers, in the entry block */
   const dmlc_kdesc *k;
   uint32_t vector_bytes;
-  uint64_t nt_min_bytes;    /* dmlc_llvm_target.nontemporal_min_bytes */
-  uint64_t split_min_bytes; /* dmlc_llvm_target.split_min_bytes */
+  uint64_t nt_min_bytes;     /* dmlc_llvm_target.nontemporal_min_bytes */
+  uint64_t split_min_bytes;  /* dmlc_llvm_target.split_min_bytes */
+  uint32_t row_narrow_bytes; /* dmlc_llvm_target.row_narrow_bytes */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;

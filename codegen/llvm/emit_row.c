@@ -23,12 +23,13 @@
 #define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
 
 enum {
-  ROW_SPLIT_MIN = 1u << 18,      /* rows longer than this are split into chunks */
-  ROW_CHUNK = 1u << 16,          /* elements per chunk (a multiple of every U * lanes) */
-  ROW_MAX_UNROLL = 8,            /* accumulators per row */
-  PARTIAL_BYTES = 16,            /* value (as compared) at 0, u64 index at 8 */
-  TWO_PASS_MAX_BYTES = 1u << 18, /* two-pass rows: at most this many bytes (fit in L2) */
-  BLOCK_VECS = 32,               /* f32 and f16 rows: vectors per block (2 KiB with AVX-512) */
+  ROW_SPLIT_MIN = 1u << 18,        /* rows longer than this are split into chunks */
+  ROW_CHUNK = 1u << 16,            /* elements per chunk (a multiple of every U * lanes) */
+  ROW_MAX_UNROLL = 8,              /* accumulators per row */
+  PARTIAL_BYTES = 16,              /* value (as compared) at 0, u64 index at 8 */
+  TWO_PASS_MAX_BYTES = 1u << 18,   /* two-pass rows: at most this many bytes (fit in L2) */
+  BLOCK_VECS = 32,                 /* f32 and f16 rows: vectors per block (2 KiB with AVX-512) */
+  ROW_NARROW_F32_BYTES = 1u << 14, /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -975,6 +976,27 @@ static void emit_split_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
 }
 
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  /* Some rows go at most row_narrow_bytes a load (32 on x86) on a machine
+   * with wider vectors (Zen 4, alternated in one process):
+   * - A read from DRAM (past stream_prefetch_max_bytes) is one stream per
+   *   thread, as in the plain loop, whose 64-byte loads read 0.87-0.90 as
+   *   fast as its 32-byte ones (two threads, 256 MiB). These rows took
+   *   0.69-0.93 of the time with 32-byte vectors (argmax f32 [8192,8192]
+   *   0.88, its hardmax 0.69, over all axes 0.82, i64 rows 0.91), and a
+   *   core reads a tenth from DRAM of what 32-byte loads can take.
+   * - f32 rows shorter than ROW_NARROW_F32_BYTES pay less per row: half
+   *   the block to search again, a shorter reduction across lanes, and from
+   *   512 elements (not 1024) the block path. [4096,1000] in the L3 took
+   *   0.80-0.87 of the time, [1,1000] 0.75, [8192,300] 0.93; rows of 8192
+   *   and more 1.02-1.05, as did long f16 rows.
+   * Column and merged kernels read many streams at once and keep the
+   * widest vectors (32 bytes: 1.00-1.05 of the time). */
+  const uint64_t row_bytes =
+      (uint64_t)e->k->dims[e->k->rank - 1] * dmlc_dtype_size(e->k->read_dtype);
+  if (e->row_narrow_bytes && e->vector_bytes > e->row_narrow_bytes &&
+      ((e->prefetch_bytes && !e->stream_prefetch) ||
+       (e->k->read_dtype == DMLC_DTYPE_F32 && row_bytes < ROW_NARROW_F32_BYTES)))
+    e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
   else

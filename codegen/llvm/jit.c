@@ -55,6 +55,8 @@ enum { NONTEMPORAL_MIN_BYTES = 32u << 20, PREFETCH_BYTES = 1024, PREFETCH_MIN_BY
  * few points' rows into tasks would only add a finish function to compile
  * and run (DMLC_CPU_PARALLEL_MIN_BYTES is larger). */
 enum { SPLIT_MIN_BYTES = 1u << 20 };
+/* dmlc_llvm_target.row_narrow_bytes (emit_row.c says where it was measured) */
+enum { ROW_NARROW_BYTES = 32 };
 
 /* The number at the start of file dir/name, and the character after it
  * into *unit when asked ("32768K"); 0 when there is none. */
@@ -162,6 +164,7 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
   out->prefetch_min_bytes = PREFETCH_MIN_BYTES;
   out->psign_bytes = psign_bytes(triple, features);
   out->split_min_bytes = SPLIT_MIN_BYTES;
+  out->row_narrow_bytes = ROW_NARROW_BYTES;
   const bool x86 = strncmp(triple, "x86_64", 6) == 0 ||
                    (triple[0] == 'i' && triple[1] && strncmp(triple + 2, "86", 2) == 0);
   out->soft_half = x86 && !has_feature(features, "f16c");

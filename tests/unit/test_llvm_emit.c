@@ -40,6 +40,8 @@ static uint32_t out_shift;
 static uint64_t stream_prefetch_max = UINT64_MAX;
 /* dmlc_llvm_target.vector_bytes for the kernels compiled */
 static uint32_t vec_bytes = 32;
+/* dmlc_llvm_target.row_narrow_bytes (0: every row at vec_bytes) */
+static uint32_t row_narrow;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -375,7 +377,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                                    .stream_prefetch_max_bytes = stream_prefetch_max,
                                    .psign_bytes = psign_bytes,
                                    .soft_half = soft_half,
-                                   .split_min_bytes = 0};
+                                   .split_min_bytes = 0,
+                                   .row_narrow_bytes = row_narrow};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -880,6 +883,56 @@ START_TEST(test_column_short_runs) {
       check_kernel_modes(&k, modes, 2);
   }
   stream_prefetch_max = UINT64_MAX;
+}
+END_TEST
+
+/* With row_narrow_bytes 32 and 64-byte vectors, rows read from DRAM
+ * (stream_prefetch_max_bytes 0) and f32 rows shorter than 16 KiB go 32
+ * bytes a vector; longer f32 rows from the caches and f16 rows keep 64,
+ * as does every row with row_narrow_bytes 0. The answers are checked each
+ * way. */
+START_TEST(test_row_narrow_vectors) {
+  static const struct {
+    dmlc_dtype dt;
+    uint32_t len, narrow;
+    uint64_t limit;
+    const char *wide, *narrow_vec;
+    bool want_narrow;
+  } cases[] = {
+      {DMLC_DTYPE_F32, 8192, 32, 0, "<16 x float>", "<8 x float>", true},
+      {DMLC_DTYPE_F32, 8192, 32, UINT64_MAX, "<16 x float>", "<8 x float>", false},
+      {DMLC_DTYPE_F32, 4095, 32, UINT64_MAX, "<16 x float>", "<8 x float>", true},
+      {DMLC_DTYPE_F32, 1000, 32, UINT64_MAX, "<16 x float>", "<8 x float>", true},
+      {DMLC_DTYPE_F32, 1000, 0, UINT64_MAX, "<16 x float>", "<8 x float>", false},
+      {DMLC_DTYPE_F32, 1000, 0, 0, "<16 x float>", "<8 x float>", false},
+      {DMLC_DTYPE_F16, 1000, 32, UINT64_MAX, "<32 x i16>", "<16 x i16>", false},
+      {DMLC_DTYPE_U8, 1u << 16, 32, 0, "<64 x i8>", "<32 x i8>", true},
+  };
+  vec_bytes = 64;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {3, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_reduce(&k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    if (c == 3)
+      kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
+    row_narrow = cases[c].narrow;
+    stream_prefetch_max = cases[c].limit;
+    jitted j;
+    char *ir = NULL;
+    compile(&k, &j, &ir);
+    const bool wide = strstr(ir, cases[c].wide) != NULL;
+    const bool narrow = strstr(ir, cases[c].narrow_vec) != NULL;
+    LLVMDisposeMessage(ir);
+    release(&j);
+    ck_assert_msg(wide != cases[c].want_narrow && (!cases[c].want_narrow || narrow),
+                  "case %zu: %s %d, %s %d", c, cases[c].wide, wide, cases[c].narrow_vec, narrow);
+    static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+    check_kernel_modes(&k, modes, 3);
+  }
+  row_narrow = 0;
+  stream_prefetch_max = UINT64_MAX;
+  vec_bytes = 32;
 }
 END_TEST
 
@@ -1406,6 +1459,7 @@ static Suite *emit_suite(void) {
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
   tcase_add_test(prefetch, test_column_short_runs);
+  tcase_add_test(prefetch, test_row_narrow_vectors);
   suite_add_tcase(s, prefetch);
   return s;
 }
