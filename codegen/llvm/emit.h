@@ -48,6 +48,11 @@ typedef struct dmlc_llvm_target {
    * vector_bytes is wider (ec_emit_row: 32 on x86, where 64-byte loads of
    * one stream read DRAM more slowly); 0: vector_bytes for every row. */
   uint32_t row_narrow_bytes;
+  /* One core's L2 cache in bytes: from DRAM, columns of long runs are
+   * prefetched a group of rows ahead when that group, the one being read
+   * and the accumulators fit in three quarters of it (emit_column.c); 0
+   * (unknown, and ahead-of-time code): never. */
+  uint64_t l2_bytes;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

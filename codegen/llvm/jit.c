@@ -75,27 +75,30 @@ static uint64_t sysfs_number(const char *dir, const char *name, char *unit) {
   return got >= 1 ? n : 0;
 }
 
-/* The host's last-level cache in bytes, as one core sees it (UINT64_MAX
- * when unknown). Linux's sysfs gives the size of the one instance a core
- * uses (an AMD EPYC's L3 is 32 MiB per core complex; the C library's
- * sysconf adds up every complex, 256 MiB), the C library the rest. */
-static uint64_t host_last_level_cache(void) {
+/* The size in bytes of the host's cache at `level` (0: the last level) as
+ * one core sees it; UINT64_MAX when unknown. Linux's sysfs gives the size
+ * of the one instance a core uses (an AMD EPYC's L3 is 32 MiB per core
+ * complex; the C library's sysconf adds up every complex, 256 MiB), the C
+ * library the rest. */
+static uint64_t host_cache_bytes(uint64_t level) {
   uint64_t best = 0, best_level = 0;
   for (int i = 0; i < 8; i++) {
     char dir[64], unit = 0;
     snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
-    const uint64_t level = sysfs_number(dir, "level", NULL);
-    uint64_t size = level >= best_level ? sysfs_number(dir, "size", &unit) : 0;
+    const uint64_t l = sysfs_number(dir, "level", NULL);
+    if (level ? l != level : l < best_level)
+      continue;
+    uint64_t size = sysfs_number(dir, "size", &unit);
     size <<= unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
-    if (size && (level > best_level || size > best)) {
+    if (size && (l > best_level || size > best)) {
       best = size;
-      best_level = level;
+      best_level = l;
     }
   }
   if (best)
     return best;
-  long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (bytes <= 0)
+  long bytes = level == 2 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (bytes <= 0 && !level)
     bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return bytes > 0 ? (uint64_t)bytes : UINT64_MAX;
 }
@@ -108,11 +111,14 @@ static LLVMBool native_failed;
  * argmax over f16 [16,64,128,128], 32 MiB: 63% of the plain loop with the
  * prefetches, 100% without). Read once per process. */
 static uint64_t stream_prefetch_max;
+/* dmlc_llvm_target.l2_bytes of the JIT: one core's L2 (0 when unknown). */
+static uint64_t host_l2;
 
 static void init_native(void) {
   native_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
-  const uint64_t llc = host_last_level_cache();
+  const uint64_t llc = host_cache_bytes(0), l2 = host_cache_bytes(2);
   stream_prefetch_max = llc == UINT64_MAX ? llc : llc / 4 * 3;
+  host_l2 = l2 == UINT64_MAX ? 0 : l2;
 }
 
 /* Records err's message (consuming err) and returns status. */
@@ -327,6 +333,7 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   if (status == DMLC_OK)
     status = fast_tier_limit(&jit->fast_max_elements, diag);
   jit->target.stream_prefetch_max_bytes = stream_prefetch_max;
+  jit->target.l2_bytes = host_l2;
   if (status == DMLC_OK && LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "no LLVM target for %s: %s", jit->triple,
                            message ? message : "");

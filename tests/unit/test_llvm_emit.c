@@ -42,6 +42,8 @@ static uint64_t stream_prefetch_max = UINT64_MAX;
 static uint32_t vec_bytes = 32;
 /* dmlc_llvm_target.row_narrow_bytes (0: every row at vec_bytes) */
 static uint32_t row_narrow;
+/* dmlc_llvm_target.l2_bytes (0: unknown) */
+static uint64_t l2_bytes;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -378,7 +380,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                                    .psign_bytes = psign_bytes,
                                    .soft_half = soft_half,
                                    .split_min_bytes = 0,
-                                   .row_narrow_bytes = row_narrow};
+                                   .row_narrow_bytes = row_narrow,
+                                   .l2_bytes = l2_bytes};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -957,6 +960,15 @@ START_TEST(test_stream_prefetch_limit) {
     expect_prefetch(kd_make(3, short_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMIN, limit, true,
                     "columns, short runs");
   }
+  /* From DRAM, the long runs' groups (8 runs of 32 KiB, twice, and 64 KiB
+   * of accumulators: 576 KiB) are prefetched with an L2 of 1 MiB (three
+   * quarters: 768 KiB), not of 512 KiB */
+  for (int big = 0; big < 2; big++) {
+    l2_bytes = big ? 1u << 20 : 1u << 19;
+    expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMAX, 0, big,
+                    big ? "columns, long runs, 1 MiB L2" : "columns, long runs, 512 KiB L2");
+  }
+  l2_bytes = 0;
 }
 END_TEST
 
