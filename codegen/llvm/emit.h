@@ -31,6 +31,10 @@ typedef struct dmlc_llvm_target {
    * without). The prefetch of each next run of a merged row (a jump the
    * hardware prefetchers cannot guess) stays. */
   uint64_t stream_prefetch_max_bytes;
+  /* ... and streamed rows (not the columns) only when it is at most this
+   * as well; 0: no further limit. The JIT sets one core's L2 on CPUs whose
+   * hardware prefetchers keep up with a stream from the L3 (jit.c). */
+  uint64_t row_prefetch_max_bytes;
   /* x86: the widest vector PSIGNW takes (32 with AVX2, 16 with SSSE3);
    * 0: none (portable IR instead). */
   uint32_t psign_bytes;

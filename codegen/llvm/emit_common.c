@@ -509,7 +509,7 @@ void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near) {
 }
 
 void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes) {
-  if (!e->prefetch_bytes || !e->stream_prefetch)
+  if (!e->prefetch_bytes || !e->row_prefetch)
     return;
   for (uint64_t b = 0; b == 0 || b < bytes; b += 64)
     ec_prefetch_read(e, off, (int64_t)(e->prefetch_bytes + b), true);

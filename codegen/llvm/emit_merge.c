@@ -300,7 +300,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
                     len * dmlc_dtype_size(k->read_dtype) >= WIDE_ROW_BYTES &&
                     ec_read_bytes(k) >= e->split_min_bytes;
   if (wide)
-    e->stream_prefetch = true;
+    e->stream_prefetch = e->row_prefetch = true;
   uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points, wide);
   /* Vector accumulators: each point keeps v.n (value, index) vectors, so a
    * row costs no merge across lanes (that is done once per point, at the

@@ -44,6 +44,8 @@ static uint32_t vec_bytes = 32;
 static uint32_t row_narrow;
 /* dmlc_llvm_target.l2_bytes (0: unknown) */
 static uint64_t l2_bytes;
+/* dmlc_llvm_target.row_prefetch_max_bytes (0: no further limit) */
+static uint64_t row_prefetch_max;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -381,7 +383,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                                    .soft_half = soft_half,
                                    .split_min_bytes = 0,
                                    .row_narrow_bytes = row_narrow,
-                                   .l2_bytes = l2_bytes};
+                                   .l2_bytes = l2_bytes,
+                                   .row_prefetch_max_bytes = row_prefetch_max};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -969,6 +972,18 @@ START_TEST(test_stream_prefetch_limit) {
                     big ? "columns, long runs, 1 MiB L2" : "columns, long runs, 512 KiB L2");
   }
   l2_bytes = 0;
+  /* row_prefetch_max_bytes below the read: the rows lose their prefetches
+   * (the read, 1.9 MB, is still within stream_prefetch_max_bytes), the
+   * columns of long runs keep theirs */
+  row_prefetch_max = 1u << 20;
+  expect_prefetch(kd_make(2, rows_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMAX, UINT64_MAX, false,
+                  "rows, row prefetches limited");
+  expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMIN, UINT64_MAX, true,
+                  "columns, row prefetches limited");
+  row_prefetch_max = 4u << 20;
+  expect_prefetch(kd_make(2, rows_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMAX, UINT64_MAX, true,
+                  "rows, within the row prefetch limit");
+  row_prefetch_max = 0;
 }
 END_TEST
 
