@@ -989,8 +989,7 @@ END_TEST
 
 /* ---- columns ---- */
 
-START_TEST(test_column) {
-  const dmlc_dtype dt = reduce_types[_i];
+static void check_columns(dmlc_dtype dt) {
   /* the last five: blocks of every type's width and a narrow last one;
    * row counts at the 16-bit row index limit (16-bit values) and the
    * 8-bit one (8-bit values) */
@@ -1010,6 +1009,18 @@ START_TEST(test_column) {
     kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[s % 6], s % 2 == 0 ? 1 : 3);
     check_reductions(k, dt);
   }
+}
+
+START_TEST(test_column) { check_columns(reduce_types[_i]); }
+END_TEST
+
+/* The same with 64-byte vectors: eight rows a step for every type (four
+ * for 4- and 8-byte types with narrower vectors), the rows past the last
+ * step (2 of 11, 7 of 256) as one group. */
+START_TEST(test_column_wide) {
+  vec_bytes = 64;
+  check_columns(reduce_types[_i]);
+  vec_bytes = 32;
 }
 END_TEST
 
@@ -1482,6 +1493,7 @@ static Suite *emit_suite(void) {
   TCase *wide = tcase_create("wide");
   tcase_set_timeout(wide, 300);
   tcase_add_loop_test(wide, test_merged_rows_wide, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(wide, test_column_wide, 0, NUM_REDUCE_TYPES);
   suite_add_tcase(s, wide);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
