@@ -187,9 +187,9 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
   out->prefetch_min_bytes = PREFETCH_MIN_BYTES;
   out->psign_bytes = psign_bytes(triple, features);
   out->split_min_bytes = SPLIT_MIN_BYTES;
-  out->row_narrow_bytes = ROW_NARROW_BYTES;
   const bool x86 = strncmp(triple, "x86_64", 6) == 0 ||
                    (triple[0] == 'i' && triple[1] && strncmp(triple + 2, "86", 2) == 0);
+  out->row_narrow_bytes = x86 ? ROW_NARROW_BYTES : 0;
   out->soft_half = x86 && !has_feature(features, "f16c");
 }
 
