@@ -49,6 +49,9 @@ struct dmlc_llvm_aot {
   LLVMModuleRef module;
   LLVMTargetMachineRef tm;
   char *triple, *cpu, *features; /* LLVM-allocated; cpu as given ("a,b,c") */
+  /* The host's triple, CPU and features by default: the kernels are tuned
+   * for this machine's caches too (dmlc_llvm_host_tuning), as the JIT's. */
+  bool host_tuned;
   uint64_t workspace_bytes, scratch_offset;
   uint32_t num_variants;
   variant *variants;      /* in the order given */
@@ -277,6 +280,7 @@ static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *
   aot->triple = o->triple ? LLVMNormalizeTargetTriple(o->triple) : llvm_string(host_normal);
   const bool is_host = strcmp(aot->triple, host_normal) == 0;
   LLVMDisposeMessage(host_normal);
+  aot->host_tuned = is_host && !o->cpu && !o->features;
   if (o->cpu)
     aot->cpu = llvm_string(o->cpu);
   else
@@ -671,6 +675,8 @@ static dmlc_status build_variant(dmlc_llvm_aot *aot, builder *b, const dmlc_kern
     snprintf(prefix, sizeof prefix, "%s", name);
   dmlc_llvm_target target;
   dmlc_llvm_target_for(aot->triple, var->enabled, &target);
+  if (aot->host_tuned)
+    dmlc_llvm_host_tuning(&target);
   const uint32_t n = plan->num_kernels;
   LLVMValueRef *kernels = calloc(n ? n : 1, sizeof *kernels);
   LLVMValueRef *finishes = calloc(n ? n : 1, sizeof *finishes);

@@ -138,6 +138,13 @@ static void init_native(void) {
   LLVMDisposeMessage(cpu);
 }
 
+void dmlc_llvm_host_tuning(dmlc_llvm_target *t) {
+  pthread_once(&native_once, init_native);
+  t->stream_prefetch_max_bytes = stream_prefetch_max;
+  t->l2_bytes = host_l2;
+  t->row_prefetch_max_bytes = row_prefetch_max;
+}
+
 /* Records err's message (consuming err) and returns status. */
 static dmlc_status llvm_error(dmlc_diag *diag, dmlc_status status, const char *what,
                               LLVMErrorRef err) {
@@ -180,6 +187,7 @@ static uint32_t psign_bytes(const char *triple, const char *features) {
 }
 
 void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_target *out) {
+  memset(out, 0, sizeof *out);
   out->vector_bytes = vector_bytes(features);
   out->nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES;
   out->prefetch_bytes = PREFETCH_BYTES;
@@ -349,9 +357,7 @@ dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag) {
   dmlc_status status = choose_cpu(jit, diag);
   if (status == DMLC_OK)
     status = fast_tier_limit(&jit->fast_max_elements, diag);
-  jit->target.stream_prefetch_max_bytes = stream_prefetch_max;
-  jit->target.l2_bytes = host_l2;
-  jit->target.row_prefetch_max_bytes = row_prefetch_max;
+  dmlc_llvm_host_tuning(&jit->target);
   if (status == DMLC_OK && LLVMGetTargetFromTriple(jit->triple, &target, &message)) {
     status = dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "no LLVM target for %s: %s", jit->triple,
                            message ? message : "");

@@ -34,6 +34,12 @@ typedef struct dmlc_llvm_text {
  * non-temporal and prefetch thresholds the JIT uses too. */
 void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_target *out);
 
+/* Sets t's thresholds that depend on this machine's caches and CPU model
+ * (stream_prefetch_max_bytes, l2_bytes, row_prefetch_max_bytes) as the JIT
+ * sets them: for code that runs here (the JIT, and ahead-of-time code with
+ * the host's defaults). Reads sysfs once per process. */
+void dmlc_llvm_host_tuning(dmlc_llvm_target *t);
+
 /* Initializes LLVM's native target once per process, then creates the host
  * target machine and the LLJIT. */
 dmlc_status dmlc_llvm_jit_create(dmlc_llvm_jit **out, dmlc_diag *diag);

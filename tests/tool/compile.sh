@@ -252,6 +252,43 @@ for e in o a so h ll s json dot; do
   check "reproducible .$e" cmp "$TMP/a/r.$e" "$TMP/b/r.$e"
 done
 
+# ---- the host's defaults tune for its caches, as the JIT does ----
+# A 256 MiB f32 row argmax. Named explicitly (--mcpu, the host's CPU), the
+# target's caches are unknown: the rows are prefetched, at the CPU's widest
+# vectors. With the defaults the host's last-level cache decides, as for
+# the JIT (codegen/llvm/jit.c): a read past three quarters of it comes from
+# DRAM, with no stream prefetches, and on AVX-512 at 32 bytes a vector.
+cat >"$TMP/big_rows.dmlir" <<'EOF'
+graph @big_rows(%x: f32[8192,8192]) -> (u32[8192,1]) {
+  %0 = argmax %x {axes = [1]} : u32[8192,1]
+  return %0
+}
+EOF
+host_cpu=$(llc-19 --version | sed -n 's/^ *Host CPU: *//p')
+llc_bytes=0
+for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+  [ -r "$d/level" ] && [ -r "$d/size" ] || continue
+  size=$(sed 's/K$/*1024/; s/M$/*1048576/' "$d/size")
+  llc_bytes=$((size > llc_bytes ? size : llc_bytes))
+done
+check "host tuning: default .ll" "$DMLC" compile "$TMP/big_rows.dmlir" -o "$TMP/tuned.ll"
+check "host tuning: --mcpu=$host_cpu .ll" \
+  "$DMLC" compile "$TMP/big_rows.dmlir" -o "$TMP/named.ll" --mcpu="$host_cpu"
+named_pf=$(grep -c 'call void @llvm.prefetch' "$TMP/named.ll" || true)
+tuned_pf=$(grep -c 'call void @llvm.prefetch' "$TMP/tuned.ll" || true)
+check "host tuning: --mcpu prefetches the rows ($named_pf)" test "$named_pf" -gt 0
+if [ "$llc_bytes" -gt 0 ] && [ "$llc_bytes" -lt $((256 * 1048576 * 4 / 3)) ]; then
+  check "host tuning: from DRAM, no stream prefetches ($tuned_pf; LLC $llc_bytes)" \
+    test "$tuned_pf" -eq 0
+  if grep -qw avx512f /proc/cpuinfo; then
+    check "host tuning: AVX-512, --mcpu keeps 64-byte rows" grep -q '<16 x float>' "$TMP/named.ll"
+    check "host tuning: AVX-512, the default reads DRAM rows 32 bytes a vector" \
+      bash -c "grep -q '<8 x float>' '$TMP/tuned.ll' && ! grep -q '<16 x float>' '$TMP/tuned.ll'"
+  fi
+else # no last-level cache in sysfs: both assume the read fits
+  check "host tuning: no LLC in sysfs, prefetched alike" test "$tuned_pf" -eq "$named_pf"
+fi
+
 # ---- the kind from the extension ----
 expect_run ".o picks obj" 0 -- "$DMLC" compile "$ex" -o "$TMP/ext.o"
 check ".o is an object" bash -c "file '$TMP/ext.o' 2>/dev/null | grep -q 'relocatable' || nm '$TMP/ext.o' | grep -q ' T hardmax_argmax_run'"
