@@ -165,11 +165,11 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.l2_bytes = target ? target->l2_bytes : 0;
   e.psign_bytes = target ? target->psign_bytes : 0;
   e.soft_half = target && target->soft_half;
+  e.from_dram = target && k->has_read && ec_read_bytes(k) > target->stream_prefetch_max_bytes;
   if (target && k->has_read && ec_read_bytes(k) >= target->prefetch_min_bytes) {
     e.prefetch_bytes = target->prefetch_bytes;
-    e.stream_prefetch = ec_read_bytes(k) <= target->stream_prefetch_max_bytes;
-    e.row_prefetch = e.stream_prefetch && (!target->row_prefetch_max_bytes ||
-                                           ec_read_bytes(k) <= target->row_prefetch_max_bytes);
+    e.row_prefetch = !e.from_dram && (!target->row_prefetch_max_bytes ||
+                                      ec_read_bytes(k) <= target->row_prefetch_max_bytes);
   }
   e.b = LLVMCreateBuilderInContext(e.c);
   e.entry_b = LLVMCreateBuilderInContext(e.c);

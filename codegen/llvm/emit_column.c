@@ -743,7 +743,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * larger share of few rows), 32 rows of 512 KiB from L3 1.01-1.04, and
    * 64 rows of 64 KiB (u8 NCHW) 1.02-1.18 with 8 KiB runs. */
   c.block = 256;
-  const uint64_t run = !e->stream_prefetch && c.rows >= COLUMN_SHORT_RUN_ROWS &&
+  const uint64_t run = e->from_dram && c.rows >= COLUMN_SHORT_RUN_ROWS &&
                                c.cols * dmlc_dtype_size(k->read_dtype) >= COLUMN_LONG_ROW_BYTES
                            ? COLUMN_SHORT_RUN_BYTES
                            : COLUMN_RUN_BYTES;
@@ -775,7 +775,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
       c.block = c.cols;
   }
   const uint64_t blocks = (c.cols + c.block - 1) / c.block;
-  /* From DRAM (no stream_prefetch), runs of half COLUMN_RUN_BYTES or more
+  /* From DRAM, runs of half COLUMN_RUN_BYTES or more
    * are prefetched a group of rows ahead only when that group, the one
    * being read and the accumulators fit in three quarters of a core's L2:
    * else the prefetched lines evict the ones being read. Channel argmax
@@ -789,7 +789,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   const uint64_t footprint = 2 * group_bytes + c.block * (c.ct_size + c.it_size);
   c.prefetch_rows =
       e->prefetch_bytes &&
-      (e->stream_prefetch || c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES / 2 ||
+      (!e->from_dram || c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES / 2 ||
        (e->l2_bytes && footprint <= e->l2_bytes / 4 * 3));
   const uint64_t part_bytes = c.outer * c.chunks * c.cols * c.ct_size;
   c.part_idx = (part_bytes + 63) / 64 * 64;

@@ -24,10 +24,10 @@ typedef struct emit_ctx {
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;
-  /* The read fits in the caches (dmlc_llvm_target.stream_prefetch_max_bytes) */
-  bool stream_prefetch;
-  /* ec_prefetch_stream prefetches: stream_prefetch, and within
-   * dmlc_llvm_target.row_prefetch_max_bytes */
+  /* The read comes from DRAM: past dmlc_llvm_target.stream_prefetch_max_bytes */
+  bool from_dram;
+  /* ec_prefetch_stream prefetches: prefetch_bytes, not from_dram, and
+   * within dmlc_llvm_target.row_prefetch_max_bytes */
   bool row_prefetch;
   uint32_t psign_bytes; /* dmlc_llvm_target.psign_bytes */
   bool soft_half;       /* dmlc_llvm_target.soft_half */

@@ -296,11 +296,11 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
    * leaves fewer of a core's own misses in flight than a plain loop's
    * (80-83% without them, 83-90% with). [256,512,256] over {0,2}: 74-79%
    * -> 82-95% of the plain loop, in alternate runs on the Zen 3. */
-  const bool wide = kept_inside(k, kept, nkept, outer, nouter) && !e->stream_prefetch &&
+  const bool wide = kept_inside(k, kept, nkept, outer, nouter) && e->from_dram &&
                     len * dmlc_dtype_size(k->read_dtype) >= WIDE_ROW_BYTES &&
                     ec_read_bytes(k) >= e->split_min_bytes;
   if (wide)
-    e->stream_prefetch = e->row_prefetch = true;
+    e->row_prefetch = true;
   uint64_t block = block_size(k, kept, nkept, outer, nouter, kept_points, wide);
   /* Vector accumulators: each point keeps v.n (value, index) vectors, so a
    * row costs no merge across lanes (that is done once per point, at the

@@ -994,8 +994,7 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
   const uint64_t row_bytes =
       (uint64_t)e->k->dims[e->k->rank - 1] * dmlc_dtype_size(e->k->read_dtype);
   if (e->row_narrow_bytes && e->vector_bytes > e->row_narrow_bytes &&
-      ((e->prefetch_bytes && !e->stream_prefetch) ||
-       (e->k->read_dtype == DMLC_DTYPE_F32 && row_bytes < ROW_NARROW_F32_BYTES)))
+      (e->from_dram || (e->k->read_dtype == DMLC_DTYPE_F32 && row_bytes < ROW_NARROW_F32_BYTES)))
     e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
