@@ -53,10 +53,11 @@ static double minimum(const double *v, size_t n) {
  * over the workload's own buffers: each reads the input once and writes the
  * output once (the reductions' index outputs count too: a channel argmax
  * over u8 writes more than it reads), in slices, one thread per core. The
- * loops differ in vector width (32-byte AVX2, 64-byte AVX-512 where the
- * CPU has it), software prefetch (none, or 2 KiB ahead) and, when the
- * output is large, ordinary or non-temporal stores. Writes are interleaved
- * with the reads in proportion, as a kernel that writes as it reads would. */
+ * loops differ in vector width (16-byte SSE2, 32-byte AVX2, 64-byte
+ * AVX-512 where the CPU has it; none wider than the JIT's vectors, so a JIT
+ * narrowed to SSE4.2 meets the loops of an SSE4.2 CPU), software prefetch (none, or 2 KiB ahead)
+ * and, when the output is large, ordinary or non-temporal stores. Writes are interleaved with the
+ * reads in proportion, as a kernel that writes as it reads would. */
 
 enum { BW_PREFETCH = 2048, BW_CHUNK = 4096 };
 
@@ -106,11 +107,17 @@ typedef void (*bw_loop_fn)(bw_slice *s);
     s->sum = t[0];                                                                                 \
   }
 
+#define BW_STORE16(p, v) (*(vt *)(p) = (v))
+#define BW_STREAM16(p, v) _mm_stream_si128((__m128i *)(p), (__m128i)(v))
 #define BW_STORE32(p, v) (*(vt *)(p) = (v))
 #define BW_STREAM32(p, v) _mm256_stream_si256((__m256i *)(p), (__m256i)(v))
 #define BW_STORE64(p, v) (*(vt *)(p) = (v))
 #define BW_STREAM64(p, v) _mm512_stream_si512((void *)(p), (__m512i)(v))
 
+BW_LOOP(bw_sse, "sse2", 16, 0, BW_STORE16)
+BW_LOOP(bw_sse_pf, "sse2", 16, 1, BW_STORE16)
+BW_LOOP(bw_sse_nt, "sse2", 16, 0, BW_STREAM16)
+BW_LOOP(bw_sse_pf_nt, "sse2", 16, 1, BW_STREAM16)
 BW_LOOP(bw_avx2, "avx2", 32, 0, BW_STORE32)
 BW_LOOP(bw_avx2_pf, "avx2", 32, 1, BW_STORE32)
 BW_LOOP(bw_avx2_nt, "avx2", 32, 0, BW_STREAM32)
@@ -123,14 +130,23 @@ BW_LOOP(bw_avx512_pf_nt, "avx512f", 64, 1, BW_STREAM64)
 typedef struct bw_loop {
   const char *name;
   bw_loop_fn fn;
-  bool avx512, nt;
+  unsigned vector_bytes;
+  bool nt;
 } bw_loop;
 
 static const bw_loop bw_loops[] = {
-    {"avx2", bw_avx2, false, false},         {"avx2+pf", bw_avx2_pf, false, false},
-    {"avx2+nt", bw_avx2_nt, false, true},    {"avx2+pf+nt", bw_avx2_pf_nt, false, true},
-    {"avx512", bw_avx512, true, false},      {"avx512+pf", bw_avx512_pf, true, false},
-    {"avx512+nt", bw_avx512_nt, true, true}, {"avx512+pf+nt", bw_avx512_pf_nt, true, true},
+    {"sse", bw_sse, 16, false},
+    {"sse+pf", bw_sse_pf, 16, false},
+    {"sse+nt", bw_sse_nt, 16, true},
+    {"sse+pf+nt", bw_sse_pf_nt, 16, true},
+    {"avx2", bw_avx2, 32, false},
+    {"avx2+pf", bw_avx2_pf, 32, false},
+    {"avx2+nt", bw_avx2_nt, 32, true},
+    {"avx2+pf+nt", bw_avx2_pf_nt, 32, true},
+    {"avx512", bw_avx512, 64, false},
+    {"avx512+pf", bw_avx512_pf, 64, false},
+    {"avx512+nt", bw_avx512_nt, 64, true},
+    {"avx512+pf+nt", bw_avx512_pf_nt, 64, true},
 };
 enum { BW_LOOPS = sizeof bw_loops / sizeof bw_loops[0] };
 
@@ -138,10 +154,14 @@ enum { BW_LOOPS = sizeof bw_loops / sizeof bw_loops[0] };
  * out_bytes against in_bytes (non-temporal stores only for large outputs,
  * and only with 64-byte-aligned whole-vector slices, which the buffers and
  * slicing below give). */
+static unsigned bw_max_vector_bytes = 64;
+
 static bool bw_loop_applies(const bw_loop *l, size_t in_bytes, size_t out_bytes) {
-  if (!__builtin_cpu_supports("avx2"))
+  if (l->vector_bytes > bw_max_vector_bytes)
     return false;
-  if (l->avx512 && !__builtin_cpu_supports("avx512f"))
+  if (l->vector_bytes == 32 && !__builtin_cpu_supports("avx2"))
+    return false;
+  if (l->vector_bytes == 64 && !__builtin_cpu_supports("avx512f"))
     return false;
   return !l->nt || out_bytes >= in_bytes / 8;
 }
@@ -576,6 +596,18 @@ int main(int argc, char **argv) {
   char *desc = NULL;
   if (dmlc_device_describe(ctx, o.device, &desc) == DMLC_OK) {
     printf("device: %s\n", desc);
+    /* A JIT narrowed to fewer features (DMLC_CPU=x86-64-v2,
+     * DMLC_CPU_FEATURES=-avx512f) stands for a CPU without the wider
+     * vectors: its plain loops are held to the same width. */
+    const char *bits = strstr(desc, "-bit vectors");
+    const char *num = bits;
+    while (num && num > desc && num[-1] >= '0' && num[-1] <= '9')
+      num--;
+    const unsigned width = num && num < bits ? (unsigned)atoi(num) / 8 : 0;
+    if (width >= 16 && width < bw_max_vector_bytes) {
+      bw_max_vector_bytes = width;
+      printf("plain loops held to the JIT's %u-bit vectors\n", width * 8);
+    }
     dmlc_free(desc);
   }
   printf("threads: %u; plain loops on one thread per core (%u) and on one thread%s\n", o.threads,
