@@ -159,6 +159,7 @@ typedef enum data_mode {
   DATA_NEGATIVE,  /* floats: -1..-3 and -0, rarely a lone extreme (no NaN) */
   DATA_POSITIVE,  /* floats: 1..3 and +0, rarely a lone extreme (no NaN) */
   DATA_RARE_NAN,  /* floats: as DATA_SPARSE, rarely a NaN of either sign */
+  DATA_LONE_NAN,  /* floats: as DATA_SPARSE, a NaN at each element lone_nan_at names */
   DATA_MODES
 } data_mode;
 
@@ -191,6 +192,8 @@ static double float_value(data_mode mode) {
   }
   case DATA_RARE_NAN:
     return rnd() % 1009 == 0 ? (rnd() & 1 ? NAN : -NAN) : float_value(DATA_SPARSE);
+  case DATA_LONE_NAN:
+    return float_value(DATA_SPARSE);
   case DATA_HALF_TIES: {                    /* m * 2^e + (half an f16 ulp) +- tiny */
     const int exp = (int)(rnd() % 30) - 24; /* binary16 normals */
     const double h = ldexp((double)(1024 + rnd() % 1024), exp);
@@ -209,8 +212,14 @@ static void store_raw(dmlc_dtype dt, uint8_t *p, uint64_t bits) {
   memcpy(p, &bits, dmlc_dtype_size(dt)); /* little-endian */
 }
 
+/* DATA_LONE_NAN: the elements (flat indices) that are NaN, in order. */
+enum { LONE_NANS = 8 };
+static uint64_t lone_nan_at[LONE_NANS];
+static unsigned lone_nans;
+
 static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
   const uint32_t size = dmlc_dtype_size(dt);
+  unsigned next_nan = 0;
   for (uint64_t i = 0; i < n; i++, p += size) {
     if (dt == DMLC_DTYPE_BOOL) {
       static const uint8_t b[] = {0, 1, 1, 7, 0};
@@ -224,9 +233,11 @@ static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
       memcpy(p, &h, 2);
     } else if (dmlc_dtype_is_float(dt)) {
       static const double infs[] = {INFINITY, -INFINITY, -0.0, 0.0, 1.0};
-      const double v = mode == DATA_ASCENDING ? (double)(i / 3)
-                       : mode == DATA_INFS    ? infs[rnd() % 5]
-                                              : float_value(mode);
+      double v = mode == DATA_ASCENDING ? (double)(i / 3)
+                 : mode == DATA_INFS    ? infs[rnd() % 5]
+                                        : float_value(mode);
+      if (mode == DATA_LONE_NAN && next_nan < lone_nans && lone_nan_at[next_nan] == i)
+        v = next_nan++ % 2 ? -NAN : NAN;
       if (dt == DMLC_DTYPE_F64) {
         memcpy(p, &v, 8);
       } else if (dt == DMLC_DTYPE_F32) {
@@ -632,7 +643,7 @@ static void check_block_rows(dmlc_dtype dt, uint32_t be, const char *needle, con
 
 /* f32 rows of two blocks or more (32 vectors each): per block the extreme
  * by MAXPS/MINPS, the best block, then its first (last) equal element;
- * a NaN (or +inf with -inf) sends the row through the one-pass path.
+ * a NaN sends the row through the one-pass path.
  * Vectors of 16, 32 and 64 bytes (wider than the host is still correct);
  * lengths just below, at and above whole blocks (the last block overlaps
  * the one before); no NaN with ties of -0 and +0, lone extremes anywhere,
@@ -645,6 +656,54 @@ START_TEST(test_row_blocks) {
                              DATA_INFS, DATA_SPECIALS, DATA_RANDOM};
   check_block_rows(DMLC_DTYPE_F32, 32 * (vec_bytes / 4), "llvm.vector.reduce.fmax", modes,
                    (int)(sizeof modes / sizeof modes[0]));
+  vec_bytes = 32;
+}
+END_TEST
+
+/* f32 block rows with one NaN, of either sign, in each row, at each place
+ * the NaN check treats apart: the first and the second vector of a pair,
+ * the first turn of a block (before the loop) and a later one, a block's
+ * last element, the first element of the next block, and the elements
+ * that only the last block, overlapping the one before, reads again.
+ * Vectors of 16, 32 and 64 bytes; every (op, direction) pair. */
+START_TEST(test_row_blocks_lone_nan) {
+  static const uint32_t widths[] = {16, 32, 64};
+  vec_bytes = widths[_i];
+  const uint32_t lanes = vec_bytes / 4, chains = vec_bytes >= 64 ? 8 : 4, be = 32 * lanes;
+  const uint32_t rows = 5, len = 2 * be + be / 2; /* the last block starts at len - be */
+  const uint32_t at[] = {0,
+                         1,
+                         lanes,
+                         lanes + lanes / 2,
+                         chains * lanes,
+                         chains * lanes + lanes + 1,
+                         be - 1,
+                         be,
+                         be + 3 * lanes + 2,
+                         len - be + 1,
+                         len - lanes,
+                         len - 1,
+                         2 * be - 1,
+                         2 * be};
+  const uint32_t nat = sizeof at / sizeof at[0];
+  const uint32_t dims[2] = {rows, len};
+  dmlc_kdesc k = kd_make(2, dims, 2);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  ck_assert(ir_has(&k, "llvm.vector.reduce.fmax"));
+  const data_mode mode = DATA_LONE_NAN;
+  for (uint32_t first = 0; first < nat; first += rows) {
+    /* row r's NaN at at[first + r]; rows past the list have none */
+    lone_nans = 0;
+    for (uint32_t r = 0; r < rows && first + r < nat; r++)
+      lone_nan_at[lone_nans++] = (uint64_t)r * len + at[first + r];
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, DMLC_DTYPE_F32, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, &mode, 1);
+    }
+  }
+  lone_nans = 0;
   vec_bytes = 32;
 }
 END_TEST
@@ -1475,6 +1534,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_row_blocks, 0, 3);
+  tcase_add_loop_test(tc, test_row_blocks_lone_nan, 0, 3);
   tcase_add_loop_test(tc, test_row_bit_blocks, 0, 27);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
