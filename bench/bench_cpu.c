@@ -376,10 +376,11 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
                                                  : (int)(BATCH_S / one);
     /* Each plain pass is paired with one timed call (or batch), before it
      * in odd rounds (the second of two runs over the same buffers finds
-     * them warmer), and a ratio sets the fastest loop's passes against
-     * the calls paired with them: both sides have as many tries, in the
-     * same moments of a shared host whose speed drifts
-     * (docs/performance.md has --calibrate's figures). */
+     * them warmer): the fastest pass of any loop against the fastest
+     * call, and the winning loop's median pass against the median of the
+     * calls paired with it; both sides have as many tries, in the same
+     * moments of a shared host whose speed drifts (docs/performance.md
+     * has --calibrate's figures). */
     for (int i = 0; r.ok && i < rounds; i++) {
       if (!any) /* no plain loop runs here (no AVX2): calls alone, no ratio */
         r.ok = time_calls(ctx, exe, &ib, &ob, r.name, reps, &tk[0][0][i]);
@@ -403,7 +404,17 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
       r.best = minimum(tk[0][0], (size_t)rounds);
       r.seconds = bench_median(tk[0][0], (size_t)rounds);
     } else if (r.ok) {
-      /* the fastest loop by its best pass, against the calls paired with it */
+      /* The machine: the fastest loop by its best pass. dmlc's best: the
+       * fastest of all its calls, one paired with each pass of every
+       * loop, so both sides are the best of as many tries; the medians
+       * are the winning loop's passes and the calls paired with them. */
+      double fastest_call = 0;
+      for (int t = 0; t < nthreads; t++)
+        for (int l = 0; l < BW_LOOPS; l++) {
+          const double m = use[l] ? minimum(tk[t][l], (size_t)rounds) : 0;
+          if (use[l] && (fastest_call == 0 || m < fastest_call))
+            fastest_call = m;
+        }
       for (int t = 0; t < nthreads; t++) {
         for (int l = 0; l < BW_LOOPS; l++) {
           if (!use[l])
@@ -412,12 +423,12 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
           if (best > r.machine) {
             r.machine = best;
             r.machine_median = moved / bench_median(tm[t][l], (size_t)rounds);
-            r.best = minimum(tk[t][l], (size_t)rounds);
             r.seconds = bench_median(tk[t][l], (size_t)rounds);
             snprintf(r.loop, sizeof r.loop, "%s x%u", bw_loops[l].name, thread_counts[t]);
           }
         }
       }
+      r.best = fastest_call;
     }
   }
   free(in);
