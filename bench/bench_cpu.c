@@ -382,7 +382,7 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
      * moments of a shared host whose speed drifts (docs/performance.md
      * has --calibrate's figures). */
     for (int i = 0; r.ok && i < rounds; i++) {
-      if (!any) /* no plain loop runs here (no AVX2): calls alone, no ratio */
+      if (!any) /* no plain loop applies: calls alone, no ratio */
         r.ok = time_calls(ctx, exe, &ib, &ob, r.name, reps, &tk[0][0][i]);
       for (int t = 0; t < nthreads; t++)
         for (int l = 0; r.ok && l < BW_LOOPS; l++) {
