@@ -451,6 +451,24 @@ static void find_in_block(emit_ctx *e, LLVMValueRef start, uint32_t lanes, bool 
            BLOCK_VECS, lanes, last, hits, arg, where, done);
 }
 
+/* One turn of block_step: rb->chains vectors from element at into the
+ * chains (the block's first turn starts them), each pair checked for NaN. */
+static void block_turn(emit_ctx *e, const row_blocks *rb, LLVMValueRef at, bool first) {
+  ec_prefetch_stream(e, at, rb->chains * e->vector_bytes);
+  LLVMValueRef x[8];
+  for (uint32_t c = 0; c < rb->chains; c++) {
+    x[c] = ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, c * rb->lanes)), rb->lanes);
+    LLVMValueRef m =
+        first ? x[c] : fext(e, rb->mx, LLVMBuildLoad2(e->b, rb->vt, rb->chain[c], ""), x[c]);
+    LLVMBuildStore(e->b, m, rb->chain[c]);
+  }
+  for (uint32_t d = 0; d < rb->chains / 2; d++) {
+    LLVMValueRef u = LLVMBuildFCmp(e->b, LLVMRealUNO, x[2 * d], x[2 * d + 1], "");
+    LLVMValueRef n = LLVMBuildLoad2(e->b, rb->it, rb->nans[d], "");
+    LLVMBuildStore(e->b, LLVMBuildOr(e->b, n, LLVMBuildSExt(e->b, u, rb->it, ""), ""), rb->nans[d]);
+  }
+}
+
 /* The block of BLOCK_VECS vectors from element start, in turns of
  * rb->chains vectors: its extreme lane by lane by MAXPS (MINPS) in that
  * many chains and a tree, each pair of vectors checked for NaN (one
@@ -467,29 +485,13 @@ static void block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
   const row_blocks *rb = arg;
   const uint32_t lanes = rb->lanes, chains = rb->chains;
   const uint64_t turn = (uint64_t)chains * lanes;
-  for (int first = 1; first >= 0; first--) {
-    ec_loop l;
-    LLVMValueRef j = first ? ec_i64(e, 0)
-                           : ec_loop_begin(e, &l, ec_i64(e, turn),
-                                           ec_i64(e, (uint64_t)BLOCK_VECS * lanes), turn);
-    LLVMValueRef at = ec_add(e, rb->off, ec_add(e, start, j));
-    ec_prefetch_stream(e, at, chains * e->vector_bytes);
-    LLVMValueRef x[8];
-    for (uint32_t c = 0; c < chains; c++) {
-      x[c] = ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, c * lanes)), lanes);
-      LLVMValueRef m =
-          first ? x[c] : fext(e, rb->mx, LLVMBuildLoad2(e->b, rb->vt, rb->chain[c], ""), x[c]);
-      LLVMBuildStore(e->b, m, rb->chain[c]);
-    }
-    for (uint32_t d = 0; d < chains / 2; d++) {
-      LLVMValueRef u = LLVMBuildFCmp(e->b, LLVMRealUNO, x[2 * d], x[2 * d + 1], "");
-      LLVMValueRef n = LLVMBuildLoad2(e->b, rb->it, rb->nans[d], "");
-      LLVMBuildStore(e->b, LLVMBuildOr(e->b, n, LLVMBuildSExt(e->b, u, rb->it, ""), ""),
-                     rb->nans[d]);
-    }
-    if (!first)
-      ec_loop_end(e, &l);
-  }
+  LLVMValueRef first = ec_add(e, rb->off, start);
+  block_turn(e, rb, first, true);
+  ec_loop l;
+  LLVMValueRef j =
+      ec_loop_begin(e, &l, ec_i64(e, turn), ec_i64(e, (uint64_t)BLOCK_VECS * lanes), turn);
+  block_turn(e, rb, ec_add(e, first, j), false);
+  ec_loop_end(e, &l);
   LLVMValueRef m[8];
   for (uint32_t c = 0; c < chains; c++)
     m[c] = LLVMBuildLoad2(e->b, rb->vt, rb->chain[c], "");
