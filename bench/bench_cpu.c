@@ -408,17 +408,13 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
        * fastest of all its calls, one paired with each pass of every
        * loop, so both sides are the best of as many tries; the medians
        * are the winning loop's passes and the calls paired with them. */
-      double fastest_call = 0;
-      for (int t = 0; t < nthreads; t++)
-        for (int l = 0; l < BW_LOOPS; l++) {
-          const double m = use[l] ? minimum(tk[t][l], (size_t)rounds) : 0;
-          if (use[l] && (fastest_call == 0 || m < fastest_call))
-            fastest_call = m;
-        }
       for (int t = 0; t < nthreads; t++) {
         for (int l = 0; l < BW_LOOPS; l++) {
           if (!use[l])
             continue;
+          const double call = minimum(tk[t][l], (size_t)rounds);
+          if (r.best == 0 || call < r.best)
+            r.best = call;
           const double best = moved / minimum(tm[t][l], (size_t)rounds);
           if (best > r.machine) {
             r.machine = best;
@@ -428,7 +424,6 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
           }
         }
       }
-      r.best = fastest_call;
     }
   }
   free(in);
