@@ -78,10 +78,14 @@ static bool has_vector_path(const dmlc_kdesc *k) {
 /* k with its dims in the read's storage order (largest stride outermost,
  * broadcast dims outside all), then adjacent dims of one kind merged where
  * the read and every output are contiguous across them: a transposed or
- * permuted read becomes a layout the vector paths take. The reduced dims
- * keep their relative order (the index counts them row-major), or there
- * is no reordering: false. */
-static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out) {
+ * permuted read becomes a layout the vector paths take. The index counts
+ * the reduced dims row-major in k's order: weights[d] is what a step along
+ * out's dim d adds to it (reduced dims; two merge only when their weights
+ * do too), and *reordered says whether out's reduced dims are in another
+ * order than k's (the paths that count the index in their own order of
+ * reading cannot take out then). No reordering at all: false. */
+static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out, uint64_t *weights,
+                          bool *reordered) {
   uint32_t order[DMLC_MAX_RANK];
   for (uint32_t d = 0; d < k->rank; d++)
     order[d] = d;
@@ -99,13 +103,21 @@ static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out) {
     }
     order[j] = d;
   }
+  /* the index's weight of each of k's reduced dims */
+  uint64_t w[DMLC_MAX_RANK] = {0}, acc = 1;
+  for (uint32_t d = k->rank; d-- > 0;)
+    if (dmlc_mask_has_axis(k->reduced_mask, d)) {
+      w[d] = acc;
+      if (__builtin_mul_overflow(acc, (uint64_t)k->dims[d], &acc))
+        return false;
+    }
   int32_t last_reduced = -1;
   bool moved = false;
+  *reordered = false;
   for (uint32_t i = 0; i < k->rank; i++) {
     moved |= order[i] != i;
     if (dmlc_mask_has_axis(k->reduced_mask, order[i])) {
-      if ((int32_t)order[i] < last_reduced)
-        return false;
+      *reordered |= (int32_t)order[i] < last_reduced;
       last_reduced = (int32_t)order[i];
     }
   }
@@ -122,12 +134,14 @@ static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out) {
       const uint32_t p = n - 1;
       bool ok = red == dmlc_mask_has_axis(out->reduced_mask, p) &&
                 (uint64_t)out->dims[p] * k->dims[d] <= UINT32_MAX &&
-                out->read_strides[p] == k->read_strides[d] * k->dims[d];
+                out->read_strides[p] == k->read_strides[d] * k->dims[d] &&
+                (!red || weights[p] == w[d] * k->dims[d]);
       for (uint32_t o = 0; ok && o < k->num_outputs; o++)
         ok = out->outputs[o].strides[p] == k->outputs[o].strides[d] * k->dims[d];
       if (ok) {
         out->dims[p] *= k->dims[d];
         out->read_strides[p] = k->read_strides[d];
+        weights[p] = w[d];
         for (uint32_t o = 0; o < k->num_outputs; o++)
           out->outputs[o].strides[p] = k->outputs[o].strides[d];
         continue;
@@ -135,6 +149,7 @@ static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out) {
     }
     out->dims[n] = k->dims[d];
     out->read_strides[n] = k->read_strides[d];
+    weights[n] = w[d];
     for (uint32_t o = 0; o < k->num_outputs; o++)
       out->outputs[o].strides[n] = k->outputs[o].strides[d];
     if (red)
@@ -150,11 +165,23 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
                                   dmlc_diag *diag) {
   DMLC_RETURN_IF_ERROR(check(k, diag));
   dmlc_kdesc permuted;
-  if (k->has_reduction && !has_vector_path(k) && storage_order(k, &permuted) &&
-      has_vector_path(&permuted))
+  uint64_t weights[DMLC_MAX_RANK];
+  bool reordered = false;
+  /* Reduced dims read in another order than the index counts them (a
+   * transposed matrix reduced over both axes): merged rows, which can
+   * merge each row's result by value and then index (the index weighed
+   * by dim, e.index_weights). */
+  if (k->has_reduction && !has_vector_path(k) && storage_order(k, &permuted, weights, &reordered) &&
+      (reordered ? ec_merged_rows_matches(&permuted) : has_vector_path(&permuted)))
     k = &permuted;
+  else
+    reordered = false;
   emit_ctx e;
   memset(&e, 0, sizeof e);
+  if (reordered) {
+    e.reordered = true;
+    memcpy(e.index_weights, weights, sizeof weights);
+  }
   e.c = LLVMGetModuleContext(module);
   e.m = module;
   e.k = k;
@@ -194,6 +221,8 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   dmlc_status st;
   if (!k->has_reduction)
     st = ec_emit_elementwise(&e, name, info);
+  else if (e.reordered)
+    st = ec_emit_merged_rows(&e, name, info);
   else if (ec_small_rows_matches(k))
     st = ec_emit_small_rows(&e, name, info);
   else if (ec_row_matches(k))

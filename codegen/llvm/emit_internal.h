@@ -30,7 +30,12 @@ typedef struct emit_ctx {
    * within dmlc_llvm_target.row_prefetch_max_bytes */
   bool row_prefetch;
   uint32_t psign_bytes; /* dmlc_llvm_target.psign_bytes */
-  bool soft_half;       /* dmlc_llvm_target.soft_half */
+  /* The reduced dims are not in the order the index counts them (emit.c's
+   * storage_order; merged rows only): a step along reduced dim d adds
+   * index_weights[d] to the index. */
+  bool reordered;
+  uint64_t index_weights[DMLC_MAX_RANK];
+  bool soft_half; /* dmlc_llvm_target.soft_half */
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;
   /* Buffer pointers loaded in the entry block: read, outputs, scratch. */

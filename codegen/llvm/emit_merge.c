@@ -66,6 +66,26 @@ static LLVMValueRef decode_offset(emit_ctx *e, const uint32_t *list, uint32_t n,
   return off;
 }
 
+/* The index of element 0 of the row at the row-major position r over the
+ * outer reduced dims: r * len, or, reordered, each coordinate by its
+ * weight. */
+static LLVMValueRef row_index_base(emit_ctx *e, const uint32_t *outer, uint32_t nouter,
+                                   LLVMValueRef r) {
+  const dmlc_kdesc *k = e->k;
+  if (!e->reordered)
+    return ec_mul(e, r, k->dims[k->rank - 1]);
+  LLVMValueRef base = ec_i64(e, 0);
+  for (uint32_t i = nouter; i-- > 0;) {
+    const uint32_t d = outer[i];
+    LLVMValueRef dim = ec_i64(e, k->dims[d]);
+    LLVMValueRef c = i == 0 ? r : LLVMBuildURem(e->b, r, dim, "");
+    if (i > 0)
+      r = LLVMBuildUDiv(e->b, r, dim, "");
+    base = ec_madd(e, base, c, e->index_weights[d]);
+  }
+  return base;
+}
+
 /* Whether kept dims lie inside the outer reduced ones ([r, k, r]): the
  * innermost kept dim against the innermost outer reduced dim, by stride. */
 static bool kept_inside(const dmlc_kdesc *k, const uint32_t *kept, uint32_t nkept,
@@ -103,7 +123,15 @@ static void store_point(emit_ctx *e, const uint32_t *kept, uint32_t nkept, const
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
     LLVMValueRef off = decode_offset(e, kept, nkept, point, (int)i);
-    if (o->kind == DMLC_KOUT_ONEHOT) {
+    if (o->kind == DMLC_KOUT_ONEHOT && e->reordered) {
+      /* the 1 at each reduced dim's coordinate (idx / weight) % dim */
+      for (uint32_t j = 0; j <= nouter; j++) {
+        const uint32_t d = j < nouter ? outer[j] : last;
+        LLVMValueRef c = LLVMBuildUDiv(e->b, idx, ec_i64(e, e->index_weights[d]), "");
+        off = ec_madd(e, off, LLVMBuildURem(e->b, c, ec_i64(e, k->dims[d]), ""), o->strides[d]);
+      }
+      ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
+    } else if (o->kind == DMLC_KOUT_ONEHOT) {
       /* the 1 at (outer coordinates of idx / len, idx % len) */
       LLVMValueRef at_r = LLVMBuildUDiv(e->b, idx, ec_i64(e, len), "");
       LLVMValueRef at_j = LLVMBuildURem(e->b, idx, ec_i64(e, len), "");
@@ -296,7 +324,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
    * leaves fewer of a core's own misses in flight than a plain loop's
    * (80-83% without them, 83-90% with). [256,512,256] over {0,2}: 74-79%
    * -> 82-95% of the plain loop, in alternate runs on the Zen 3. */
-  const bool wide = kept_inside(k, kept, nkept, outer, nouter) && e->from_dram &&
+  const bool wide = !e->reordered && kept_inside(k, kept, nkept, outer, nouter) && e->from_dram &&
                     len * dmlc_dtype_size(k->read_dtype) >= WIDE_ROW_BYTES &&
                     ec_read_bytes(k) >= e->split_min_bytes;
   if (wide)
@@ -308,7 +336,9 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   mrow v = {.e = e, .lanes = ec_vector_lanes(e, k->read_dtype)};
   if (block > 1 && !wide) /* wide: the next outer row follows in memory */
     v.next_row = k->read_strides[outer[nouter - 1]];
-  v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
+  /* Reordered: each row reduced whole (its first best, as the row's
+   * elements' indices grow along it), then merged by value and index. */
+  v.on = !e->reordered && len >= v.lanes && outer_points * len <= INT32_MAX;
   v.compact = wide && v.on;
   if (v.on) {
     const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
@@ -384,7 +414,8 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMBuildStore(e->b, off, LLVMBuildGEP2(e->b, idx_t, koff, at, 2, ""));
   LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, roff0), 1),
                  LLVMBuildGEP2(e->b, acc_t, acc, at, 2, ""));
-  LLVMBuildStore(e->b, ec_mul(e, r_start, len), LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
+  LLVMBuildStore(e->b, row_index_base(e, outer, nouter, r_start),
+                 LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
   if (v.on)
     mrow_init(&v, p, ec_add(e, off, roff0), ec_mul(e, r_start, len));
   for (uint32_t i = 0; i < k->num_outputs; i++)
@@ -397,7 +428,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   ec_loop lr;
   LLVMValueRef r = ec_loop_begin(e, &lr, r_start, r_end, 1);
   LLVMValueRef roff = decode_offset(e, outer, nouter, r, -1);
-  LLVMValueRef rbase = ec_mul(e, r, len);
+  LLVMValueRef rbase = row_index_base(e, outer, nouter, r);
   LLVMValueRef rout[DMLC_KDESC_MAX_OUTPUTS] = {NULL};
   for (uint32_t i = 0; i < k->num_outputs; i++)
     if (kout[i])
@@ -413,10 +444,13 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     LLVMValueRef val, j;
     ec_reduce_row(e, ec_add(e, roff, LLVMBuildLoad2(e->b, e->i64, kp, "")), len, &val, &j);
     LLVMValueRef a = LLVMBuildLoad2(e->b, ct, ap, "");
-    LLVMValueRef take = ec_take_next(e, val, a);
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
     LLVMValueRef ai = LLVMBuildLoad2(e->b, e->i64, ip, "");
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ec_add(e, rbase, j), ai, ""), ip);
+    LLVMValueRef idx =
+        e->reordered ? ec_madd(e, rbase, j, e->index_weights[last]) : ec_add(e, rbase, j);
+    /* reordered: rows come in another order than their indices */
+    LLVMValueRef take = e->reordered ? ec_take_merge(e, a, ai, val, idx) : ec_take_next(e, val, a);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, idx, ai, ""), ip);
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     if (!kout[i])
@@ -483,12 +517,14 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     LLVMValueRef xi =
         LLVMBuildLoad2(e->b, e->i64, LLVMBuildGEP2(e->b, e->i8, slot, &eight, 1, ""), "");
     LLVMValueRef is_first = LLVMBuildICmp(e->b, LLVMIntEQ, ch, zero, "");
-    LLVMValueRef bv = LLVMBuildLoad2(e->b, ct, best, "");
-    /* chunk 0 is taken as it is (the select keeps bv's load harmless) */
+    LLVMValueRef bv = LLVMBuildFreeze(e->b, LLVMBuildLoad2(e->b, ct, best, ""), "");
+    LLVMValueRef bi = LLVMBuildFreeze(e->b, LLVMBuildLoad2(e->b, e->i64, best_idx, ""), "");
+    /* chunk 0 is taken as it is (the select keeps the loads harmless);
+     * reordered, later chunks need not hold later indices */
     LLVMValueRef tk =
-        LLVMBuildOr(e->b, is_first, ec_take_next(e, x, LLVMBuildFreeze(e->b, bv, "")), "");
+        LLVMBuildOr(e->b, is_first,
+                    e->reordered ? ec_take_merge(e, bv, bi, x, xi) : ec_take_next(e, x, bv), "");
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, tk, x, bv, ""), best);
-    LLVMValueRef bi = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, tk, xi, bi, ""), best_idx);
     ec_loop_end(e, &lc);
     store_point(e, kept, nkept, outer, nouter, pt, LLVMBuildLoad2(e->b, e->i64, best_idx, ""));

@@ -1446,6 +1446,39 @@ START_TEST(test_storage_order) {
 }
 END_TEST
 
+/* Reduced dims read in another order than the index counts them: merged
+ * rows, each row's result merged by value, then index (weighed by dim). */
+START_TEST(test_storage_order_reordered) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[4], mask;
+    uint64_t strides[4];
+  } cases[] = {
+      {2, {37, 50}, 3, {1, 37}},            /* a transposed matrix, both axes: one point, split */
+      {3, {6, 4, 40}, 5, {1, 240, 6}},      /* [R, K, R] read as [K, R, R] */
+      {3, {5, 7, 9}, 7, {63, 1, 7}},        /* three reduced dims, the middle one innermost */
+      {3, {4, 5, 6}, 7, {0, 1, 5}},         /* and a broadcast one: every value four times */
+      {4, {3, 4, 5, 6}, 9, {1, 90, 18, 3}}, /* [R, K, K, R] read as [K, K, R, R] */
+      {3, {9, 2, 17}, 5, {2, 1, 18}},       /* [R, K, R] read as [R, R, K]: not merged rows */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 2 == 0) /* hardmax: the 1 found from the index, dim by dim */
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1 + c % 3);
+    if (c == 0) {
+      kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_msg(j.info.has_finish && j.info.num_tasks > 1, "case 0 is not split");
+      release(&j);
+    }
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
 /* ---- no reduction ---- */
 
 static const dmlc_dtype all_types[] = {DMLC_DTYPE_BOOL, DMLC_DTYPE_F16, DMLC_DTYPE_F32,
@@ -1516,6 +1549,13 @@ START_TEST(test_vector_code) {
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
   check_vector_ir(&k);
+  const uint32_t tr[2] = {64, 1024}; /* a transposed matrix over both axes: merged rows */
+  k = kd_make(2, tr, 3);
+  k.read_strides[0] = 1;
+  k.read_strides[1] = 64;
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_DECREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  check_vector_ir(&k);
   const uint32_t rkr[3] = {8, 16, 256}; /* [R, K, R]: merged rows */
   k = kd_make(3, rkr, 5);
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
@@ -1547,6 +1587,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_storage_order, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_storage_order_reordered, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);
