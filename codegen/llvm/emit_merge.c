@@ -152,7 +152,11 @@ static void store_point(emit_ctx *e, const uint32_t *kept, uint32_t nkept, const
  * elements seen in other lanes at their own indices), so the sequential
  * rule per lane, then a merge by value and index across accumulators and
  * lanes, gives the sequential answer. An index vector holds s, the
- * element's index being s + lane + u * lanes. */
+ * element's index being s + lane + u * lanes. Reordered (e->reordered:
+ * rows not read in the order of their indices), the index vectors hold
+ * each element's whole index (the row's base plus its position by the
+ * weight wx) and every take compares value, then index (ec_take_merge),
+ * which needs no order. */
 typedef struct mrow {
   emit_ctx *e;
   bool on;
@@ -162,6 +166,11 @@ typedef struct mrow {
   bool compact;
   uint32_t lanes, n;
   uint64_t next_row; /* elements from a row to the same point's next one (0: none) */
+  uint64_t wx;       /* reordered: a row position's weight in the index (0: not reordered) */
+  /* Reordered, but each lane sees its indices grow (rows of exactly n
+   * vectors, each lane one position, rows in the order of their indices):
+   * the sequential rule per lane still holds. */
+  bool lanes_in_order;
   LLVMTypeRef vt, it, vals_t, idxs_t;
   LLVMValueRef vals, idxs;
 } mrow;
@@ -173,6 +182,16 @@ static LLVMValueRef mrow_ptr(mrow *v, bool idx, LLVMValueRef p, uint32_t u) {
   emit_ctx *e = v->e;
   LLVMValueRef at[2] = {ec_i64(e, 0), ec_madd(e, ec_i64(e, u), p, mrow_kept(v))};
   return LLVMBuildGEP2(e->b, idx ? v->idxs_t : v->vals_t, idx ? v->idxs : v->vals, at, 2, "");
+}
+
+/* Reordered: the whole indices of the vector at row position at (i64),
+ * element 0 of the row at index base (i64). */
+static LLVMValueRef mrow_whole(mrow *v, LLVMValueRef base, LLVMValueRef at) {
+  emit_ctx *e = v->e;
+  LLVMValueRef s = LLVMBuildTrunc(e->b, ec_madd(e, base, at, v->wx), e->i32, "");
+  LLVMValueRef lane =
+      LLVMBuildMul(e->b, ec_iota(e, v->lanes), ec_splat(e, ec_i32(e, v->wx), v->lanes), "");
+  return ec_add(e, ec_splat(e, s, v->lanes), lane);
 }
 
 /* Point p's accumulators from the row at read offset off, whose element 0
@@ -188,7 +207,8 @@ static void mrow_init(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef ba
   for (uint32_t u = 0; u < v->n; u++) {
     LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * v->lanes)), v->lanes),
                    mrow_ptr(v, false, p, u));
-    LLVMBuildStore(e->b, s, mrow_ptr(v, true, p, u));
+    LLVMBuildStore(e->b, v->wx ? mrow_whole(v, base, ec_i64(e, u * v->lanes)) : s,
+                   mrow_ptr(v, true, p, u));
   }
 }
 
@@ -196,7 +216,8 @@ static void mrow_init(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef ba
 static void mrow_take(mrow *v, LLVMValueRef *a, LLVMValueRef *ai, uint32_t u, LLVMValueRef x,
                       LLVMValueRef s) {
   emit_ctx *e = v->e;
-  LLVMValueRef take = ec_take_next(e, x, a[u]);
+  LLVMValueRef take =
+      v->wx && !v->lanes_in_order ? ec_take_merge(e, a[u], ai[u], x, s) : ec_take_next(e, x, a[u]);
   a[u] = LLVMBuildSelect(e->b, take, x, a[u], "");
   ai[u] = LLVMBuildSelect(e->b, take, s, ai[u], "");
 }
@@ -237,8 +258,9 @@ static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef bas
   for (uint32_t u = 0; u < n; u++) {
     a[u] = LLVMBuildLoad2(e->b, v->vt, avar[u], "");
     ai[u] = LLVMBuildLoad2(e->b, v->it, ivar[u], "");
-    mrow_take(v, a, ai, u, ec_load_read_cmp(e, ec_add(e, off, ec_add(e, j, ec_i64(e, u * L))), L),
-              s);
+    LLVMValueRef at = ec_add(e, j, ec_i64(e, u * L));
+    mrow_take(v, a, ai, u, ec_load_read_cmp(e, ec_add(e, off, at), L),
+              v->wx ? mrow_whole(v, base, at) : s);
     LLVMBuildStore(e->b, a[u], avar[u]);
     LLVMBuildStore(e->b, ai[u], ivar[u]);
   }
@@ -252,7 +274,8 @@ static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef bas
     const uint64_t at = q + L <= len ? q : len - L;
     LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), L);
     LLVMValueRef st =
-        ec_splat(e, LLVMBuildAdd(e->b, base32, ec_i32(e, at - (uint64_t)t * L), ""), L);
+        v->wx ? mrow_whole(v, base, ec_i64(e, at))
+              : ec_splat(e, LLVMBuildAdd(e->b, base32, ec_i32(e, at - (uint64_t)t * L), ""), L);
     mrow_take(v, a, ai, t, x, st);
   }
   if (v->compact) {
@@ -287,7 +310,7 @@ static void mrow_fold(mrow *v, LLVMValueRef p, LLVMValueRef *val, LLVMValueRef *
   for (uint32_t u = 0; u < n; u++) {
     a[u] = LLVMBuildLoad2(e->b, v->vt, mrow_ptr(v, false, p, u), "");
     ai[u] = LLVMBuildLoad2(e->b, v->it, mrow_ptr(v, true, p, u), "");
-    if (!v->compact) /* the index of lane 0 of vector u: whole */
+    if (!v->compact && !v->wx) /* the index of lane 0 of vector u: whole */
       ai[u] = ec_add(e, ai[u], ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L)));
   }
   ec_merge_tree(e, a, ai, n);
@@ -336,13 +359,19 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   mrow v = {.e = e, .lanes = ec_vector_lanes(e, k->read_dtype)};
   if (block > 1 && !wide) /* wide: the next outer row follows in memory */
     v.next_row = k->read_strides[outer[nouter - 1]];
-  /* Reordered: each row reduced whole (its first best, as the row's
-   * elements' indices grow along it), then merged by value and index. */
-  v.on = !e->reordered && len >= v.lanes && outer_points * len <= INT32_MAX;
+  v.on = len >= v.lanes && outer_points * len <= INT32_MAX;
+  /* Reordered: whole indices in the lanes (under 2^31 as every index is),
+   * taken by value and then index. */
+  v.wx = e->reordered ? e->index_weights[last] : 0;
+  if (v.on && v.wx && len % v.lanes == 0 && len / v.lanes <= VACC_MAX) {
+    v.lanes_in_order = true;
+    for (uint32_t i = 1; i < nouter; i++)
+      v.lanes_in_order &= e->index_weights[outer[i - 1]] > e->index_weights[outer[i]];
+  }
   v.compact = wide && v.on;
   if (v.on) {
     const uint32_t cmp_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
-    v.n = ec_row_accumulators(e, v.lanes, VACC_MAX);
+    v.n = v.lanes_in_order ? (uint32_t)(len / v.lanes) : ec_row_accumulators(e, v.lanes, VACC_MAX);
     while (v.n > 1 && len < (uint64_t)v.n * v.lanes)
       v.n--;
     const uint64_t point_bytes = (uint64_t)mrow_kept(&v) * v.lanes * (cmp_size + 4);
@@ -417,7 +446,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
   LLVMBuildStore(e->b, row_index_base(e, outer, nouter, r_start),
                  LLVMBuildGEP2(e->b, idx_t, acc_idx, at, 2, ""));
   if (v.on)
-    mrow_init(&v, p, ec_add(e, off, roff0), ec_mul(e, r_start, len));
+    mrow_init(&v, p, ec_add(e, off, roff0), row_index_base(e, outer, nouter, r_start));
   for (uint32_t i = 0; i < k->num_outputs; i++)
     if (kout[i])
       LLVMBuildStore(e->b, decode_offset(e, kept, nkept, ec_add(e, first, p), (int)i),
