@@ -160,10 +160,36 @@ static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out, uint64_t *weight
   return true;
 }
 
+/* The read's scale: the least non-zero stride when every non-zero stride
+ * is a multiple of it, else 1 (a read with an inner stride, every other
+ * element: the kernel then reads with that stride as 1, ec_load's strided
+ * vectors). */
+static uint64_t read_scale(const dmlc_kdesc *k) {
+  uint64_t least = 0;
+  for (uint32_t d = 0; d < k->rank; d++)
+    if (k->read_strides[d] && (!least || k->read_strides[d] < least))
+      least = k->read_strides[d];
+  if (least < 2)
+    return 1;
+  for (uint32_t d = 0; d < k->rank; d++)
+    if (k->read_strides[d] % least)
+      return 1;
+  return least;
+}
+
 dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, const char *name,
                                   const dmlc_llvm_target *target, dmlc_cpu_kernel_info *info,
                                   dmlc_diag *diag) {
   DMLC_RETURN_IF_ERROR(check(k, diag));
+  /* A read with no contiguous dim: its strides over the least of them */
+  dmlc_kdesc scaled;
+  const uint64_t scale = k->has_reduction && k->has_read ? read_scale(k) : 1;
+  if (scale > 1) {
+    scaled = *k;
+    for (uint32_t d = 0; d < k->rank; d++)
+      scaled.read_strides[d] /= scale;
+    k = &scaled;
+  }
   dmlc_kdesc permuted;
   uint64_t weights[DMLC_MAX_RANK];
   bool reordered = false;
@@ -178,6 +204,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
     reordered = false;
   emit_ctx e;
   memset(&e, 0, sizeof e);
+  e.read_scale = scale;
   if (reordered) {
     e.reordered = true;
     memcpy(e.index_weights, weights, sizeof weights);

@@ -95,13 +95,45 @@ LLVMValueRef ec_array(emit_ctx *e, LLVMTypeRef t, uint64_t count, uint32_t align
   return a;
 }
 
+/* The element at off of base; the read's offsets count read_scale
+ * elements apart (emit.c's scaled read). */
 static LLVMValueRef elem_ptr(emit_ctx *e, LLVMTypeRef elem, LLVMValueRef base, LLVMValueRef off) {
+  if (base == e->read && e->read_scale > 1)
+    off = ec_mul(e, off, e->read_scale);
   return LLVMBuildGEP2(e->b, elem, base, &off, 1, "");
 }
+
+/* Strides up to this: a scaled read's vector is one load spanning its
+ * elements, then a shuffle; wider ones gather element by element. */
+enum { SCALED_SPAN_MAX = 4 };
 
 LLVMValueRef ec_load(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
                      uint32_t lanes) {
   LLVMTypeRef elem = ec_store_type(e, dt);
+  const uint64_t s = base == e->read ? e->read_scale : 1;
+  if (lanes > 1 && s > 1) {
+    /* lanes elements s apart: one load ending at the last of them (never
+     * past it), every s-th element kept; or each element on its own */
+    LLVMValueRef p = elem_ptr(e, elem, base, off);
+    if (s > SCALED_SPAN_MAX || lanes > 64) {
+      LLVMValueRef v = LLVMGetPoison(ec_lanes(elem, lanes));
+      for (uint32_t i = 0; i < lanes; i++) {
+        LLVMValueRef at = ec_i64(e, i * s);
+        LLVMValueRef x = LLVMBuildLoad2(e->b, elem, LLVMBuildGEP2(e->b, elem, p, &at, 1, ""), "");
+        LLVMSetAlignment(x, 1);
+        v = LLVMBuildInsertElement(e->b, v, x, ec_i32(e, i), "");
+      }
+      return v;
+    }
+    const uint32_t span = (uint32_t)((lanes - 1) * s + 1);
+    LLVMValueRef w = LLVMBuildLoad2(e->b, LLVMVectorType(elem, span), p, "");
+    LLVMSetAlignment(w, 1);
+    LLVMValueRef mask[64];
+    for (uint32_t i = 0; i < lanes; i++)
+      mask[i] = ec_i32(e, i * s);
+    return LLVMBuildShuffleVector(e->b, w, LLVMGetPoison(LLVMTypeOf(w)),
+                                  LLVMConstVector(mask, lanes), "");
+  }
   LLVMValueRef l = LLVMBuildLoad2(e->b, ec_lanes(elem, lanes), elem_ptr(e, elem, base, off), "");
   LLVMSetAlignment(l, 1);
   return l;

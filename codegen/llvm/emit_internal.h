@@ -35,6 +35,10 @@ typedef struct emit_ctx {
    * index_weights[d] to the index. */
   bool reordered;
   uint64_t index_weights[DMLC_MAX_RANK];
+  /* The read's strides in the kernel description are the buffer's divided
+   * by this (emit.c: every non-zero stride a multiple of the least, which
+   * becomes 1): its offsets are scaled, its vectors strided (ec_load). */
+  uint64_t read_scale;
   bool soft_half; /* dmlc_llvm_target.soft_half */
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;

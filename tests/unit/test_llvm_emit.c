@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "codegen/llvm/emit.h"
 #include "codegen/llvm/emit_internal.h"
@@ -477,6 +479,17 @@ static int mode_limit(int nmodes) {
 
 /* Compiles k once and compares with expect() for each data mode given
  * (mode_limit of them). */
+/* len bytes that end where a PROT_NONE page begins: a kernel that reads
+ * past the read's last element faults. *map and *map_len: what to unmap. */
+static uint8_t *guarded_alloc(uint64_t len, void **map, size_t *map_len) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  *map_len = (len + page - 1) / page * page + page;
+  *map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(*map, MAP_FAILED);
+  ck_assert_int_eq(mprotect((uint8_t *)*map + *map_len - page, page, PROT_NONE), 0);
+  return (uint8_t *)*map + *map_len - page - len;
+}
+
 static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *all_modes, int all) {
   static unsigned turn;
   const int nmodes = mode_limit(all < 16 ? all : 16);
@@ -488,7 +501,9 @@ static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *all_modes, 
   jitted j;
   compile(k, &j, NULL);
   const uint64_t rlen = span(k, k->read_strides) * dmlc_dtype_size(k->read_dtype);
-  uint8_t *read = malloc(rlen);
+  void *read_map;
+  size_t read_map_len;
+  uint8_t *read = guarded_alloc(rlen, &read_map, &read_map_len);
   uint8_t *got[DMLC_KDESC_MAX_OUTPUTS], *want[DMLC_KDESC_MAX_OUTPUTS];
   uint64_t olen[DMLC_KDESC_MAX_OUTPUTS];
   void *buffers[DMLC_KDESC_MAX_OUTPUTS + 2] = {read};
@@ -529,7 +544,7 @@ static void check_kernel_modes(const dmlc_kdesc *k, const data_mode *all_modes, 
     free(got[i] - out_shift);
     free(want[i]);
   }
-  free(read);
+  munmap(read_map, read_map_len);
   free(scratch);
   release(&j);
 }
@@ -1485,6 +1500,35 @@ START_TEST(test_storage_order_reordered) {
 }
 END_TEST
 
+/* Reads with no contiguous dim, every non-zero stride a multiple of the
+ * least: the kernel reads with the least as 1, its vectors strided (one
+ * load spanning them and a shuffle, or element by element past 4). */
+START_TEST(test_scaled_read) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[3], mask;
+    uint64_t strides[3];
+  } cases[] = {
+      {2, {5, 100}, 2, {200, 2}},        /* rows, every other element */
+      {2, {3, 700}, 2, {2100, 3}},       /* long rows (blocks), every third */
+      {2, {60, 40}, 1, {80, 2}},         /* columns */
+      {2, {9, 33}, 2, {330, 5}},         /* rows, every fifth: element by element */
+      {3, {4, 3, 50}, 5, {300, 100, 2}}, /* [R, K, R] */
+      {2, {64, 6}, 2, {12, 2}},          /* short rows */
+      {3, {2, 8, 40}, 6, {0, 80, 2}},    /* a broadcast dim */
+      {2, {30, 40}, 3, {2, 60}},         /* transposed too: reordered merged rows */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 2 == 1)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+    check_reductions(k, dt);
+  }
+}
+END_TEST
+
 /* ---- no reduction ---- */
 
 static const dmlc_dtype all_types[] = {DMLC_DTYPE_BOOL, DMLC_DTYPE_F16, DMLC_DTYPE_F32,
@@ -1562,6 +1606,13 @@ START_TEST(test_vector_code) {
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_DECREASING);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
   check_vector_ir(&k);
+  const uint32_t sr[2] = {64, 1024}; /* rows read every other element */
+  k = kd_make(2, sr, 2);
+  k.read_strides[0] = 2048;
+  k.read_strides[1] = 2;
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  check_vector_ir(&k);
   const uint32_t rkr[3] = {8, 16, 256}; /* [R, K, R]: merged rows */
   k = kd_make(3, rkr, 5);
   kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
@@ -1594,6 +1645,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_storage_order, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_storage_order_reordered, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_scaled_read, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_copy, 0, (int)(sizeof all_types / sizeof all_types[0]));
   tcase_add_test(tc, test_constant);
   suite_add_tcase(s, tc);
