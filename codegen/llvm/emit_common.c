@@ -125,12 +125,33 @@ LLVMValueRef ec_load(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
       }
       return v;
     }
-    const uint32_t span = (uint32_t)((lanes - 1) * s + 1);
-    LLVMValueRef w = LLVMBuildLoad2(e->b, LLVMVectorType(elem, span), p, "");
-    LLVMSetAlignment(w, 1);
-    LLVMValueRef mask[64];
-    for (uint32_t i = 0; i < lanes; i++)
-      mask[i] = ec_i32(e, i * s);
+    /* whole vectors over the span, the last one ending at its end (an
+     * odd-sized load was lowered element by element), concatenated, then
+     * every s-th element picked */
+    const uint32_t span = (uint32_t)((lanes - 1) * s + 1), m = (span + lanes - 1) / lanes;
+    const uint32_t last_at = span - lanes;
+    LLVMTypeRef vt = ec_lanes(elem, lanes);
+    LLVMValueRef w = NULL, mask[256];
+    for (uint32_t j = 0; j < m; j++) {
+      LLVMValueRef at = ec_i64(e, j + 1 < m ? j * lanes : last_at);
+      LLVMValueRef c = LLVMBuildLoad2(e->b, vt, LLVMBuildGEP2(e->b, elem, p, &at, 1, ""), "");
+      LLVMSetAlignment(c, 1);
+      if (!w) {
+        w = c;
+        continue;
+      }
+      /* c widened to w's length, then w and c side by side */
+      for (uint32_t i = 0; i < j * lanes; i++)
+        mask[i] = ec_i32(e, i < lanes ? i : 0);
+      c = LLVMBuildShuffleVector(e->b, c, LLVMGetPoison(vt), LLVMConstVector(mask, j * lanes), "");
+      for (uint32_t i = 0; i < (j + 1) * lanes; i++)
+        mask[i] = ec_i32(e, i);
+      w = LLVMBuildShuffleVector(e->b, w, c, LLVMConstVector(mask, (j + 1) * lanes), "");
+    }
+    for (uint32_t i = 0; i < lanes; i++) {
+      const uint32_t at = i * s; /* in the span */
+      mask[i] = ec_i32(e, at < (m - 1) * lanes ? at : (m - 1) * lanes + (at - last_at));
+    }
     return LLVMBuildShuffleVector(e->b, w, LLVMGetPoison(LLVMTypeOf(w)),
                                   LLVMConstVector(mask, lanes), "");
   }
