@@ -194,11 +194,12 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   uint64_t weights[DMLC_MAX_RANK];
   bool reordered = false;
   /* Reduced dims read in another order than the index counts them (a
-   * transposed matrix reduced over both axes): merged rows, which can
-   * merge each row's result by value and then index (the index weighed
-   * by dim, e.index_weights). */
+   * transposed matrix reduced over both axes): merged rows or merged
+   * columns, which can merge candidates by value and then index (the
+   * index weighed by dim, e.index_weights). */
   if (k->has_reduction && !has_vector_path(k) && storage_order(k, &permuted, weights, &reordered) &&
-      (reordered ? ec_merged_rows_matches(&permuted) : has_vector_path(&permuted)))
+      (reordered ? ec_merged_rows_matches(&permuted) || ec_merged_columns_matches(&permuted)
+                 : has_vector_path(&permuted)))
     k = &permuted;
   else
     reordered = false;
@@ -249,7 +250,8 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   if (!k->has_reduction)
     st = ec_emit_elementwise(&e, name, info);
   else if (e.reordered)
-    st = ec_emit_merged_rows(&e, name, info);
+    st = ec_merged_rows_matches(k) ? ec_emit_merged_rows(&e, name, info)
+                                   : ec_emit_merged_columns(&e, name, info);
   else if (ec_small_rows_matches(k))
     st = ec_emit_small_rows(&e, name, info);
   else if (ec_row_matches(k))

@@ -67,13 +67,15 @@ static LLVMValueRef decode_offset(emit_ctx *e, const uint32_t *list, uint32_t n,
 }
 
 /* The index of element 0 of the row at the row-major position r over the
- * outer reduced dims: r * len, or, reordered, each coordinate by its
- * weight. */
+ * reduced dims outer (all but the last): r times the last dim (merged
+ * rows) or r (merged columns, whose last dim is kept), or, reordered, each
+ * coordinate by its weight. */
 static LLVMValueRef row_index_base(emit_ctx *e, const uint32_t *outer, uint32_t nouter,
                                    LLVMValueRef r) {
   const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
   if (!e->reordered)
-    return ec_mul(e, r, k->dims[k->rank - 1]);
+    return ec_mul(e, r, dmlc_mask_has_axis(k->reduced_mask, last) ? k->dims[last] : 1);
   LLVMValueRef base = ec_i64(e, 0);
   for (uint32_t i = nouter; i-- > 0;) {
     const uint32_t d = outer[i];
@@ -84,6 +86,20 @@ static LLVMValueRef row_index_base(emit_ctx *e, const uint32_t *outer, uint32_t 
     base = ec_madd(e, base, c, e->index_weights[d]);
   }
   return base;
+}
+
+/* Reordered: the offset in output out of the reduced coordinates of index
+ * idx, each (idx / weight) % dim, over the dims in list. */
+static LLVMValueRef weighted_offset(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef idx,
+                                    int out) {
+  const dmlc_kdesc *k = e->k;
+  LLVMValueRef off = ec_i64(e, 0);
+  for (uint32_t j = 0; j < n; j++) {
+    LLVMValueRef c = LLVMBuildUDiv(e->b, idx, ec_i64(e, e->index_weights[list[j]]), "");
+    c = LLVMBuildURem(e->b, c, ec_i64(e, k->dims[list[j]]), "");
+    off = ec_madd(e, off, c, k->outputs[out].strides[list[j]]);
+  }
+  return off;
 }
 
 /* Whether kept dims lie inside the outer reduced ones ([r, k, r]): the
@@ -125,11 +141,9 @@ static void store_point(emit_ctx *e, const uint32_t *kept, uint32_t nkept, const
     LLVMValueRef off = decode_offset(e, kept, nkept, point, (int)i);
     if (o->kind == DMLC_KOUT_ONEHOT && e->reordered) {
       /* the 1 at each reduced dim's coordinate (idx / weight) % dim */
-      for (uint32_t j = 0; j <= nouter; j++) {
-        const uint32_t d = j < nouter ? outer[j] : last;
-        LLVMValueRef c = LLVMBuildUDiv(e->b, idx, ec_i64(e, e->index_weights[d]), "");
-        off = ec_madd(e, off, LLVMBuildURem(e->b, c, ec_i64(e, k->dims[d]), ""), o->strides[d]);
-      }
+      const uint32_t lastd[1] = {last};
+      off = ec_add(e, off, weighted_offset(e, outer, nouter, idx, (int)i));
+      off = ec_add(e, off, weighted_offset(e, lastd, 1, idx, (int)i));
       ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
     } else if (o->kind == DMLC_KOUT_ONEHOT) {
       /* the 1 at (outer coordinates of idx / len, idx % len) */
@@ -621,16 +635,18 @@ static LLVMValueRef mcol_ptr(mcol *m, LLVMValueRef arr, LLVMTypeRef t, LLVMValue
 }
 
 /* Columns [from, to) in steps of lanes (1 or m->lanes): init (r is NULL)
- * or merge row r at read offset roff. */
+ * or merge row r at read offset roff; ridx is the row's index (i64: r, or,
+ * reordered, its coordinates by their weights, taken by value and then
+ * index). */
 static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lanes, LLVMValueRef r,
-                       LLVMValueRef roff) {
+                       LLVMValueRef ridx, LLVMValueRef roff) {
   emit_ctx *e = m->e;
   LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
   ec_loop l;
   LLVMValueRef cc = ec_loop_begin(e, &l, from, to, lanes);
   LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, ec_add(e, m->base, roff), cc), lanes);
   LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
-  LLVMValueRef ri = ec_splat(e, r ? LLVMBuildTrunc(e->b, r, e->i32, "") : ec_i32(e, 0), lanes);
+  LLVMValueRef ri = ec_splat(e, LLVMBuildTrunc(e->b, ridx, e->i32, ""), lanes);
   if (!r) {
     LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
     LLVMSetAlignment(LLVMBuildStore(e->b, ri, ip), 1);
@@ -639,7 +655,7 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
     LLVMSetAlignment(a, 1);
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
     LLVMSetAlignment(ai, 1);
-    LLVMValueRef take = ec_take_next(e, x, a);
+    LLVMValueRef take = e->reordered ? ec_take_merge(e, a, ai, x, ri) : ec_take_next(e, x, a);
     LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap), 1);
     LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ri, ai, ""), ip), 1);
   }
@@ -694,14 +710,15 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   ec_loop lr;
   LLVMValueRef r = ec_loop_begin(e, &lr, zero, ec_i64(e, rows), 1);
   LLVMValueRef roff = decode_offset(e, red, nred, r, -1);
+  LLVMValueRef ridx = row_index_base(e, red, nred, r);
   LLVMValueRef first = LLVMBuildICmp(e->b, LLVMIntEQ, r, zero, "");
   ec_if f;
   ec_if_begin(e, &f, first);
-  mcol_merge(&m, zero, vend, m.lanes, NULL, roff);
-  mcol_merge(&m, vend, w, 1, NULL, roff);
+  mcol_merge(&m, zero, vend, m.lanes, NULL, ridx, roff);
+  mcol_merge(&m, vend, w, 1, NULL, ridx, roff);
   ec_if_else(e, &f);
-  mcol_merge(&m, zero, vend, m.lanes, r, roff);
-  mcol_merge(&m, vend, w, 1, r, roff);
+  mcol_merge(&m, zero, vend, m.lanes, r, ridx, roff);
+  mcol_merge(&m, vend, w, 1, r, ridx, roff);
   ec_if_end(e, &f);
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
@@ -721,7 +738,10 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
     const dmlc_kout *out = &k->outputs[i];
     LLVMValueRef off = ec_madd(e, m.obase[i], cc, out->strides[last]);
     if (out->kind == DMLC_KOUT_ONEHOT)
-      ec_store(e, out->dtype, e->out[i], ec_add(e, off, decode_offset(e, red, nred, idx, (int)i)),
+      ec_store(e, out->dtype, e->out[i],
+               ec_add(e, off,
+                      e->reordered ? weighted_offset(e, red, nred, idx, (int)i)
+                                   : decode_offset(e, red, nred, idx, (int)i)),
                ec_const_elem(e, out->dtype, 1));
     else
       ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));

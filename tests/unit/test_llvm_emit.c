@@ -1474,13 +1474,16 @@ START_TEST(test_storage_order_reordered) {
       {3, {5, 7, 9}, 7, {63, 1, 7}},        /* three reduced dims, the middle one innermost */
       {3, {4, 5, 6}, 7, {0, 1, 5}},         /* and a broadcast one: every value four times */
       {4, {3, 4, 5, 6}, 9, {1, 90, 18, 3}}, /* [R, K, K, R] read as [K, K, R, R] */
-      {3, {9, 2, 17}, 5, {2, 1, 18}},       /* [R, K, R] read as [R, R, K]: not merged rows */
+      {3, {9, 2, 17}, 5, {2, 1, 18}},       /* [R, K, R] read as [R, R, K]: merged columns */
       /* rows of whole vectors, a lane per position (lanes_in_order), or
        * more vectors than accumulators (by value, then index) */
       {3, {16, 3, 20}, 5, {1, 320, 16}},
       {3, {64, 2, 9}, 5, {1, 576, 64}},
       {4, {8, 3, 4, 5}, 13, {1, 160, 40, 8}}, /* [R, K, R, R] read as [K, R, R, R] */
       {3, {8, 4, 64}, 7, {1, 8, 32}}, /* the outer reduced dims swapped: by value, then index */
+      /* the innermost stored dim kept: merged columns by value, then index */
+      {3, {16, 4, 5}, 6, {1, 16, 64}},
+      {4, {3, 6, 2, 5}, 11, {2, 30, 1, 6}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
