@@ -48,22 +48,28 @@ bool ec_merged_rows_matches(const dmlc_kdesc *k) {
   return true;
 }
 
+/* The sum over the dims in list of each one's coordinate at the row-major
+ * position t over them, times per_dim[dim]. */
+static LLVMValueRef decode_with(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t,
+                                const uint64_t *per_dim) {
+  LLVMValueRef sum = ec_i64(e, 0);
+  for (uint32_t i = n; i-- > 0;) {
+    const uint32_t d = list[i];
+    LLVMValueRef dim = ec_i64(e, e->k->dims[d]);
+    LLVMValueRef c = i == 0 ? t : LLVMBuildURem(e->b, t, dim, "");
+    if (i > 0)
+      t = LLVMBuildUDiv(e->b, t, dim, "");
+    sum = ec_madd(e, sum, c, per_dim[d]);
+  }
+  return sum;
+}
+
 /* The element offset, in the read (out < 0) or output out, of the point
  * whose dims in list have the coordinates of the row-major position t over
  * them. */
 static LLVMValueRef decode_offset(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t,
                                   int out) {
-  const dmlc_kdesc *k = e->k;
-  LLVMValueRef off = ec_i64(e, 0);
-  for (uint32_t i = n; i-- > 0;) {
-    const uint32_t d = list[i];
-    LLVMValueRef dim = ec_i64(e, k->dims[d]);
-    LLVMValueRef c = i == 0 ? t : LLVMBuildURem(e->b, t, dim, "");
-    if (i > 0)
-      t = LLVMBuildUDiv(e->b, t, dim, "");
-    off = ec_madd(e, off, c, out < 0 ? k->read_strides[d] : k->outputs[out].strides[d]);
-  }
-  return off;
+  return decode_with(e, list, n, t, out < 0 ? e->k->read_strides : e->k->outputs[out].strides);
 }
 
 /* The index of element 0 of the row at the row-major position r over the
@@ -76,16 +82,7 @@ static LLVMValueRef row_index_base(emit_ctx *e, const uint32_t *outer, uint32_t 
   const uint32_t last = k->rank - 1;
   if (!e->reordered)
     return ec_mul(e, r, dmlc_mask_has_axis(k->reduced_mask, last) ? k->dims[last] : 1);
-  LLVMValueRef base = ec_i64(e, 0);
-  for (uint32_t i = nouter; i-- > 0;) {
-    const uint32_t d = outer[i];
-    LLVMValueRef dim = ec_i64(e, k->dims[d]);
-    LLVMValueRef c = i == 0 ? r : LLVMBuildURem(e->b, r, dim, "");
-    if (i > 0)
-      r = LLVMBuildUDiv(e->b, r, dim, "");
-    base = ec_madd(e, base, c, e->index_weights[d]);
-  }
-  return base;
+  return decode_with(e, outer, nouter, r, e->index_weights);
 }
 
 /* Reordered: the offset in output out of the reduced coordinates of index

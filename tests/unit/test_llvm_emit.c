@@ -1437,12 +1437,29 @@ END_TEST
 
 /* ---- reads not in the space's order: the dims taken in storage order ---- */
 
+/* A layout to check: dims, reduced dims and the read's strides. */
+typedef struct layout_case {
+  uint32_t rank, dims[4], mask;
+  uint64_t strides[4];
+} layout_case;
+
+/* Each case with an INDEX output and, in every other case (from the
+ * first when onehot_first), a ONEHOT one whose strides are scaled by
+ * 1 + c % onehot_scales; on every reduction and data mode. */
+static void check_layouts(const layout_case *cases, size_t n, dmlc_dtype dt, bool onehot_first,
+                          uint32_t onehot_scales) {
+  for (size_t c = 0; c < n; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 2 == (onehot_first ? 0u : 1u))
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1 + c % onehot_scales);
+    check_reductions(k, dt);
+  }
+}
+
 START_TEST(test_storage_order) {
-  const dmlc_dtype dt = reduce_types[_i];
-  static const struct {
-    uint32_t rank, dims[4], mask;
-    uint64_t strides[4];
-  } cases[] = {
+  static const layout_case cases[] = {
       {2, {37, 50}, 2, {1, 37}},        /* [K, R] column-major: columns */
       {2, {60, 9}, 1, {1, 60}},         /* [R, K] column-major: rows */
       {3, {5, 6, 7}, 2, {7, 35, 1}},    /* [K, R, K] permuted */
@@ -1450,25 +1467,15 @@ START_TEST(test_storage_order) {
       {3, {6, 4, 5}, 6, {1, 30, 6}},    /* [K, R, R] with the kept dim innermost */
       {3, {3, 8, 16}, 3, {0, 16, 1}},   /* broadcast reduced dim */
   };
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
-    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
-    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
-    if (c % 2 == 0)
-      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
-    check_reductions(k, dt);
-  }
+  check_layouts(cases, sizeof cases / sizeof cases[0], reduce_types[_i], true, 1);
 }
 END_TEST
 
 /* Reduced dims read in another order than the index counts them: merged
- * rows, each row's result merged by value, then index (weighed by dim). */
+ * rows or merged columns, candidates merged by value, then index (weighed
+ * by dim); a one-hot's 1 found from the index, dim by dim. */
 START_TEST(test_storage_order_reordered) {
-  const dmlc_dtype dt = reduce_types[_i];
-  static const struct {
-    uint32_t rank, dims[4], mask;
-    uint64_t strides[4];
-  } cases[] = {
+  static const layout_case cases[] = {
       {2, {37, 50}, 3, {1, 37}},            /* a transposed matrix, both axes: one point, split */
       {3, {6, 4, 40}, 5, {1, 240, 6}},      /* [R, K, R] read as [K, R, R] */
       {3, {5, 7, 9}, 7, {63, 1, 7}},        /* three reduced dims, the middle one innermost */
@@ -1485,33 +1492,24 @@ START_TEST(test_storage_order_reordered) {
       {3, {16, 4, 5}, 6, {1, 16, 64}},
       {4, {3, 6, 2, 5}, 11, {2, 30, 1, 6}},
   };
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
-    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
-    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
-    if (c % 2 == 0) /* hardmax: the 1 found from the index, dim by dim */
-      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1 + c % 3);
-    if (c == 0) {
-      kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-      jitted j;
-      compile(&k, &j, NULL);
-      ck_assert_msg(j.info.has_finish && j.info.num_tasks > 1, "case 0 is not split");
-      release(&j);
-    }
-    check_reductions(k, dt);
-  }
+  const dmlc_dtype dt = reduce_types[_i];
+  dmlc_kdesc k = kd_make(cases[0].rank, cases[0].dims, cases[0].mask);
+  memcpy(k.read_strides, cases[0].strides, sizeof cases[0].strides);
+  kd_out(&k, DMLC_KOUT_INDEX, index_types[0], 1);
+  kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  jitted j;
+  compile(&k, &j, NULL);
+  ck_assert_msg(j.info.has_finish && j.info.num_tasks > 1, "case 0 is not split");
+  release(&j);
+  check_layouts(cases, sizeof cases / sizeof cases[0], dt, true, 3);
 }
 END_TEST
 
 /* Reads with no contiguous dim, every non-zero stride a multiple of the
- * least: the kernel reads with the least as 1, its vectors strided (one
- * load spanning them and a shuffle, or element by element past 4). */
+ * least: the kernel reads with the least as 1, its vectors strided (whole
+ * vectors over their span and a shuffle, or element by element past 4). */
 START_TEST(test_scaled_read) {
-  const dmlc_dtype dt = reduce_types[_i];
-  static const struct {
-    uint32_t rank, dims[3], mask;
-    uint64_t strides[3];
-  } cases[] = {
+  static const layout_case cases[] = {
       {2, {5, 100}, 2, {200, 2}},        /* rows, every other element */
       {2, {3, 700}, 2, {2100, 3}},       /* long rows (blocks), every third */
       {2, {60, 40}, 1, {80, 2}},         /* columns */
@@ -1521,14 +1519,7 @@ START_TEST(test_scaled_read) {
       {3, {2, 8, 40}, 6, {0, 80, 2}},    /* a broadcast dim */
       {2, {30, 40}, 3, {2, 60}},         /* transposed too: reordered merged rows */
   };
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
-    memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
-    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
-    if (c % 2 == 1)
-      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
-    check_reductions(k, dt);
-  }
+  check_layouts(cases, sizeof cases / sizeof cases[0], reduce_types[_i], false, 1);
 }
 END_TEST
 
