@@ -589,14 +589,18 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
  * code does not take: non-adjacent ([r, k, r, k]: axes {0, 2} of NHWC),
  * rows padded apart ([r, r, k] with a gap), or kept dims that do not merge
  * ([k, k, r, k]). A task is (a point of the outer kept dims, a block of
- * columns); its rows (every reduced coordinate, row-major, an offset
- * decoded per row) are read one contiguous run of the block each, merged
- * vector by vector into accumulators on the stack by the sequential rule.
- * ONEHOT outputs get each row's 0s as it is read and the 1s at the end. */
+ * columns), or, when those are too few for the threads and the rows many,
+ * (point, block, chunk of rows), whose partials a finish merges in chunk
+ * order; its rows (every reduced coordinate, row-major, an offset decoded
+ * per row) are read one contiguous run of the block each, merged vector by
+ * vector into accumulators on the stack by the sequential rule (reordered:
+ * by value, then index). ONEHOT outputs get each row's 0s as it is read
+ * and the 1s at the end. */
 
 enum {
   MCOL_WIDTH = 1024,   /* columns per block at most */
-  MCOL_MIN_TASKS = 16, /* narrower blocks (down to a vector) until there are this many */
+  MCOL_MIN_TASKS = 16, /* chunks of rows, or narrower blocks (down to a vector), to get this many */
+  MCOL_CHUNK_ROWS = 256, /* a chunk's rows at least */
 };
 
 bool ec_merged_columns_matches(const dmlc_kdesc *k) {
@@ -622,6 +626,7 @@ typedef struct mcol {
   LLVMTypeRef ct;
   LLVMValueRef acc, acc_idx; /* [width] of ct, [width] of i32 */
   LLVMTypeRef acc_t, idx_t;
+  uint64_t ct_size;                           /* bytes of a value as compared */
   LLVMValueRef base;                          /* read offset of the block's column 0 in row 0 */
   LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS]; /* output offsets of the same */
 } mcol;
@@ -659,6 +664,59 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
   ec_loop_end(e, &l);
 }
 
+/* The outputs of the block at m's bases (w columns) from its
+ * accumulators: INDEX outputs, and the 1s of ONEHOT ones. */
+static void mcol_store(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef w) {
+  emit_ctx *e = m->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  ec_loop lc;
+  LLVMValueRef cc = ec_loop_begin(e, &lc, ec_i64(e, 0), w, 1);
+  LLVMValueRef ri = LLVMBuildLoad2(e->b, e->i32, mcol_ptr(m, m->acc_idx, m->idx_t, cc), "");
+  LLVMValueRef idx = LLVMBuildZExt(e->b, ri, e->i64, "");
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    LLVMValueRef off = ec_madd(e, m->obase[i], cc, out->strides[last]);
+    if (out->kind == DMLC_KOUT_ONEHOT)
+      ec_store(e, out->dtype, e->out[i],
+               ec_add(e, off,
+                      e->reordered ? weighted_offset(e, red, nred, idx, (int)i)
+                                   : decode_offset(e, red, nred, idx, (int)i)),
+               ec_const_elem(e, out->dtype, 1));
+    else
+      ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+  }
+  ec_loop_end(e, &lc);
+}
+
+/* Block tb (outer point tb / blocks, block tb % blocks): m's bases, and
+ * its width (the last block is narrower) into *w. */
+static void mcol_block(mcol *m, const uint32_t *kept, uint32_t nkept, LLVMValueRef tb,
+                       uint64_t blocks, uint64_t width, LLVMValueRef *w) {
+  emit_ctx *e = m->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  LLVMValueRef o = LLVMBuildUDiv(e->b, tb, ec_i64(e, blocks), "outer");
+  LLVMValueRef c0 = ec_mul(e, LLVMBuildURem(e->b, tb, ec_i64(e, blocks), ""), width);
+  LLVMValueRef left = LLVMBuildSub(e->b, ec_i64(e, k->dims[last]), c0, "");
+  LLVMValueRef narrow = LLVMBuildICmp(e->b, LLVMIntULT, left, ec_i64(e, width), "");
+  *w = LLVMBuildSelect(e->b, narrow, left, ec_i64(e, width), "width");
+  m->base = ec_add(e, decode_offset(e, kept, nkept, o, -1), c0);
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    m->obase[i] =
+        ec_madd(e, decode_offset(e, kept, nkept, o, (int)i), c0, k->outputs[i].strides[last]);
+}
+
+/* A split's partial of slot (block, chunk), column cc: its value, or its
+ * index (idx, at byte idx_at of the scratch on). */
+static LLVMValueRef mcol_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint64_t width,
+                              uint64_t idx_at, bool idx) {
+  emit_ctx *e = m->e;
+  LLVMValueRef n = ec_add(e, ec_mul(e, slot, width), cc);
+  LLVMValueRef byte = idx ? ec_madd(e, ec_i64(e, idx_at), n, 4) : ec_mul(e, n, m->ct_size);
+  return LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
+}
+
 dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
@@ -678,10 +736,28 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   const uint32_t cmp_bytes =
       dmlc_dtype_size(k->read_dtype) < 4 ? 4 : dmlc_dtype_size(k->read_dtype);
   m.lanes = e->vector_bytes / cmp_bytes;
+  m.ct_size = k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
   uint64_t width = cols < MCOL_WIDTH ? cols : MCOL_WIDTH;
-  while (width > m.lanes && outer_points * ((cols + width - 1) / width) < MCOL_MIN_TASKS)
+  /* Too few blocks for the threads: chunks of rows (a finish merges their
+   * partials), or else narrower blocks. Narrow blocks of short rows read a
+   * slice of every row each (a transposed tensor's 64 columns over {1, 2}
+   * in four tasks of 16: 11 GB/s). */
+  uint64_t chunks = 1, chunk_rows = rows;
+  const uint64_t wide_tasks = outer_points * ((cols + width - 1) / width);
+  if (wide_tasks < MCOL_MIN_TASKS && rows >= 2 * MCOL_CHUNK_ROWS &&
+      ec_read_bytes(k) >= e->split_min_bytes) {
+    chunks = (MCOL_MIN_TASKS + wide_tasks - 1) / wide_tasks;
+    chunk_rows = (rows + chunks - 1) / chunks;
+    if (chunk_rows < MCOL_CHUNK_ROWS)
+      chunk_rows = MCOL_CHUNK_ROWS;
+    chunks = (rows + chunk_rows - 1) / chunk_rows;
+  }
+  while (chunks == 1 && width > m.lanes &&
+         outer_points * ((cols + width - 1) / width) < MCOL_MIN_TASKS)
     width = (width / 2 + m.lanes - 1) / m.lanes * m.lanes;
   const uint64_t blocks = (cols + width - 1) / width;
+  const uint64_t idx_at = (outer_points * blocks * chunks * width * m.ct_size + 63) / 64 * 64;
+  e->use_scratch = chunks > 1;
 
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
@@ -692,23 +768,22 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   LLVMValueRef zero = ec_i64(e, 0);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
-  LLVMValueRef o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");
-  LLVMValueRef c0 = ec_mul(e, LLVMBuildURem(e->b, t, ec_i64(e, blocks), ""), width);
-  LLVMValueRef left = LLVMBuildSub(e->b, ec_i64(e, cols), c0, "");
-  LLVMValueRef narrow = LLVMBuildICmp(e->b, LLVMIntULT, left, ec_i64(e, width), "");
-  LLVMValueRef w = LLVMBuildSelect(e->b, narrow, left, ec_i64(e, width), "width");
+  LLVMValueRef tb = LLVMBuildUDiv(e->b, t, ec_i64(e, chunks), "");
+  LLVMValueRef ch = LLVMBuildURem(e->b, t, ec_i64(e, chunks), "chunk");
+  LLVMValueRef w;
+  mcol_block(&m, kept, nkept, tb, blocks, width, &w);
   LLVMValueRef vend = LLVMBuildAnd(e->b, w, ec_i64(e, ~(uint64_t)(m.lanes - 1)), "");
-  m.base = ec_add(e, decode_offset(e, kept, nkept, o, -1), c0);
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    m.obase[i] =
-        ec_madd(e, decode_offset(e, kept, nkept, o, (int)i), c0, k->outputs[i].strides[last]);
+  LLVMValueRef r_start = ec_mul(e, ch, chunk_rows);
+  LLVMValueRef r_end = ec_add(e, r_start, ec_i64(e, chunk_rows));
+  LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, r_end, ec_i64(e, rows), "");
+  r_end = LLVMBuildSelect(e->b, over, ec_i64(e, rows), r_end, "");
 
   /* the rows, in order; each one's 0s after it */
   ec_loop lr;
-  LLVMValueRef r = ec_loop_begin(e, &lr, zero, ec_i64(e, rows), 1);
+  LLVMValueRef r = ec_loop_begin(e, &lr, r_start, r_end, 1);
   LLVMValueRef roff = decode_offset(e, red, nred, r, -1);
   LLVMValueRef ridx = row_index_base(e, red, nred, r);
-  LLVMValueRef first = LLVMBuildICmp(e->b, LLVMIntEQ, r, zero, "");
+  LLVMValueRef first = LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "");
   ec_if f;
   ec_if_begin(e, &f, first);
   mcol_merge(&m, zero, vend, m.lanes, NULL, ridx, roff);
@@ -726,32 +801,71 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   }
   ec_loop_end(e, &lr);
 
-  /* the results, column by column */
-  ec_loop lc;
-  LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
-  LLVMValueRef ri = LLVMBuildLoad2(e->b, e->i32, mcol_ptr(&m, m.acc_idx, m.idx_t, cc), "");
-  LLVMValueRef idx = LLVMBuildZExt(e->b, ri, e->i64, "");
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const dmlc_kout *out = &k->outputs[i];
-    LLVMValueRef off = ec_madd(e, m.obase[i], cc, out->strides[last]);
-    if (out->kind == DMLC_KOUT_ONEHOT)
-      ec_store(e, out->dtype, e->out[i],
-               ec_add(e, off,
-                      e->reordered ? weighted_offset(e, red, nred, idx, (int)i)
-                                   : decode_offset(e, red, nred, idx, (int)i)),
-               ec_const_elem(e, out->dtype, 1));
-    else
-      ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+  if (chunks > 1) { /* the chunk's accumulators to its partials */
+    LLVMValueRef slot = ec_madd(e, ch, tb, chunks);
+    ec_loop lc;
+    LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
+    LLVMSetAlignment(
+        LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, m.ct, mcol_ptr(&m, m.acc, m.acc_t, cc), ""),
+                       mcol_part(&m, slot, cc, width, idx_at, false)),
+        1);
+    LLVMSetAlignment(
+        LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, e->i32, mcol_ptr(&m, m.acc_idx, m.idx_t, cc), ""),
+                       mcol_part(&m, slot, cc, width, idx_at, true)),
+        1);
+    ec_loop_end(e, &lc);
+  } else {
+    mcol_store(&m, red, nred, w);
   }
-  ec_loop_end(e, &lc);
   ec_loop_end(e, &lt);
   ec_function_end(e);
 
-  uint64_t bytes = rows * dmlc_dtype_size(k->read_dtype);
+  uint64_t bytes = chunk_rows * dmlc_dtype_size(k->read_dtype);
   for (uint32_t i = 0; i < k->num_outputs; i++)
-    bytes +=
-        dmlc_dtype_size(k->outputs[i].dtype) * (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? rows : 1);
-  info->num_tasks = outer_points * blocks;
+    bytes += dmlc_dtype_size(k->outputs[i].dtype) *
+             (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? chunk_rows : 1);
+  info->num_tasks = outer_points * blocks * chunks;
   info->bytes_per_task = bytes * width;
+  if (chunks == 1)
+    return DMLC_OK;
+
+  /* finish: each column's partials merged in chunk order (later chunks,
+   * later indices; reordered, by value and then index), then the outputs */
+  char finish[256];
+  snprintf(finish, sizeof finish, "%s_finish", name);
+  ec_function_begin(e, finish, false, NULL, NULL);
+  m.acc = ec_array(e, m.ct, width, 64);
+  m.acc_idx = ec_array(e, e->i32, width, 64);
+  ec_loop lb;
+  tb = ec_loop_begin(e, &lb, zero, ec_i64(e, outer_points * blocks), 1);
+  mcol_block(&m, kept, nkept, tb, blocks, width, &w);
+  ec_loop lc;
+  LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
+  LLVMValueRef ap = mcol_ptr(&m, m.acc, m.acc_t, cc), ip = mcol_ptr(&m, m.acc_idx, m.idx_t, cc);
+  LLVMValueRef slot0 = ec_mul(e, tb, chunks);
+  LLVMValueRef x = LLVMBuildLoad2(e->b, m.ct, mcol_part(&m, slot0, cc, width, idx_at, false), "");
+  LLVMValueRef xi = LLVMBuildLoad2(e->b, e->i32, mcol_part(&m, slot0, cc, width, idx_at, true), "");
+  LLVMSetAlignment(x, 1);
+  LLVMSetAlignment(xi, 1);
+  LLVMBuildStore(e->b, x, ap);
+  LLVMBuildStore(e->b, xi, ip);
+  ec_loop lk;
+  LLVMValueRef c = ec_loop_begin(e, &lk, ec_i64(e, 1), ec_i64(e, chunks), 1);
+  LLVMValueRef slot = ec_add(e, slot0, c);
+  x = LLVMBuildLoad2(e->b, m.ct, mcol_part(&m, slot, cc, width, idx_at, false), "");
+  xi = LLVMBuildLoad2(e->b, e->i32, mcol_part(&m, slot, cc, width, idx_at, true), "");
+  LLVMSetAlignment(x, 1);
+  LLVMSetAlignment(xi, 1);
+  LLVMValueRef a = LLVMBuildLoad2(e->b, m.ct, ap, ""), ai = LLVMBuildLoad2(e->b, e->i32, ip, "");
+  LLVMValueRef take = e->reordered ? ec_take_merge(e, a, ai, x, xi) : ec_take_next(e, x, a);
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap);
+  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, xi, ai, ""), ip);
+  ec_loop_end(e, &lk);
+  ec_loop_end(e, &lc);
+  mcol_store(&m, red, nred, w);
+  ec_loop_end(e, &lb);
+  ec_function_end(e);
+  info->scratch_bytes = idx_at + outer_points * blocks * chunks * width * 4;
+  info->has_finish = true;
   return DMLC_OK;
 }

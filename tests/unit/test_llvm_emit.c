@@ -1412,6 +1412,10 @@ START_TEST(test_merged_columns) {
       {8, {2, 3, 2, 3, 2, 3, 2, 9}, 0x55, 0, 0}, /* rank 8, alternating */
       {4, {6, 2, 3, 2100}, 5, 0, 0},             /* blocks of columns, the last one short */
       {4, {3, 5, 4, 17}, 5, 0, 0},               /* broadcast reduced dim (below) */
+      /* few blocks, many rows: chunks of rows, a finish merges (the last
+       * chunk shorter) */
+      {3, {40, 20, 24}, 3, 0, 0},
+      {4, {2, 30, 20, 10}, 6, 0, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
@@ -1430,6 +1434,13 @@ START_TEST(test_merged_columns) {
     ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
                       !ec_merged_rows_matches(&k),
                   "case %zu does not take the merged-columns path", c);
+    if (c >= 7) {
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_msg(j.info.has_finish && j.info.scratch_bytes > 0 && j.info.num_tasks >= 3,
+                    "case %zu is not split", c);
+      release(&j);
+    }
     check_reductions(k, dt);
   }
 }
@@ -1491,6 +1502,7 @@ START_TEST(test_storage_order_reordered) {
       /* the innermost stored dim kept: merged columns by value, then index */
       {3, {16, 4, 5}, 6, {1, 16, 64}},
       {4, {3, 6, 2, 5}, 11, {2, 30, 1, 6}},
+      {3, {16, 24, 30}, 6, {1, 16, 384}}, /* and many rows: split, by value and then index */
   };
   const dmlc_dtype dt = reduce_types[_i];
   dmlc_kdesc k = kd_make(cases[0].rank, cases[0].dims, cases[0].mask);
