@@ -203,6 +203,16 @@ LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes) {
   return v;
 }
 
+void ec_coords(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t,
+               LLVMValueRef *coords) {
+  for (uint32_t i = n; i-- > 0;) {
+    LLVMValueRef dim = ec_i64(e, e->k->dims[list[i]]);
+    coords[i] = i == 0 ? t : LLVMBuildURem(e->b, t, dim, "");
+    if (i > 0)
+      t = LLVMBuildUDiv(e->b, t, dim, "");
+  }
+}
+
 LLVMValueRef ec_add(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildAdd(e->b, a, b, "");
 }

@@ -43,16 +43,12 @@ static void nest(emit_ctx *e, const uint32_t *list, uint32_t n, uint32_t level,
 static void decode(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t,
                    LLVMValueRef *offs) {
   const uint32_t nbuf = 1 + e->k->num_outputs;
-  for (uint32_t j = 0; j < nbuf; j++)
+  LLVMValueRef c[DMLC_MAX_RANK];
+  ec_coords(e, list, n, t, c);
+  for (uint32_t j = 0; j < nbuf; j++) {
     offs[j] = ec_i64(e, 0);
-  for (uint32_t i = n; i-- > 0;) {
-    const uint32_t d = list[i];
-    LLVMValueRef dim = ec_i64(e, e->k->dims[d]);
-    LLVMValueRef c = i == 0 ? t : LLVMBuildURem(e->b, t, dim, "");
-    if (i > 0)
-      t = LLVMBuildUDiv(e->b, t, dim, "");
-    for (uint32_t j = 0; j < nbuf; j++)
-      offs[j] = ec_madd(e, offs[j], c, buffer_stride(e->k, j, d));
+    for (uint32_t i = 0; i < n; i++)
+      offs[j] = ec_madd(e, offs[j], c[i], buffer_stride(e->k, j, list[i]));
   }
 }
 

@@ -90,6 +90,9 @@ void ec_store(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, L
 /* f16 values (lanes of them) widened to f32, exactly. */
 LLVMValueRef ec_f16_to_f32(emit_ctx *e, LLVMValueRef v, uint32_t lanes);
 LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes);
+/* The coordinates (i64) of the row-major position t over the dims in list:
+ * coords[i] along list[i]. */
+void ec_coords(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t, LLVMValueRef *coords);
 LLVMValueRef ec_add(emit_ctx *e, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ec_mul(emit_ctx *e, LLVMValueRef a, uint64_t c);
 /* a + b * c, with c a constant. */

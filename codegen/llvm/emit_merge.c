@@ -52,15 +52,10 @@ bool ec_merged_rows_matches(const dmlc_kdesc *k) {
  * position t over them, times per_dim[dim]. */
 static LLVMValueRef decode_with(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t,
                                 const uint64_t *per_dim) {
-  LLVMValueRef sum = ec_i64(e, 0);
-  for (uint32_t i = n; i-- > 0;) {
-    const uint32_t d = list[i];
-    LLVMValueRef dim = ec_i64(e, e->k->dims[d]);
-    LLVMValueRef c = i == 0 ? t : LLVMBuildURem(e->b, t, dim, "");
-    if (i > 0)
-      t = LLVMBuildUDiv(e->b, t, dim, "");
-    sum = ec_madd(e, sum, c, per_dim[d]);
-  }
+  LLVMValueRef c[DMLC_MAX_RANK], sum = ec_i64(e, 0);
+  ec_coords(e, list, n, t, c);
+  for (uint32_t i = 0; i < n; i++)
+    sum = ec_madd(e, sum, c[i], per_dim[list[i]]);
   return sum;
 }
 

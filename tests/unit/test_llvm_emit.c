@@ -1589,41 +1589,33 @@ static void check_vector_ir(const dmlc_kdesc *k) {
 }
 
 START_TEST(test_vector_code) {
-  const uint32_t row[1] = {4096}, col[2] = {64, 1024};
-  dmlc_kdesc k = kd_make(1, row, 1);
-  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
-  check_vector_ir(&k);
-  k = kd_make(2, col, 1);
-  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING);
-  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-  check_vector_ir(&k);
-  const uint32_t km[2] = {64, 1024}; /* [K, R] read column-major: columns */
-  k = kd_make(2, km, 2);
-  k.read_strides[0] = 1;
-  k.read_strides[1] = 64;
-  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
-  check_vector_ir(&k);
-  const uint32_t tr[2] = {64, 1024}; /* a transposed matrix over both axes: merged rows */
-  k = kd_make(2, tr, 3);
-  k.read_strides[0] = 1;
-  k.read_strides[1] = 64;
-  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_DECREASING);
-  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-  check_vector_ir(&k);
-  const uint32_t sr[2] = {64, 1024}; /* rows read every other element */
-  k = kd_make(2, sr, 2);
-  k.read_strides[0] = 2048;
-  k.read_strides[1] = 2;
-  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
-  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-  check_vector_ir(&k);
-  const uint32_t rkr[3] = {8, 16, 256}; /* [R, K, R]: merged rows */
-  k = kd_make(3, rkr, 5);
-  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING);
-  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_I64, 1);
-  check_vector_ir(&k);
+  static const struct {
+    uint32_t rank, dims[3], mask;
+    uint64_t strides[3]; /* all zero: packed */
+    dmlc_op op;
+    dmlc_direction dir;
+    dmlc_dtype index;
+  } cases[] = {
+      {1, {4096}, 1, {0}, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING, DMLC_DTYPE_I64}, /* a row */
+      {2, {64, 1024}, 1, {0}, DMLC_OP_ARGMIN, DMLC_DIRECTION_DECREASING, DMLC_DTYPE_U32}, /* columns
+                                                                                           */
+      /* [K, R] read column-major: columns */
+      {2, {64, 1024}, 2, {1, 64}, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING, DMLC_DTYPE_I64},
+      /* a transposed matrix over both axes: merged rows, reordered */
+      {2, {64, 1024}, 3, {1, 64}, DMLC_OP_ARGMAX, DMLC_DIRECTION_DECREASING, DMLC_DTYPE_U32},
+      /* rows read every other element: scaled */
+      {2, {64, 1024}, 2, {2048, 2}, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING, DMLC_DTYPE_U32},
+      /* [R, K, R]: merged rows */
+      {3, {8, 16, 256}, 5, {0}, DMLC_OP_ARGMIN, DMLC_DIRECTION_INCREASING, DMLC_DTYPE_I64},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    if (cases[c].strides[0])
+      memcpy(k.read_strides, cases[c].strides, sizeof cases[c].strides);
+    kd_reduce(&k, DMLC_DTYPE_F32, cases[c].op, cases[c].dir);
+    kd_out(&k, DMLC_KOUT_INDEX, cases[c].index, 1);
+    check_vector_ir(&k);
+  }
 }
 END_TEST
 
