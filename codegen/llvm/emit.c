@@ -75,6 +75,22 @@ static bool has_vector_path(const dmlc_kdesc *k) {
          ec_merged_rows_matches(k) || ec_merged_columns_matches(k);
 }
 
+/* The index's weight of each of k's reduced dims (0 on kept ones): the
+ * index counts them row-major. False when the product overflows (w then
+ * wraps). */
+static bool index_weights(const dmlc_kdesc *k, uint64_t *w) {
+  uint64_t acc = 1;
+  bool ok = true;
+  for (uint32_t d = k->rank; d-- > 0;) {
+    w[d] = 0;
+    if (dmlc_mask_has_axis(k->reduced_mask, d)) {
+      w[d] = acc;
+      ok &= !__builtin_mul_overflow(acc, (uint64_t)k->dims[d], &acc);
+    }
+  }
+  return ok;
+}
+
 /* k with its dims in the read's storage order (largest stride outermost,
  * broadcast dims outside all), then adjacent dims of one kind merged where
  * the read and every output are contiguous across them: a transposed or
@@ -103,14 +119,9 @@ static bool storage_order(const dmlc_kdesc *k, dmlc_kdesc *out, uint64_t *weight
     }
     order[j] = d;
   }
-  /* the index's weight of each of k's reduced dims */
-  uint64_t w[DMLC_MAX_RANK] = {0}, acc = 1;
-  for (uint32_t d = k->rank; d-- > 0;)
-    if (dmlc_mask_has_axis(k->reduced_mask, d)) {
-      w[d] = acc;
-      if (__builtin_mul_overflow(acc, (uint64_t)k->dims[d], &acc))
-        return false;
-    }
+  uint64_t w[DMLC_MAX_RANK];
+  if (!index_weights(k, w))
+    return false;
   int32_t last_reduced = -1;
   bool moved = false;
   *reordered = false;
@@ -206,10 +217,11 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   emit_ctx e;
   memset(&e, 0, sizeof e);
   e.read_scale = scale;
-  if (reordered) {
-    e.reordered = true;
+  e.reordered = reordered;
+  if (reordered)
     memcpy(e.index_weights, weights, sizeof weights);
-  }
+  else
+    index_weights(k, e.index_weights); /* k's own order: no overflow read has memory for */
   e.c = LLVMGetModuleContext(module);
   e.m = module;
   e.k = k;

@@ -30,9 +30,10 @@ typedef struct emit_ctx {
    * within dmlc_llvm_target.row_prefetch_max_bytes */
   bool row_prefetch;
   uint32_t psign_bytes; /* dmlc_llvm_target.psign_bytes */
-  /* The reduced dims are not in the order the index counts them (emit.c's
-   * storage_order; merged rows only): a step along reduced dim d adds
-   * index_weights[d] to the index. */
+  /* A step along reduced dim d adds index_weights[d] to the index (row-major
+   * over the reduced dims, unless reordered); reordered: the reduced dims are
+   * not in the order the index counts them (emit.c's storage_order; merged
+   * rows and merged columns only). */
   bool reordered;
   uint64_t index_weights[DMLC_MAX_RANK];
   /* The read's strides in the kernel description are the buffer's divided

@@ -59,6 +59,14 @@ static LLVMValueRef decode_with(emit_ctx *e, const uint32_t *list, uint32_t n, L
   return sum;
 }
 
+/* Whether candidate x at index xi replaces (a, ai): by value, then index
+ * where candidates do not come in the order of their indices (by_index),
+ * else by the sequential rule. */
+static LLVMValueRef take_candidate(emit_ctx *e, bool by_index, LLVMValueRef a, LLVMValueRef ai,
+                                   LLVMValueRef x, LLVMValueRef xi) {
+  return by_index ? ec_take_merge(e, a, ai, x, xi) : ec_take_next(e, x, a);
+}
+
 /* The element offset, in the read (out < 0) or output out, of the point
  * whose dims in list have the coordinates of the row-major position t over
  * them. */
@@ -80,8 +88,8 @@ static LLVMValueRef row_index_base(emit_ctx *e, const uint32_t *outer, uint32_t 
   return decode_with(e, outer, nouter, r, e->index_weights);
 }
 
-/* Reordered: the offset in output out of the reduced coordinates of index
- * idx, each (idx / weight) % dim, over the dims in list. */
+/* The offset in output out of the reduced coordinates of index idx, each
+ * (idx / weight) % dim, over the dims in list. */
 static LLVMValueRef weighted_offset(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef idx,
                                     int out) {
   const dmlc_kdesc *k = e->k;
@@ -127,22 +135,13 @@ static void store_point(emit_ctx *e, const uint32_t *kept, uint32_t nkept, const
                         uint32_t nouter, LLVMValueRef point, LLVMValueRef idx) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
-  const uint64_t len = k->dims[last];
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];
     LLVMValueRef off = decode_offset(e, kept, nkept, point, (int)i);
-    if (o->kind == DMLC_KOUT_ONEHOT && e->reordered) {
+    if (o->kind == DMLC_KOUT_ONEHOT) {
       /* the 1 at each reduced dim's coordinate (idx / weight) % dim */
-      const uint32_t lastd[1] = {last};
       off = ec_add(e, off, weighted_offset(e, outer, nouter, idx, (int)i));
-      off = ec_add(e, off, weighted_offset(e, lastd, 1, idx, (int)i));
-      ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
-    } else if (o->kind == DMLC_KOUT_ONEHOT) {
-      /* the 1 at (outer coordinates of idx / len, idx % len) */
-      LLVMValueRef at_r = LLVMBuildUDiv(e->b, idx, ec_i64(e, len), "");
-      LLVMValueRef at_j = LLVMBuildURem(e->b, idx, ec_i64(e, len), "");
-      off = ec_add(e, off, decode_offset(e, outer, nouter, at_r, (int)i));
-      off = ec_madd(e, off, at_j, o->strides[last]);
+      off = ec_add(e, off, weighted_offset(e, &last, 1, idx, (int)i));
       ec_store(e, o->dtype, e->out[i], off, ec_const_elem(e, o->dtype, 1));
     } else {
       ec_store(e, o->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, o->dtype));
@@ -222,8 +221,7 @@ static void mrow_init(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef ba
 static void mrow_take(mrow *v, LLVMValueRef *a, LLVMValueRef *ai, uint32_t u, LLVMValueRef x,
                       LLVMValueRef s) {
   emit_ctx *e = v->e;
-  LLVMValueRef take =
-      v->wx && !v->lanes_in_order ? ec_take_merge(e, a[u], ai[u], x, s) : ec_take_next(e, x, a[u]);
+  LLVMValueRef take = take_candidate(e, v->wx && !v->lanes_in_order, a[u], ai[u], x, s);
   a[u] = LLVMBuildSelect(e->b, take, x, a[u], "");
   ai[u] = LLVMBuildSelect(e->b, take, s, ai[u], "");
 }
@@ -483,7 +481,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     LLVMValueRef idx =
         e->reordered ? ec_madd(e, rbase, j, e->index_weights[last]) : ec_add(e, rbase, j);
     /* reordered: rows come in another order than their indices */
-    LLVMValueRef take = e->reordered ? ec_take_merge(e, a, ai, val, idx) : ec_take_next(e, val, a);
+    LLVMValueRef take = take_candidate(e, e->reordered, a, ai, val, idx);
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, val, a, ""), ap);
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, idx, ai, ""), ip);
   }
@@ -557,8 +555,7 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
     /* chunk 0 is taken as it is (the select keeps the loads harmless);
      * reordered, later chunks need not hold later indices */
     LLVMValueRef tk =
-        LLVMBuildOr(e->b, is_first,
-                    e->reordered ? ec_take_merge(e, bv, bi, x, xi) : ec_take_next(e, x, bv), "");
+        LLVMBuildOr(e->b, is_first, take_candidate(e, e->reordered, bv, bi, x, xi), "");
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, tk, x, bv, ""), best);
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, tk, xi, bi, ""), best_idx);
     ec_loop_end(e, &lc);
@@ -652,7 +649,7 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
     LLVMSetAlignment(a, 1);
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
     LLVMSetAlignment(ai, 1);
-    LLVMValueRef take = e->reordered ? ec_take_merge(e, a, ai, x, ri) : ec_take_next(e, x, a);
+    LLVMValueRef take = take_candidate(e, e->reordered, a, ai, x, ri);
     LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap), 1);
     LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ri, ai, ""), ip), 1);
   }
@@ -673,10 +670,7 @@ static void mcol_store(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef
     const dmlc_kout *out = &k->outputs[i];
     LLVMValueRef off = ec_madd(e, m->obase[i], cc, out->strides[last]);
     if (out->kind == DMLC_KOUT_ONEHOT)
-      ec_store(e, out->dtype, e->out[i],
-               ec_add(e, off,
-                      e->reordered ? weighted_offset(e, red, nred, idx, (int)i)
-                                   : decode_offset(e, red, nred, idx, (int)i)),
+      ec_store(e, out->dtype, e->out[i], ec_add(e, off, weighted_offset(e, red, nred, idx, (int)i)),
                ec_const_elem(e, out->dtype, 1));
     else
       ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
@@ -852,7 +846,7 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   LLVMSetAlignment(x, 1);
   LLVMSetAlignment(xi, 1);
   LLVMValueRef a = LLVMBuildLoad2(e->b, m.ct, ap, ""), ai = LLVMBuildLoad2(e->b, e->i32, ip, "");
-  LLVMValueRef take = e->reordered ? ec_take_merge(e, a, ai, x, xi) : ec_take_next(e, x, a);
+  LLVMValueRef take = take_candidate(e, e->reordered, a, ai, x, xi);
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap);
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, xi, ai, ""), ip);
   ec_loop_end(e, &lk);
