@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "dmlc/dmlc.h"
@@ -35,6 +36,21 @@ void bench_fill_random(const char *type, unsigned char *p, size_t bytes) {
       p[i] = (unsigned char)r;
     }
   }
+}
+
+void *bench_alloc(size_t bytes, int small_pages) {
+  const size_t huge = 2u << 20;
+  const size_t align = !small_pages && bytes >= 2 * huge ? huge : 4096;
+  const size_t rounded = (bytes + align - 1) / align * align;
+  void *p = aligned_alloc(align, rounded ? rounded : align);
+  if (!p) {
+    fprintf(stderr, "out of memory allocating %zu bytes\n", bytes);
+    exit(1);
+  }
+  if (align == huge)
+    madvise(p, rounded, MADV_HUGEPAGE);
+  memset(p, 0, rounded ? rounded : align);
+  return p;
 }
 
 double bench_now_s(void) {

@@ -12,13 +12,16 @@
  * run it by hand through bench/run.sh on an otherwise idle machine.
  *
  *   bench_cpu [--quick] [--calibrate] [--device cpu|reference]
- *             [--threads N] [--tsv FILE] [--only ID]
+ *             [--threads N] [--tsv FILE] [--only ID] [--small-pages]
  *
  * --only runs the workloads whose id (argmax_rows, hardmax_cols, ...)
  * contains ID.
  * --calibrate runs each plain pass a second time in place of the call
  * paired with it: its ratios show the method's own error here.
- * --quick shrinks every dimension of 1024 or more 16 times (a smoke run). */
+ * --quick shrinks every dimension of 1024 or more 16 times (a smoke run).
+ * Buffers of 4 MiB or more are on transparent huge pages where the system
+ * gives them (as NumPy's arrays and dmlc's CPU tensors are);
+ * --small-pages puts them on 4 KiB pages, as a plain aligned_alloc does. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -255,6 +258,7 @@ typedef struct options {
   bool calibrate; /* each plain pass again in place of dmlc's call */
   const char *tsv;
   const char *only; /* run only the workloads whose id contains this */
+  bool small_pages;  /* buffers on 4 KiB pages, not huge pages */
 } options;
 
 typedef struct result {
@@ -270,15 +274,6 @@ typedef struct result {
   bool is_latency;
   bool ok; /* the workload ran */
 } result;
-
-static void *alloc_buffer(size_t bytes) {
-  void *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-  if (!p) {
-    fprintf(stderr, "out of memory allocating %zu bytes\n", bytes);
-    exit(1);
-  }
-  return p;
-}
 
 static bool check(dmlc_context *ctx, dmlc_status st, const char *what) {
   if (st == DMLC_OK)
@@ -326,7 +321,8 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
   dmlc_executable_input_info(exe, 0, &in_info);
   dmlc_executable_output_info(exe, 0, &out_info);
   const size_t in_bytes = in_info.total_size_bytes, out_bytes = out_info.total_size_bytes;
-  unsigned char *in = alloc_buffer(in_bytes), *out = alloc_buffer(out_bytes);
+  unsigned char *in = bench_alloc(in_bytes, o->small_pages);
+  unsigned char *out = bench_alloc(out_bytes, o->small_pages);
   bench_fill_random(w->type, in, in_bytes);
   memset(out, 0, out_bytes);
   const dmlc_buffer ib = {in, in_bytes}, ob = {out, out_bytes};
@@ -572,11 +568,13 @@ static int parse_options(int argc, char **argv, options *o) {
       o->tsv = argv[++i];
     } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       o->only = argv[++i];
+    } else if (strcmp(argv[i], "--small-pages") == 0) {
+      o->small_pages = true;
     } else {
       fprintf(
           stderr,
           "usage: %s [--quick] [--calibrate] [--device cpu|reference] [--threads N] [--tsv FILE] "
-          "[--only ID]\n",
+          "[--only ID] [--small-pages]\n",
           argv[0]);
       return 2;
     }
@@ -618,6 +616,9 @@ int main(int argc, char **argv) {
   }
   printf("threads: %u; plain loops on one thread per core (%u) and on one thread%s\n", o.threads,
          o.threads < o.cores ? o.threads : o.cores, o.quick ? "; quick run: sizes / 16" : "");
+  printf("buffers from 4 MiB on: %s\n",
+         o.small_pages ? "4 KiB pages (--small-pages)"
+                       : "transparent huge pages asked for (madvise), as NumPy's arrays");
 
   enum { MAX_WORKLOADS = 64 };
   result res[MAX_WORKLOADS];

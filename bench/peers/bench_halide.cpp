@@ -305,7 +305,7 @@ std::vector<uint32_t> reference(const workload *w, const uint32_t *sizes, const 
 } // namespace
 
 int main(int argc, char **argv) {
-  bool quick = false, calibrate = false;
+  bool quick = false, calibrate = false, small_pages = false;
   int runs = 21; // 21 calibrate at 0.95-1.03 paired on a Zen 3; 9 at 0.95-1.13
   const char *only = nullptr;
   for (int i = 1; i < argc; i++) {
@@ -317,6 +317,8 @@ int main(int argc, char **argv) {
       runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
+    else if (!strcmp(argv[i], "--small-pages"))
+      small_pages = true; // buffers on 4 KiB pages, not huge pages (bench_alloc)
   }
   setenv("HL_NUM_THREADS", "2", 0);
   dmlc_context *ctx = nullptr;
@@ -363,8 +365,8 @@ int main(int argc, char **argv) {
     dmlc_executable_input_info(exe, 0, &in_info);
     dmlc_executable_output_info(exe, 0, &out_info);
     const size_t in_bytes = in_info.total_size_bytes, out_bytes = out_info.total_size_bytes;
-    auto alloc = [](size_t b) {
-      return static_cast<unsigned char *>(aligned_alloc(4096, (b + 4095) / 4096 * 4096));
+    auto alloc = [small_pages](size_t b) {
+      return static_cast<unsigned char *>(bench_alloc(b, small_pages));
     };
     unsigned char *in = alloc(in_bytes), *dm_out = alloc(out_bytes), *hl_out = alloc(out_bytes);
     bench_fill_random(w->type, in, in_bytes);

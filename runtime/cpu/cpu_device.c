@@ -147,11 +147,7 @@ static dmlc_status cpu_describe(dmlc_rt_device *d, char **out_text, dmlc_diag *d
 
 /* ---- executables ---- */
 
-static void *aligned_buffer(uint64_t bytes) {
-  const uint64_t size = bytes ? (bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT
-                              : BUFFER_ALIGNMENT;
-  return size > SIZE_MAX || size < bytes ? NULL : aligned_alloc(BUFFER_ALIGNMENT, (size_t)size);
-}
+static void *aligned_buffer(uint64_t bytes) { return dmlc_host_alloc(bytes, BUFFER_ALIGNMENT); }
 
 static bool binding_valid(const cpu_executable *exe, dmlc_binding b) {
   switch (b.kind) {

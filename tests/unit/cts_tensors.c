@@ -4,6 +4,7 @@
  * host-buffer path for every graph of cts_graphs.c, gaps of strided outputs
  * keeping what they held, tensors reused across executes, and chains where
  * one executable's output tensor is the next one's input. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,11 @@ static void fill_pattern(unsigned char *p, uint64_t size, unsigned salt) {
 
 /* Created zeroed, of the size asked; on a device whose tensors are host
  * memory (the reference and the CPU, by the header), map shows the same
- * bytes that write and read move. */
+ * bytes that write and read move, and a tensor of 4 MiB or more starts on
+ * a 2 MiB boundary (where huge pages can back it). */
 START_TEST(test_tensor_create_and_query) {
-  static const uint64_t sizes[] = {1, 3, 100, 4096 + 5, UINT64_C(1) << 20};
+  static const uint64_t sizes[] = {1,    3, 100, 4096 + 5, UINT64_C(1) << 20, (UINT64_C(4) << 20) - 1,
+                                   (UINT64_C(5) << 20) + 3};
   dmlc_context *ctx = cts_context();
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
     dmlc_tensor *t = tensor_make(ctx, sizes[k]);
@@ -61,6 +64,10 @@ START_TEST(test_tensor_create_and_query) {
         cts_device() == DMLC_DEVICE_REFERENCE || cts_device() == DMLC_DEVICE_CPU;
     ck_assert_msg(!host_memory || mapped, "map of a %s tensor is NULL",
                   dmlc_device_name(cts_device()));
+    const uintptr_t want_align = sizes[k] >= (UINT64_C(4) << 20) ? 2u << 20 : 4096u;
+    ck_assert_msg(!mapped || (uintptr_t)mapped % want_align == 0,
+                  "a tensor of %llu bytes at %p, not a multiple of %lu",
+                  (unsigned long long)sizes[k], (void *)mapped, (unsigned long)want_align);
     fill_pattern(pattern, sizes[k], (unsigned)k);
     tensor_write_all(ctx, t, pattern);
     expect_tensor_bytes(ctx, t, pattern, "a written tensor");
