@@ -258,7 +258,7 @@ typedef struct options {
   bool calibrate; /* each plain pass again in place of dmlc's call */
   const char *tsv;
   const char *only; /* run only the workloads whose id contains this */
-  bool small_pages;  /* buffers on 4 KiB pages, not huge pages */
+  bool small_pages; /* buffers on 4 KiB pages, not huge pages */
 } options;
 
 typedef struct result {

@@ -57,6 +57,10 @@ typedef struct dmlc_llvm_target {
    * and the accumulators fit in three quarters of it (emit_column.c); 0
    * (unknown, and ahead-of-time code): never. */
   uint64_t l2_bytes;
+  /* Columns from DRAM of many long rows are read in runs as long as other
+   * columns' (COLUMN_RUN_BYTES), not a 4 KiB page at a time: the JIT sets
+   * it on CPUs measured faster so (jit.c); false for ahead-of-time code. */
+  bool long_column_runs;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -741,9 +741,10 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * 2 MiB 0.85-0.96, 128 of 512 KiB 0.84-0.97; but 21 rows of 1 or 4 MiB
    * 1.02-1.16 (the first group of a block's runs comes unprefetched, a
    * larger share of few rows), 32 rows of 512 KiB from L3 1.01-1.04, and
-   * 64 rows of 64 KiB (u8 NCHW) 1.02-1.18 with 8 KiB runs. */
+   * 64 rows of 64 KiB (u8 NCHW) 1.02-1.18 with 8 KiB runs. On a Zen 4 the
+   * long runs are the faster (long_column_runs, jit.c). */
   c.block = 256;
-  const uint64_t run = e->from_dram && c.rows >= COLUMN_SHORT_RUN_ROWS &&
+  const uint64_t run = e->from_dram && !e->long_column_runs && c.rows >= COLUMN_SHORT_RUN_ROWS &&
                                c.cols * dmlc_dtype_size(k->read_dtype) >= COLUMN_LONG_ROW_BYTES
                            ? COLUMN_SHORT_RUN_BYTES
                            : COLUMN_RUN_BYTES;

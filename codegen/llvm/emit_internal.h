@@ -21,6 +21,7 @@ typedef struct emit_ctx {
   uint64_t split_min_bytes;  /* dmlc_llvm_target.split_min_bytes */
   uint32_t row_narrow_bytes; /* dmlc_llvm_target.row_narrow_bytes */
   uint64_t l2_bytes;         /* dmlc_llvm_target.l2_bytes */
+  bool long_column_runs;     /* dmlc_llvm_target.long_column_runs */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;

@@ -114,17 +114,28 @@ static uint64_t stream_prefetch_max;
 /* dmlc_llvm_target.l2_bytes of the JIT: one core's L2 (0 when unknown). */
 static uint64_t host_l2;
 /* dmlc_llvm_target.row_prefetch_max_bytes of the JIT: one core's L2 on
- * CPUs listed in no_l3_row_prefetch, 0 (no further limit) on the others.
- * On a Zen 4 streamed rows read from the L3 took 0.74-0.85 of the time
- * without their software prefetches (f16 [8,128256], 2 MB, on one thread
- * 0.74; f32 [8,128256] 0.78-0.80; f16 [64,128256], 16 MB, 0.77; f32
- * [4096,1000] 0.85-0.91), rows from L2 1.04 (f32 [1,128256]), and the
+ * CPUs whose tuning says no_l3_row_prefetch, 0 (no further limit) on the
+ * others. On a Zen 4 streamed rows read from the L3 took 0.74-0.85 of the
+ * time without their software prefetches (f16 [8,128256], 2 MB, on one
+ * thread 0.74; f32 [8,128256] 0.78-0.80; f16 [64,128256], 16 MB, 0.77;
+ * f32 [4096,1000] 0.85-0.91), rows from L2 1.04 (f32 [1,128256]), and the
  * plain loop without prefetches was the fastest; on a Zen 3 the same f16
- * [64,128256] read at 90% of the plain loop with them and 71% without.
- * Keyed by the host's CPU (LLVM's name for it), as it is the hardware's
- * prefetchers that decide, whatever DMLC_CPU says. */
+ * [64,128256] read at 90% of the plain loop with them and 71% without. */
 static uint64_t row_prefetch_max;
-static const char *const no_l3_row_prefetch[] = {"znver4"};
+/* dmlc_llvm_target.long_column_runs of the JIT. On a Zen 4, columns from
+ * DRAM of 32 rows or more of 512 KiB or more read in 32 KiB runs took
+ * 0.87-0.93 of the time of 4 KiB runs on huge pages (argmin over axis 0 of
+ * f32 [64,1024,1024]; 64 rows of 1 MiB 0.91, 32 of 2 MiB 0.95, 128 of 512
+ * KiB 0.93) and 0.93-0.94 on 4 KiB pages; on a Zen 3 the 4 KiB runs were
+ * the faster (emit_column.c). */
+static bool long_column_runs;
+/* Tuning keyed by the host's CPU (LLVM's name for it), as it is the
+ * hardware's prefetchers that decide, whatever DMLC_CPU says; only CPUs
+ * measured are listed. */
+static const struct cpu_tuning {
+  const char *cpu;
+  bool no_l3_row_prefetch, long_column_runs;
+} cpu_tunings[] = {{"znver4", true, true}};
 
 static void init_native(void) {
   native_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
@@ -132,9 +143,13 @@ static void init_native(void) {
   stream_prefetch_max = llc == UINT64_MAX ? llc : llc / 4 * 3;
   host_l2 = l2 == UINT64_MAX ? 0 : l2;
   char *cpu = LLVMGetHostCPUName();
-  for (size_t i = 0; i < sizeof no_l3_row_prefetch / sizeof no_l3_row_prefetch[0]; i++)
-    if (host_l2 && cpu && strcmp(cpu, no_l3_row_prefetch[i]) == 0)
+  for (size_t i = 0; cpu && i < sizeof cpu_tunings / sizeof cpu_tunings[0]; i++) {
+    if (strcmp(cpu, cpu_tunings[i].cpu) != 0)
+      continue;
+    if (host_l2 && cpu_tunings[i].no_l3_row_prefetch)
       row_prefetch_max = host_l2;
+    long_column_runs = cpu_tunings[i].long_column_runs;
+  }
   LLVMDisposeMessage(cpu);
 }
 
@@ -143,6 +158,7 @@ void dmlc_llvm_host_tuning(dmlc_llvm_target *t) {
   t->stream_prefetch_max_bytes = stream_prefetch_max;
   t->l2_bytes = host_l2;
   t->row_prefetch_max_bytes = row_prefetch_max;
+  t->long_column_runs = long_column_runs;
 }
 
 /* Records err's message (consuming err) and returns status. */

@@ -51,8 +51,8 @@ static void fill_pattern(unsigned char *p, uint64_t size, unsigned salt) {
  * bytes that write and read move, and a tensor of 4 MiB or more starts on
  * a 2 MiB boundary (where huge pages can back it). */
 START_TEST(test_tensor_create_and_query) {
-  static const uint64_t sizes[] = {1,    3, 100, 4096 + 5, UINT64_C(1) << 20, (UINT64_C(4) << 20) - 1,
-                                   (UINT64_C(5) << 20) + 3};
+  static const uint64_t sizes[] = {
+      1, 3, 100, 4096 + 5, UINT64_C(1) << 20, (UINT64_C(4) << 20) - 1, (UINT64_C(5) << 20) + 3};
   dmlc_context *ctx = cts_context();
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
     dmlc_tensor *t = tensor_make(ctx, sizes[k]);

@@ -48,6 +48,8 @@ static uint32_t row_narrow;
 static uint64_t l2_bytes;
 /* dmlc_llvm_target.row_prefetch_max_bytes (0: no further limit) */
 static uint64_t row_prefetch_max;
+/* dmlc_llvm_target.long_column_runs */
+static bool long_column_runs;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -397,7 +399,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                                    .split_min_bytes = 0,
                                    .row_narrow_bytes = row_narrow,
                                    .l2_bytes = l2_bytes,
-                                   .row_prefetch_max_bytes = row_prefetch_max};
+                                   .row_prefetch_max_bytes = row_prefetch_max,
+                                   .long_column_runs = long_column_runs};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -941,26 +944,31 @@ static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t li
 }
 
 /* From DRAM (stream_prefetch_max_bytes 0), columns of 32 rows or more of
- * 512 KiB or more are read in runs of 4 KiB; 31 rows, or a read the caches
- * hold, keep the long runs (32 KiB). The run shows in bytes_per_task:
- * rows * block + block * 4 (the u32 index). */
+ * 512 KiB or more are read in runs of 4 KiB; 31 rows, a read the caches
+ * hold, or a target with long_column_runs keep the long runs (32 KiB). The
+ * run shows in bytes_per_task: rows * block + block * 4 (the u32 index). */
 START_TEST(test_column_short_runs) {
-  for (int s = 0; s < 3; s++) {
+  for (int s = 0; s < 4; s++) {
     const uint32_t dims[2] = {s == 1 ? 31u : 32u, 512u * 1024u};
     dmlc_kdesc k = kd_make(2, dims, 1);
     kd_reduce(&k, DMLC_DTYPE_U8, s == 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
               DMLC_DIRECTION_INCREASING);
     kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
     stream_prefetch_max = s == 2 ? UINT64_MAX : 0;
+    long_column_runs = s == 3;
     jitted j;
     compile(&k, &j, NULL);
+    long_column_runs = false;
     const uint64_t block = j.info.bytes_per_task / (dims[0] + 4);
     release(&j);
     ck_assert_msg(block == (s == 0 ? 4096u : 32768u), "case %d: blocks of %llu columns", s,
                   (unsigned long long)block);
     static const data_mode modes[] = {DATA_RANDOM, DATA_TIES};
-    if (s == 0)
+    if (s == 0 || s == 3) {
+      long_column_runs = s == 3;
       check_kernel_modes(&k, modes, 2);
+      long_column_runs = false;
+    }
   }
   stream_prefetch_max = UINT64_MAX;
 }
