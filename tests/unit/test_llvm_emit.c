@@ -50,6 +50,8 @@ static uint64_t l2_bytes;
 static uint64_t row_prefetch_max;
 /* dmlc_llvm_target.long_column_runs */
 static bool long_column_runs;
+/* dmlc_llvm_target.split_min_bytes (0: split whenever tasks are few) */
+static uint64_t split_min;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -396,7 +398,7 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                                    .stream_prefetch_max_bytes = stream_prefetch_max,
                                    .psign_bytes = psign_bytes,
                                    .soft_half = soft_half,
-                                   .split_min_bytes = 0,
+                                   .split_min_bytes = split_min,
                                    .row_narrow_bytes = row_narrow,
                                    .l2_bytes = l2_bytes,
                                    .row_prefetch_max_bytes = row_prefetch_max,
@@ -1454,6 +1456,47 @@ START_TEST(test_merged_columns) {
 }
 END_TEST
 
+/* Merged columns whose kept dims lie between reduced ones, INDEX outputs
+ * only: every row of a chunk of dim 0 read in storage order into its kept
+ * point's accumulators (emit_merge.c's walk), split into min(dim 0, 16)
+ * chunks (the last one shorter where they do not divide it) or, with a
+ * split_min above the read, one task. */
+START_TEST(test_merged_columns_walk) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[5], mask;
+    uint64_t tasks;
+    bool no_split;
+  } cases[] = {
+      {4, {3, 4, 5, 37}, 5, 3, false},      /* [R, K, R, K] */
+      {4, {17, 2, 6, 40}, 5, 9, false},     /* chunks of 2, the last of 1 */
+      {4, {40, 3, 2, 70}, 5, 14, false},    /* vectors and a tail; chunks of 3 */
+      {5, {5, 3, 4, 2, 33}, 5, 5, false},   /* two kept dims around a reduced one */
+      {4, {6, 3, 7, 19}, 5, 1, true},       /* one task */
+      {5, {4, 2, 3, 5, 24}, 0xb, 4, false}, /* [R, R, K, R, K] */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 2 == 0)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
+                      !ec_merged_rows_matches(&k),
+                  "case %zu does not take the merged-columns path", c);
+    split_min = cases[c].no_split ? UINT64_MAX : 0;
+    jitted j;
+    compile(&k, &j, NULL);
+    ck_assert_msg(j.info.num_tasks == cases[c].tasks && j.info.has_finish == (cases[c].tasks > 1),
+                  "case %zu: %llu tasks, finish %d", c, (unsigned long long)j.info.num_tasks,
+                  j.info.has_finish);
+    release(&j);
+    check_reductions(k, dt);
+    split_min = 0;
+  }
+}
+END_TEST
+
 /* ---- reads not in the space's order: the dims taken in storage order ---- */
 
 /* A layout to check: dims, reduced dims and the read's strides. */
@@ -1649,6 +1692,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_small_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_merged_columns_walk, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_storage_order, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_storage_order_reordered, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_scaled_read, 0, NUM_REDUCE_TYPES);
