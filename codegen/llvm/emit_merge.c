@@ -658,6 +658,23 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
   ec_loop_end(e, &l);
 }
 
+/* Row r (index ridx, read offset roff) into the accumulators over w
+ * columns (vend of them in whole vectors): the first of its task's rows
+ * (first, an i1) initializes them, the others merge. */
+static void mcol_row(mcol *m, LLVMValueRef first, LLVMValueRef r, LLVMValueRef ridx,
+                     LLVMValueRef roff, LLVMValueRef vend, LLVMValueRef w) {
+  emit_ctx *e = m->e;
+  LLVMValueRef zero = ec_i64(e, 0);
+  ec_if f;
+  ec_if_begin(e, &f, first);
+  mcol_merge(m, zero, vend, m->lanes, NULL, ridx, roff);
+  mcol_merge(m, vend, w, 1, NULL, ridx, roff);
+  ec_if_else(e, &f);
+  mcol_merge(m, zero, vend, m->lanes, r, ridx, roff);
+  mcol_merge(m, vend, w, 1, r, ridx, roff);
+  ec_if_end(e, &f);
+}
+
 /* The outputs of the block at m's bases (w columns) from its
  * accumulators: INDEX outputs, and the 1s of ONEHOT ones. */
 static void mcol_store(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef w) {
@@ -706,6 +723,22 @@ static LLVMValueRef mcol_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint6
   LLVMValueRef n = ec_add(e, ec_mul(e, slot, width), cc);
   LLVMValueRef byte = idx ? ec_madd(e, ec_i64(e, idx_at), n, 4) : ec_mul(e, n, m->ct_size);
   return LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
+}
+
+/* The accumulators' w columns to the split's partials of slot. */
+static void mcol_save(mcol *m, LLVMValueRef slot, LLVMValueRef w, uint64_t width, uint64_t idx_at) {
+  emit_ctx *e = m->e;
+  ec_loop lc;
+  LLVMValueRef cc = ec_loop_begin(e, &lc, ec_i64(e, 0), w, 1);
+  LLVMSetAlignment(
+      LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, m->ct, mcol_ptr(m, m->acc, m->acc_t, cc), ""),
+                     mcol_part(m, slot, cc, width, idx_at, false)),
+      1);
+  LLVMSetAlignment(
+      LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, e->i32, mcol_ptr(m, m->acc_idx, m->idx_t, cc), ""),
+                     mcol_part(m, slot, cc, width, idx_at, true)),
+      1);
+  ec_loop_end(e, &lc);
 }
 
 /* The finish of a split: each column's partials (slot (tb, chunk) at
@@ -851,14 +884,7 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
   LLVMValueRef at = ec_mul(e, o, width);
   m.acc = LLVMBuildGEP2(e->b, m.ct, acc_all, &at, 1, "");
   m.acc_idx = LLVMBuildGEP2(e->b, e->i32, idx_all, &at, 1, "");
-  ec_if f;
-  ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"));
-  mcol_merge(&m, zero, vend, m.lanes, NULL, r, roff);
-  mcol_merge(&m, vend, w, 1, NULL, r, roff);
-  ec_if_else(e, &f);
-  mcol_merge(&m, zero, vend, m.lanes, r, r, roff);
-  mcol_merge(&m, vend, w, 1, r, r, roff);
-  ec_if_end(e, &f);
+  mcol_row(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"), r, r, roff, vend, w);
   ec_loop_end(e, &lq);
 
   /* each point's accumulators to its partials (split) or its outputs */
@@ -868,18 +894,7 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
   m.acc = LLVMBuildGEP2(e->b, m.ct, acc_all, &at, 1, "");
   m.acc_idx = LLVMBuildGEP2(e->b, e->i32, idx_all, &at, 1, "");
   if (chunks > 1) {
-    LLVMValueRef slot = ec_madd(e, ch, o, chunks);
-    ec_loop lc;
-    LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
-    LLVMSetAlignment(
-        LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, m.ct, mcol_ptr(&m, m.acc, m.acc_t, cc), ""),
-                       mcol_part(&m, slot, cc, width, idx_at, false)),
-        1);
-    LLVMSetAlignment(
-        LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, e->i32, mcol_ptr(&m, m.acc_idx, m.idx_t, cc), ""),
-                       mcol_part(&m, slot, cc, width, idx_at, true)),
-        1);
-    ec_loop_end(e, &lc);
+    mcol_save(&m, ec_madd(e, ch, o, chunks), w, width, idx_at);
   } else {
     LLVMValueRef wo;
     mcol_block(&m, kept, nkept, o, 1, width, &wo);
@@ -950,7 +965,6 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   m.acc_idx = ec_array(e, e->i32, width, 64);
   m.acc_t = LLVMArrayType2(m.ct, width);
   m.idx_t = LLVMArrayType2(e->i32, width);
-  LLVMValueRef zero = ec_i64(e, 0);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef tb = LLVMBuildUDiv(e->b, t, ec_i64(e, chunks), "");
@@ -968,15 +982,7 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   LLVMValueRef r = ec_loop_begin(e, &lr, r_start, r_end, 1);
   LLVMValueRef roff = decode_offset(e, red, nred, r, -1);
   LLVMValueRef ridx = row_index_base(e, red, nred, r);
-  LLVMValueRef first = LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "");
-  ec_if f;
-  ec_if_begin(e, &f, first);
-  mcol_merge(&m, zero, vend, m.lanes, NULL, ridx, roff);
-  mcol_merge(&m, vend, w, 1, NULL, ridx, roff);
-  ec_if_else(e, &f);
-  mcol_merge(&m, zero, vend, m.lanes, r, ridx, roff);
-  mcol_merge(&m, vend, w, 1, r, ridx, roff);
-  ec_if_end(e, &f);
+  mcol_row(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, ""), r, ridx, roff, vend, w);
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
     if (out->kind == DMLC_KOUT_ONEHOT)
@@ -987,18 +993,7 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   ec_loop_end(e, &lr);
 
   if (chunks > 1) { /* the chunk's accumulators to its partials */
-    LLVMValueRef slot = ec_madd(e, ch, tb, chunks);
-    ec_loop lc;
-    LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
-    LLVMSetAlignment(
-        LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, m.ct, mcol_ptr(&m, m.acc, m.acc_t, cc), ""),
-                       mcol_part(&m, slot, cc, width, idx_at, false)),
-        1);
-    LLVMSetAlignment(
-        LLVMBuildStore(e->b, LLVMBuildLoad2(e->b, e->i32, mcol_ptr(&m, m.acc_idx, m.idx_t, cc), ""),
-                       mcol_part(&m, slot, cc, width, idx_at, true)),
-        1);
-    ec_loop_end(e, &lc);
+    mcol_save(&m, ec_madd(e, ch, tb, chunks), w, width, idx_at);
   } else {
     mcol_store(&m, red, nred, w);
   }
