@@ -8,6 +8,7 @@ is how a NumPy user writes it. With --dmlc FILE (bench_cpu --tsv FILE)
 prints dmlc's speed-up per workload.
 
     python3 bench/numpy_bench.py [--quick] [--only ID] [--dmlc results.tsv]
+                                 [--small-pages]
 """
 import argparse
 import csv
@@ -135,7 +136,12 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dmlc", help="bench_cpu --tsv output")
     ap.add_argument("--only", help="the workloads whose id contains this")
+    ap.add_argument("--small-pages", action="store_true",
+                    help="arrays on 4 KiB pages, as bench_cpu --small-pages "
+                    "(NumPy asks for huge pages on arrays of 4 MiB or more)")
     args, _ = ap.parse_known_args()
+    if args.small_pages:
+        np.core.multiarray._set_madvise_hugepage(False)
     numpy_times = run(args.quick, args.only)
     dmlc = {}
     if args.dmlc:
