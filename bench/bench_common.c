@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include "dmlc/dmlc.h"
+#include "runtime/host_alloc.h"
 
 void bench_fill_random(const char *type, unsigned char *p, size_t bytes) {
   uint64_t s = 0x2545f4914f6cdd1dull;
@@ -39,17 +39,13 @@ void bench_fill_random(const char *type, unsigned char *p, size_t bytes) {
 }
 
 void *bench_alloc(size_t bytes, int small_pages) {
-  const size_t huge = 2u << 20;
-  const size_t align = !small_pages && bytes >= 2 * huge ? huge : 4096;
-  const size_t rounded = (bytes + align - 1) / align * align;
-  void *p = aligned_alloc(align, rounded ? rounded : align);
+  const size_t pages = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
+  void *p = small_pages ? aligned_alloc(4096, pages) : dmlc_host_alloc(bytes, 4096);
   if (!p) {
     fprintf(stderr, "out of memory allocating %zu bytes\n", bytes);
     exit(1);
   }
-  if (align == huge)
-    madvise(p, rounded, MADV_HUGEPAGE);
-  memset(p, 0, rounded ? rounded : align);
+  memset(p, 0, bytes);
   return p;
 }
 

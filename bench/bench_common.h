@@ -42,10 +42,10 @@ void bench_workload_name(const workload *w, const uint32_t *sizes, char *out, si
 void bench_fill_random(const char *type, unsigned char *p, size_t bytes);
 
 /* A zeroed buffer of bytes (rounded up to a page) for a workload's input or
- * output; exits with a message when out of memory. From 4 MiB on it starts
- * on a 2 MiB boundary with transparent huge pages asked for (madvise
- * MADV_HUGEPAGE), as NumPy allocates its arrays and dmlc its CPU tensors,
- * unless small_pages: then on 4 KiB pages, as plain aligned_alloc gives. */
+ * output; exits with a message when out of memory. From 4 MiB on it is on
+ * huge pages as dmlc's CPU tensors are (dmlc_host_alloc) and NumPy's
+ * arrays, unless small_pages: then on 4 KiB pages, as plain aligned_alloc
+ * gives. */
 void *bench_alloc(size_t bytes, int small_pages);
 
 /* Seconds on the monotonic clock. */

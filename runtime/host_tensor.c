@@ -4,25 +4,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
-enum { HUGE_PAGE_BYTES = 2u << 20 };
-
-void *dmlc_host_alloc(uint64_t size_bytes, uint64_t alignment) {
-  const bool huge = size_bytes >= DMLC_HOST_HUGE_PAGE_MIN && alignment < HUGE_PAGE_BYTES;
-  const uint64_t a = huge ? HUGE_PAGE_BYTES : alignment;
-  const uint64_t rounded = (size_bytes + a - 1) / a * a;
-  if (rounded < size_bytes || rounded > SIZE_MAX)
-    return NULL;
-  void *p = aligned_alloc((size_t)a, (size_t)(rounded ? rounded : a));
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (p && huge)
-    (void)madvise(p, (size_t)rounded, MADV_HUGEPAGE); /* advice: failure changes nothing */
-#endif
-  return p;
-}
+#include "runtime/host_alloc.h"
 
 dmlc_status dmlc_host_tensor_create(dmlc_rt_device *dev, uint64_t size_bytes, dmlc_rt_tensor **out,
                                     dmlc_diag *diag) {

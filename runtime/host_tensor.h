@@ -10,16 +10,6 @@
  * are refused at execute with a message naming the binding). */
 #define DMLC_HOST_TENSOR_ALIGNMENT 4096u
 
-/* Host memory for tensors and temporaries, freed with free(): size_bytes
- * (rounded up to alignment, a power of two) at a multiple of alignment, or
- * NULL when out of memory or too large. From DMLC_HOST_HUGE_PAGE_MIN bytes
- * on it starts on a 2 MiB boundary and asks Linux for transparent huge
- * pages (madvise MADV_HUGEPAGE, as NumPy does for its arrays), which
- * streaming reads cross with far fewer TLB misses; where the system has
- * them off, the advice is ignored. */
-#define DMLC_HOST_HUGE_PAGE_MIN (4u << 20)
-void *dmlc_host_alloc(uint64_t size_bytes, uint64_t alignment);
-
 dmlc_status dmlc_host_tensor_create(dmlc_rt_device *dev, uint64_t size_bytes, dmlc_rt_tensor **out,
                                     dmlc_diag *diag);
 dmlc_status dmlc_host_tensor_write(dmlc_rt_tensor *t, uint64_t offset, const void *src,

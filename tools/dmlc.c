@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -14,6 +13,7 @@
 
 #include "dmlc/dmlc.h"
 #include "ir/strbuf.h"
+#include "runtime/host_alloc.h"
 #include "tools/compile_exe.h"
 #include "tools/diagnostic.h"
 #include "tools/npy.h"
@@ -952,23 +952,13 @@ static uint64_t dot(const uint64_t *coord, const uint64_t *strides, uint32_t ran
   return off;
 }
 
-/* A zeroed buffer for a binding. From 4 MiB on it starts on a 2 MiB
- * boundary with transparent huge pages asked for, as dmlc's CPU tensors
- * and NumPy's arrays are, so that `run --repeat` times kernels on the
- * memory they would read there. */
+/* A zeroed buffer for a binding: from 4 MiB on, on huge pages, as dmlc's
+ * CPU tensors and NumPy's arrays are, so that `run --repeat` times kernels
+ * on the memory they would read there. */
 static void *alloc_buffer(const dmlc_tensor_info *info) {
-  const bool huge = info->total_size_bytes >= (4u << 20);
-  size_t align = info->alignment > 64 ? info->alignment : 64;
-  if (huge && align < (2u << 20))
-    align = 2u << 20;
-  const size_t size = (size_t)((info->total_size_bytes + align - 1) / align * align);
-  void *p = aligned_alloc(align, size ? size : align);
-#ifdef MADV_HUGEPAGE
-  if (p && huge)
-    (void)madvise(p, size, MADV_HUGEPAGE); /* advice: failure changes nothing */
-#endif
+  void *p = dmlc_host_alloc(info->total_size_bytes, info->alignment > 64 ? info->alignment : 64);
   if (p)
-    memset(p, 0, size);
+    memset(p, 0, (size_t)info->total_size_bytes);
   return p;
 }
 

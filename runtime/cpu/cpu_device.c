@@ -9,6 +9,7 @@
 #include "codegen/llvm/jit.h"
 #include "ir/strbuf.h"
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/host_alloc.h"
 #include "runtime/host_tensor.h"
 #include "runtime/kernel_cache.h"
 
@@ -147,8 +148,6 @@ static dmlc_status cpu_describe(dmlc_rt_device *d, char **out_text, dmlc_diag *d
 
 /* ---- executables ---- */
 
-static void *aligned_buffer(uint64_t bytes) { return dmlc_host_alloc(bytes, BUFFER_ALIGNMENT); }
-
 static bool binding_valid(const cpu_executable *exe, dmlc_binding b) {
   switch (b.kind) {
   case DMLC_BINDING_INPUT:
@@ -190,14 +189,15 @@ static dmlc_status workspace_create(const cpu_executable *exe, cpu_workspace *ws
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory for an execute's bindings");
   }
   for (uint32_t i = 0; i < exe->num_temps; i++)
-    if (!(ws->temps[i] = aligned_buffer(exe->temp_bytes[i]))) {
+    if (!(ws->temps[i] = dmlc_host_alloc(exe->temp_bytes[i], BUFFER_ALIGNMENT))) {
       const uint64_t bytes = exe->temp_bytes[i];
       workspace_destroy(exe, ws);
       return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
                            "out of memory for a temporary of %llu bytes",
                            (unsigned long long)bytes);
     }
-  if (exe->scratch_bytes && !(ws->scratch = aligned_buffer(exe->scratch_bytes))) {
+  if (exe->scratch_bytes &&
+      !(ws->scratch = dmlc_host_alloc(exe->scratch_bytes, BUFFER_ALIGNMENT))) {
     workspace_destroy(exe, ws);
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY,
                          "out of memory for %llu bytes of kernel scratch",
