@@ -742,13 +742,14 @@ static void mcol_save(mcol *m, LLVMValueRef slot, LLVMValueRef w, uint64_t width
 }
 
 /* The finish of a split: each column's partials (slot (tb, chunk) at
- * tb * chunks + chunk, for tb over tbs blocks) merged in chunk order (later
- * chunks, later indices; reordered, by value and then index), then the
- * outputs. */
+ * tb * chunks + chunk, for tb over the outer points' blocks) merged in
+ * chunk order (later chunks, later indices; reordered, by value and then
+ * index), then the outputs. */
 static dmlc_status mcol_finish(mcol *mp, const char *name, const uint32_t *kept, uint32_t nkept,
-                               const uint32_t *red, uint32_t nred, uint64_t tbs, uint64_t blocks,
-                               uint64_t chunks, uint64_t width, uint64_t idx_at,
+                               const uint32_t *red, uint32_t nred, uint64_t outer_points,
+                               uint64_t blocks, uint64_t chunks, uint64_t width, uint64_t idx_at,
                                dmlc_cpu_kernel_info *info) {
+  const uint64_t tbs = outer_points * blocks;
   mcol m = *mp;
   emit_ctx *e = m.e;
   LLVMValueRef zero = ec_i64(e, 0), w;
@@ -831,6 +832,15 @@ static bool walk_matches(const emit_ctx *e, const uint32_t *kept, uint32_t nkept
   return true;
 }
 
+/* m's accumulators: kept point o's width of the walk's arrays. */
+static void walk_point(mcol *m, LLVMValueRef acc_all, LLVMValueRef idx_all, LLVMValueRef o,
+                       uint64_t width) {
+  emit_ctx *e = m->e;
+  LLVMValueRef at = ec_mul(e, o, width);
+  m->acc = LLVMBuildGEP2(e->b, m->ct, acc_all, &at, 1, "");
+  m->acc_idx = LLVMBuildGEP2(e->b, e->i32, idx_all, &at, 1, "");
+}
+
 static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint32_t *kept,
                              uint32_t nkept, const uint32_t *red, uint32_t nred,
                              uint64_t outer_points, uint64_t rows, dmlc_cpu_kernel_info *info) {
@@ -881,18 +891,14 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
     else
       o = ec_madd(e, ec_mul(e, o, k->dims[d]), coords[d], 1);
   }
-  LLVMValueRef at = ec_mul(e, o, width);
-  m.acc = LLVMBuildGEP2(e->b, m.ct, acc_all, &at, 1, "");
-  m.acc_idx = LLVMBuildGEP2(e->b, e->i32, idx_all, &at, 1, "");
+  walk_point(&m, acc_all, idx_all, o, width);
   mcol_row(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"), r, r, roff, vend, w);
   ec_loop_end(e, &lq);
 
   /* each point's accumulators to its partials (split) or its outputs */
   ec_loop lo;
   o = ec_loop_begin(e, &lo, zero, ec_i64(e, outer_points), 1);
-  at = ec_mul(e, o, width);
-  m.acc = LLVMBuildGEP2(e->b, m.ct, acc_all, &at, 1, "");
-  m.acc_idx = LLVMBuildGEP2(e->b, e->i32, idx_all, &at, 1, "");
+  walk_point(&m, acc_all, idx_all, o, width);
   if (chunks > 1) {
     mcol_save(&m, ec_madd(e, ch, o, chunks), w, width, idx_at);
   } else {
@@ -910,7 +916,6 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
     info->bytes_per_task += outer_points * width * dmlc_dtype_size(k->outputs[i].dtype);
   if (chunks == 1)
     return DMLC_OK;
-  m.base = NULL;
   return mcol_finish(&m, name, kept, nkept, red, nred, outer_points, 1, chunks, width, idx_at,
                      info);
 }
@@ -1009,6 +1014,6 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   if (chunks == 1)
     return DMLC_OK;
 
-  return mcol_finish(&m, name, kept, nkept, red, nred, outer_points * blocks, blocks, chunks, width,
-                     idx_at, info);
+  return mcol_finish(&m, name, kept, nkept, red, nred, outer_points, blocks, chunks, width, idx_at,
+                     info);
 }
