@@ -28,6 +28,7 @@ enum {
   ROW_MAX_UNROLL = 8,              /* accumulators per row */
   PARTIAL_BYTES = 16,              /* value (as compared) at 0, u64 index at 8 */
   TWO_PASS_MAX_BYTES = 1u << 18,   /* two-pass rows: at most this many bytes (fit in L2) */
+  TURN_VECS = 8,                   /* f32 block rows: vectors per turn (a NaN check each) */
   BLOCK_VECS = 32,                 /* f32 and f16 rows: vectors per block (2 KiB with AVX-512) */
   ROW_NARROW_F32_BYTES = 1u << 14, /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
 };
@@ -409,7 +410,7 @@ typedef struct row_blocks {
   LLVMValueRef off;      /* the row's first element */
   LLVMValueRef best, at; /* vars, lane by lane: the best block extreme, that block's start */
   LLVMValueRef chain[8]; /* vars: a block's extreme by chain */
-  LLVMValueRef nans[4];  /* vars (it): all ones in a lane where a pair of vectors was unordered */
+  LLVMValueRef nans;     /* var (it): all ones in a lane where a turn's products were unordered */
   LLVMTypeRef vt, it;
   uint32_t lanes, chains;
   bool mx, last;
@@ -451,40 +452,88 @@ static void find_in_block(emit_ctx *e, LLVMValueRef start, uint32_t lanes, bool 
            BLOCK_VECS, lanes, last, hits, arg, where, done);
 }
 
-/* One turn of block_step: rb->chains vectors from element at into the
- * chains (the block's first turn starts them), each pair checked for NaN. */
+/* One turn of block_step: TURN_VECS vectors from element at into the
+ * chains (vector v into chain v % chains; the block's first turn starts
+ * them), and the turn's NaN check: the product of its vectors as a tree,
+ * the last two products compared unordered. A NaN makes its product NaN;
+ * so do 0 x inf, and an overflow met by an underflow, which
+ * reduce_row_blocks then tells apart from a NaN by a second look. */
 static void block_turn(emit_ctx *e, const row_blocks *rb, LLVMValueRef at, bool first) {
-  ec_prefetch_stream(e, at, rb->chains * e->vector_bytes);
-  LLVMValueRef x[8];
-  for (uint32_t c = 0; c < rb->chains; c++) {
-    x[c] = ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, c * rb->lanes)), rb->lanes);
-    LLVMValueRef m =
-        first ? x[c] : fext(e, rb->mx, LLVMBuildLoad2(e->b, rb->vt, rb->chain[c], ""), x[c]);
+  ec_prefetch_stream(e, at, TURN_VECS * e->vector_bytes);
+  LLVMValueRef x[TURN_VECS];
+  for (uint32_t v = 0; v < TURN_VECS; v++) {
+    const uint32_t c = v % rb->chains;
+    x[v] = ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, v * rb->lanes)), rb->lanes);
+    LLVMValueRef m = first && v < rb->chains
+                         ? x[v]
+                         : fext(e, rb->mx, LLVMBuildLoad2(e->b, rb->vt, rb->chain[c], ""), x[v]);
     LLVMBuildStore(e->b, m, rb->chain[c]);
   }
-  for (uint32_t d = 0; d < rb->chains / 2; d++) {
-    LLVMValueRef u = LLVMBuildFCmp(e->b, LLVMRealUNO, x[2 * d], x[2 * d + 1], "");
-    LLVMValueRef n = LLVMBuildLoad2(e->b, rb->it, rb->nans[d], "");
-    LLVMBuildStore(e->b, LLVMBuildOr(e->b, n, LLVMBuildSExt(e->b, u, rb->it, ""), ""), rb->nans[d]);
+  for (uint32_t n = TURN_VECS; n > 2; n /= 2)
+    for (uint32_t v = 0; v < n / 2; v++)
+      x[v] = LLVMBuildFMul(e->b, x[2 * v], x[2 * v + 1], "");
+  LLVMValueRef u =
+      LLVMBuildSExt(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, x[0], x[1], ""), rb->it, "");
+  LLVMBuildStore(e->b, LLVMBuildOr(e->b, LLVMBuildLoad2(e->b, rb->it, rb->nans, ""), u, ""),
+                 rb->nans);
+}
+
+/* Whether any lane of the integer vector v is not zero (i1). */
+static LLVMValueRef any_lane(emit_ctx *e, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  const uint32_t lanes = LLVMGetVectorSize(t);
+  LLVMValueRef ne = LLVMBuildICmp(e->b, LLVMIntNE, v, LLVMConstNull(t), "");
+  LLVMTypeRef bt = LLVMIntTypeInContext(e->c, lanes);
+  return LLVMBuildICmp(e->b, LLVMIntNE, LLVMBuildBitCast(e->b, ne, bt, ""), LLVMConstNull(bt), "");
+}
+
+/* Whether the row (len elements, at least 2 vectors) holds a NaN: each
+ * pair of vectors compared unordered, the last pair ending at its end. */
+static LLVMValueRef row_has_nan(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t lanes,
+                                LLVMTypeRef it) {
+  const uint64_t pair = 2ull * lanes;
+  LLVMValueRef any = ec_var(e, it, "nan_any");
+  LLVMBuildStore(e->b, LLVMConstNull(it), any);
+  ec_loop l;
+  LLVMValueRef i = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / pair), 1);
+  LLVMValueRef at = ec_add(e, off, ec_mul(e, i, pair));
+  LLVMValueRef u = LLVMBuildFCmp(e->b, LLVMRealUNO, ec_load_read_cmp(e, at, lanes),
+                                 ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, lanes)), lanes), "");
+  LLVMBuildStore(
+      e->b,
+      LLVMBuildOr(e->b, LLVMBuildLoad2(e->b, it, any, ""), LLVMBuildSExt(e->b, u, it, ""), ""),
+      any);
+  ec_loop_end(e, &l);
+  LLVMValueRef r = LLVMBuildLoad2(e->b, it, any, "");
+  if (len % pair) {
+    LLVMValueRef at2 = ec_add(e, off, ec_i64(e, len - pair));
+    LLVMValueRef u2 =
+        LLVMBuildFCmp(e->b, LLVMRealUNO, ec_load_read_cmp(e, at2, lanes),
+                      ec_load_read_cmp(e, ec_add(e, at2, ec_i64(e, lanes)), lanes), "");
+    r = LLVMBuildOr(e->b, r, LLVMBuildSExt(e->b, u2, it, ""), "");
   }
+  return any_lane(e, r);
 }
 
 /* The block of BLOCK_VECS vectors from element start, in turns of
- * rb->chains vectors: its extreme lane by lane by MAXPS (MINPS) in that
- * many chains and a tree, each pair of vectors checked for NaN (one
- * CMPUNORDPS and one OR per pair); each lane whose extreme beats the
- * lane's best (argmax: is greater; last: greater or equal) takes it, and
- * start. The turns are a loop (as bit_block_step's): unrolled over the
- * block, LLVM gathered the unordered pairs into one tree at the block's
- * end and kept the block's vectors live until then, spilling them with
- * SSE's 16 registers. Against a sum of the elements that a NaN turns NaN
- * (the check before the fifteenth session: one ADDPS per vector), f32
- * [1,128256] in L2 took 0.78 of the time with SSE4.2 and 0.96 with AVX2
- * (Zen 4): MAXPS and ADDPS compete for the same units, OR does not. */
+ * TURN_VECS vectors: its extreme lane by lane by MAXPS (MINPS) in
+ * rb->chains chains and a tree, each turn checked for NaN (block_turn);
+ * each lane whose extreme beats the lane's best (argmax: is greater;
+ * last: greater or equal) takes it, and start. The turns are a loop (as
+ * bit_block_step's): unrolled over the block, LLVM gathered the checks
+ * into one tree at the block's end and kept the block's vectors live
+ * until then, spilling them with SSE's 16 registers.
+ * The check's cost, f32 [1,128256] in L2 on a Zen 4: MAXPS, CMPPS and
+ * ADDPS share two units there, MULPS has two others, OR any of four. A
+ * sum of the elements (one ADDPS a vector, before the fifteenth session)
+ * took 1.28 of the time of one CMPUNORDPS and one OR a pair of vectors
+ * (SSE4.2), and that 1.14-1.19 of the product tree's (7.4 against 6.2-6.5
+ * us; no check at all: 5.0 us); with AVX2 and AVX-512 the row reads from
+ * L2 at the same speed with any of them. */
 static void block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
   const row_blocks *rb = arg;
   const uint32_t lanes = rb->lanes, chains = rb->chains;
-  const uint64_t turn = (uint64_t)chains * lanes;
+  const uint64_t turn = (uint64_t)TURN_VECS * lanes;
   LLVMValueRef first = ec_add(e, rb->off, start);
   block_turn(e, rb, first, true);
   ec_loop l;
@@ -523,15 +572,16 @@ static LLVMValueRef equal_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
 }
 
 /* f32 rows in blocks of BLOCK_VECS vectors: per vector one MAXPS (MINPS)
- * and half a NaN check, no index work. Per block, lane by lane, its extreme over
+ * and one MULPS of a NaN check, no index work. Per block, lane by lane, its extreme over
  * the block's vectors and whether that beats the lane's best so far,
  * which then records the block. At the end the row's best value is the
  * lanes' best, and the first (last) block holding it is the least
  * (greatest) block recorded by a lane holding it: a lane records a block
  * only for a value greater than any earlier in that lane (or not less,
  * for the last). That block's first (last) element equal to it is the
- * answer. A NaN, caught by the unordered pairs, sends the row through
- * the one-pass path instead, which orders NaN. A row that is not a
+ * answer. A NaN, caught by the turns' products and found again by a
+ * pass of unordered pairs (the products also flag 0 x inf), sends the
+ * row through the one-pass path instead, which orders NaN. A row that is not a
  * whole number of blocks ends with a block ending at its end, overlapping
  * the one before: an element seen twice cannot beat itself. */
 static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
@@ -551,24 +601,20 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   LLVMBuildStore(e->b, LLVMConstNull(rb.it), rb.at);
   for (uint32_t c = 0; c < rb.chains; c++)
     rb.chain[c] = ec_var(e, rb.vt, "chain");
-  for (uint32_t d = 0; d < rb.chains / 2; d++) {
-    rb.nans[d] = ec_var(e, rb.it, "nans");
-    LLVMBuildStore(e->b, LLVMConstNull(rb.it), rb.nans[d]);
-  }
+  rb.nans = ec_var(e, rb.it, "nans");
+  LLVMBuildStore(e->b, LLVMConstNull(rb.it), rb.nans);
   for_blocks(e, len, lanes, block_step, &rb);
 
+  /* a turn whose products were unordered: the row looked at again, pair
+   * by pair, for a NaN; none (0 x inf, say) keeps the blocks' answer */
   LLVMValueRef where = ec_var(e, e->i64, "where");
-  LLVMValueRef any = LLVMBuildLoad2(e->b, rb.it, rb.nans[0], "");
-  for (uint32_t d = 1; d < rb.chains / 2; d++)
-    any = LLVMBuildOr(e->b, any, LLVMBuildLoad2(e->b, rb.it, rb.nans[d], ""), "");
-  LLVMValueRef nan =
-      LLVMBuildBitCast(e->b, LLVMBuildICmp(e->b, LLVMIntNE, any, LLVMConstNull(rb.it), ""),
-                       LLVMIntTypeInContext(e->c, lanes), "");
+  LLVMBasicBlockRef look = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_look");
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_nan");
   LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_find");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_done");
-  LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, nan, LLVMConstNull(LLVMTypeOf(nan)), ""),
-                  slow, fast);
+  LLVMBuildCondBr(e->b, any_lane(e, LLVMBuildLoad2(e->b, rb.it, rb.nans, "")), look, fast);
+  LLVMPositionBuilderAtEnd(e->b, look);
+  LLVMBuildCondBr(e->b, row_has_nan(e, off, len, lanes, rb.it), slow, fast);
   LLVMPositionBuilderAtEnd(e->b, slow);
   LLVMValueRef v1, i1;
   reduce_row_one_pass(e, off, len, &v1, &i1);
