@@ -558,17 +558,19 @@ bool ec_output_nt(const emit_ctx *e, uint32_t i) {
   return ec_nt_bytes(e, bytes);
 }
 
-void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near) {
+void ec_prefetch_read_at(emit_ctx *e, LLVMValueRef off, LLVMValueRef bytes, bool near) {
   LLVMValueRef p = elem_ptr(e, ec_store_type(e, e->k->read_dtype), e->read, off);
-  if (bytes) {
-    LLVMValueRef b = ec_i64(e, (uint64_t)bytes);
-    p = LLVMBuildGEP2(e->b, e->i8, p, &b, 1, "");
-  }
+  if (bytes)
+    p = LLVMBuildGEP2(e->b, e->i8, p, &bytes, 1, "");
   LLVMTypeRef pt = e->ptr;
   /* read, locality 3 (prefetcht0: L1 and up) or 2 (prefetcht1: L2 and
    * up), data */
   LLVMValueRef args[4] = {p, ec_i32(e, 0), ec_i32(e, near ? 3 : 2), ec_i32(e, 1)};
   ec_intrinsic(e, "llvm.prefetch", &pt, 1, args, 4);
+}
+
+void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near) {
+  ec_prefetch_read_at(e, off, bytes ? ec_i64(e, (uint64_t)bytes) : NULL, near);
 }
 
 void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes) {

@@ -167,6 +167,8 @@ void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
  * bytes (may point past the buffer: prefetches never fault), into L1
  * (near) or L2 and up. */
 void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near);
+/* ec_prefetch_read, bytes (i64; NULL: 0) past read element off. */
+void ec_prefetch_read_at(emit_ctx *e, LLVMValueRef off, LLVMValueRef bytes, bool near);
 /* Prefetches the lines of a streamed read of `bytes` bytes from element off,
  * e->prefetch_bytes ahead: one prefetch per 64-byte line (one when bytes is
  * smaller). Nothing when e->prefetch_bytes is 0. */

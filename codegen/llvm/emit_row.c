@@ -949,6 +949,21 @@ static uint64_t output_bytes(const dmlc_kdesc *k, uint64_t elems) {
   return n;
 }
 
+/* The bytes from the end of a row to the next row's start, where the rows
+ * come from DRAM with a pitch longer than the row and the gap is no longer
+ * than the row; 0 otherwise. Rows that skip their padding break the one
+ * stream the memory serves best: on a Zen 4 a plain loop reading 32000 of
+ * each 32768 bytes (2 threads, 256 MiB) took 1.47-1.74 of the time of
+ * reading them all, and 16384 of each 32768 1.33-1.44; touching the gap
+ * as well took 0.96-0.98 and 0.95-0.97. Reading a quarter of each pitch
+ * (8192 of 32768), skipping was the faster (0.75-0.81 against 0.97-1.01). */
+static uint64_t row_gap_bytes(const emit_ctx *e, uint64_t len) {
+  const dmlc_kdesc *k = e->k;
+  if (!e->from_dram || k->rank != 2 || k->read_strides[0] <= len || k->read_strides[0] - len > len)
+    return 0;
+  return (k->read_strides[0] - len) * dmlc_dtype_size(k->read_dtype);
+}
+
 static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
   const dmlc_kdesc *k = e->k;
   const uint64_t len = k->dims[k->rank - 1];
@@ -958,6 +973,16 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMValueRef o = ec_loop_begin(e, &l, begin, end, 1);
   LLVMValueRef val, idx;
   ec_reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
+  const uint64_t gap = row_gap_bytes(e, len);
+  if (gap) {
+    /* every line from the row's end to the next row's first (prefetched,
+     * so nothing faults past the tensor's last row) */
+    LLVMValueRef end_of_row = ec_add(e, row_base(e, k->read_strides, o), ec_i64(e, len));
+    ec_loop lg;
+    LLVMValueRef line = ec_loop_begin(e, &lg, ec_i64(e, 0), ec_i64(e, gap / 64 + 1), 1);
+    ec_prefetch_read_at(e, end_of_row, ec_mul(e, line, 64), true);
+    ec_loop_end(e, &lg);
+  }
   fill_zeros(e, o, ec_i64(e, 0), ec_i64(e, len), false);
   /* While the row's output streams out, the next row (of this call) streams
    * in: the reads do not wait for the writes. */

@@ -951,6 +951,31 @@ static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t li
   stream_prefetch_max = UINT64_MAX;
 }
 
+/* Rows from DRAM (which otherwise prefetch nothing) with a pitch longer
+ * than the row prefetch the gap up to the next row when it is no longer
+ * than the row; a longer gap or none, nothing. Each kernel's answers are
+ * checked too (the prefetches past the last row's end point outside the
+ * buffers). */
+START_TEST(test_row_gap_touch) {
+  static const struct {
+    uint32_t len, pitch;
+    bool want;
+  } cases[] = {
+      {1000, 1000, false}, {1000, 1048, true},  {1000, 1049, true}, {1000, 2000, true},
+      {1000, 2001, false}, {1000, 4000, false}, {3, 5, true},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {7, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    k.read_strides[0] = cases[c].pitch;
+    char what[64];
+    snprintf(what, sizeof what, "rows of %u, pitch %u", cases[c].len, cases[c].pitch);
+    expect_prefetch(k, c % 2 ? DMLC_DTYPE_F16 : DMLC_DTYPE_F32,
+                    c % 3 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, 0, cases[c].want, what);
+  }
+}
+END_TEST
+
 /* From DRAM (stream_prefetch_max_bytes 0), columns of 32 rows or more of
  * 512 KiB or more are read in runs of 4 KiB; 31 rows, a read the caches
  * hold, or a target with long_column_runs keep the long runs (32 KiB). The
@@ -1714,6 +1739,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(prefetch, test_stream_prefetch_limit);
   tcase_add_test(prefetch, test_column_short_runs);
   tcase_add_test(prefetch, test_row_narrow_vectors);
+  tcase_add_test(prefetch, test_row_gap_touch);
   suite_add_tcase(s, prefetch);
   return s;
 }
