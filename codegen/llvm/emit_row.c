@@ -487,6 +487,14 @@ static LLVMValueRef any_lane(emit_ctx *e, LLVMValueRef v) {
   return LLVMBuildICmp(e->b, LLVMIntNE, LLVMBuildBitCast(e->b, ne, bt, ""), LLVMConstNull(bt), "");
 }
 
+/* All ones in each lane where the two vectors from element at are
+ * unordered (it: the i32 lanes). */
+static LLVMValueRef pair_unordered(emit_ctx *e, LLVMValueRef at, uint32_t lanes, LLVMTypeRef it) {
+  LLVMValueRef u = LLVMBuildFCmp(e->b, LLVMRealUNO, ec_load_read_cmp(e, at, lanes),
+                                 ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, lanes)), lanes), "");
+  return LLVMBuildSExt(e->b, u, it, "");
+}
+
 /* Whether the row (len elements, at least 2 vectors) holds a NaN: each
  * pair of vectors compared unordered, the last pair ending at its end. */
 static LLVMValueRef row_has_nan(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t lanes,
@@ -496,22 +504,13 @@ static LLVMValueRef row_has_nan(emit_ctx *e, LLVMValueRef off, uint64_t len, uin
   LLVMBuildStore(e->b, LLVMConstNull(it), any);
   ec_loop l;
   LLVMValueRef i = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / pair), 1);
-  LLVMValueRef at = ec_add(e, off, ec_mul(e, i, pair));
-  LLVMValueRef u = LLVMBuildFCmp(e->b, LLVMRealUNO, ec_load_read_cmp(e, at, lanes),
-                                 ec_load_read_cmp(e, ec_add(e, at, ec_i64(e, lanes)), lanes), "");
-  LLVMBuildStore(
-      e->b,
-      LLVMBuildOr(e->b, LLVMBuildLoad2(e->b, it, any, ""), LLVMBuildSExt(e->b, u, it, ""), ""),
-      any);
+  LLVMValueRef u = pair_unordered(e, ec_add(e, off, ec_mul(e, i, pair)), lanes, it);
+  LLVMBuildStore(e->b, LLVMBuildOr(e->b, LLVMBuildLoad2(e->b, it, any, ""), u, ""), any);
   ec_loop_end(e, &l);
   LLVMValueRef r = LLVMBuildLoad2(e->b, it, any, "");
-  if (len % pair) {
-    LLVMValueRef at2 = ec_add(e, off, ec_i64(e, len - pair));
-    LLVMValueRef u2 =
-        LLVMBuildFCmp(e->b, LLVMRealUNO, ec_load_read_cmp(e, at2, lanes),
-                      ec_load_read_cmp(e, ec_add(e, at2, ec_i64(e, lanes)), lanes), "");
-    r = LLVMBuildOr(e->b, r, LLVMBuildSExt(e->b, u2, it, ""), "");
-  }
+  if (len % pair)
+    r = LLVMBuildOr(e->b, r, pair_unordered(e, ec_add(e, off, ec_i64(e, len - pair)), lanes, it),
+                    "");
   return any_lane(e, r);
 }
 
@@ -971,13 +970,13 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_function_begin(e, name, true, &begin, &end);
   ec_loop l;
   LLVMValueRef o = ec_loop_begin(e, &l, begin, end, 1);
-  LLVMValueRef val, idx;
-  ec_reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
+  LLVMValueRef val, idx, base = row_base(e, k->read_strides, o);
+  ec_reduce_row(e, base, len, &val, &idx);
   const uint64_t gap = row_gap_bytes(e, len);
   if (gap) {
     /* every line from the row's end to the next row's first (prefetched,
      * so nothing faults past the tensor's last row) */
-    LLVMValueRef end_of_row = ec_add(e, row_base(e, k->read_strides, o), ec_i64(e, len));
+    LLVMValueRef end_of_row = ec_add(e, base, ec_i64(e, len));
     ec_loop lg;
     LLVMValueRef line = ec_loop_begin(e, &lg, ec_i64(e, 0), ec_i64(e, gap / 64 + 1), 1);
     ec_prefetch_read_at(e, end_of_row, ec_mul(e, line, 64), true);
