@@ -304,6 +304,23 @@ static bool time_calls(dmlc_context *ctx, dmlc_executable *exe, const dmlc_buffe
   return true;
 }
 
+/* --wait-gbps: the memory of these shared machines has slow and fast
+ * spells (a plain loop over 256 MiB: 33-37 GB/s, or 55-64 GB/s, for tens
+ * of seconds at a time); the slow ones hide what a kernel loses when the
+ * memory can go faster. Passes of loop l until one reads gbps GB/s, for at
+ * most WAIT_MAX_S. */
+static void wait_for_fast_memory(const bw_loop *l, const void *in, size_t in_bytes, void *out,
+                                 size_t out_bytes, unsigned threads, double gbps,
+                                 const char *name) {
+  const double w0 = bench_now_s();
+  while (in_bytes / time_passes(l, in, in_bytes, out, out_bytes, threads, 1) / 1e9 < gbps)
+    if (bench_now_s() - w0 > WAIT_MAX_S) {
+      fprintf(stderr, "%s: the plain loop stayed under %.1f GB/s for %d s\n", name, gbps,
+              WAIT_MAX_S);
+      return;
+    }
+}
+
 static result run_workload(dmlc_context *ctx, const workload *w, const options *o) {
   result r = {w->id, "", 0, 0, 0, 0, 0, 0, "-", w->kind == WORK_LATENCY, false};
   uint32_t sizes[4];
@@ -362,23 +379,12 @@ static result run_workload(dmlc_context *ctx, const workload *w, const options *
       for (int t = 0; use[l] && t < nthreads; t++) /* faults pages in, warms the code */
         bw_pass(&bw_loops[l], in, in_bytes, out, out_bytes, thread_counts[t]);
     }
-    /* --wait-gbps: the memory of these shared machines has slow and fast
-     * spells (a plain loop over 256 MiB: 33-37 GB/s, or 55-64 GB/s, for
-     * tens of seconds at a time); the slow ones hide what a kernel loses
-     * when the memory can go faster. */
-    for (int l = 0; o->wait_gbps > 0 && l < BW_LOOPS; l++) {
-      if (!use[l])
-        continue;
-      const double w0 = bench_now_s();
-      while (in_bytes / time_passes(&bw_loops[l], in, in_bytes, out, out_bytes, most, 1) / 1e9 <
-             o->wait_gbps)
-        if (bench_now_s() - w0 > WAIT_MAX_S) {
-          fprintf(stderr, "%s: the plain loop stayed under %.1f GB/s for %d s\n", r.name,
-                  o->wait_gbps, WAIT_MAX_S);
-          break;
-        }
-      break;
-    }
+    int first = 0;
+    while (first < BW_LOOPS && !use[first])
+      first++;
+    if (o->wait_gbps > 0 && first < BW_LOOPS)
+      wait_for_fast_memory(&bw_loops[first], in, in_bytes, out, out_bytes, most, o->wait_gbps,
+                           r.name);
     const double tw = bench_now_s();
     r.ok = check(ctx, dmlc_execute(exe, &ib, 1, &ob, 1), r.name); /* warm-up */
     /* Calls shorter than BATCH_S are timed in batches, on both sides: a
