@@ -301,6 +301,16 @@ static uint32_t find_compute_queue(const dmlc_vk_instance *inst, VkPhysicalDevic
  * cores finishing early find work. At most maxComputeWorkGroupCount[0]. */
 enum { SPLIT_GROUP_INVOCATIONS = 256, FALLBACK_UNITS = 64, CPU_GROUPS_PER_CORE = 4 };
 
+/* Whether plans are made as for a CPU device: a CPU device, or any device
+ * under DMLC_VULKAN_CPU_PLANS=1 (any value but "" and "0"), so that tests
+ * run the CPU device's lone paths (docs/api.md) on a GPU too. */
+static bool cpu_plans(const vk_physical *p) {
+  if (p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    return true;
+  const char *force = getenv("DMLC_VULKAN_CPU_PLANS");
+  return force && *force && strcmp(force, "0") != 0;
+}
+
 static uint32_t fill_groups_of(const vk_physical *p) {
   const VkPhysicalDeviceLimits *limits = &p->props.properties.limits;
   const uint32_t sg = p->subgroup.subgroupSize ? p->subgroup.subgroupSize : 32;
@@ -314,7 +324,7 @@ static uint32_t fill_groups_of(const vk_physical *p) {
             a->computeUnitsPerShaderArray;
     resident = (uint64_t)a->simdPerComputeUnit * a->wavefrontsPerSimd * a->wavefrontSize;
   }
-  if (p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+  if (cpu_plans(p)) {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     groups = (uint64_t)(cores > 0 ? cores : 1) * CPU_GROUPS_PER_CORE;
   } else {
@@ -332,7 +342,7 @@ static uint32_t fill_groups_of(const vk_physical *p) {
 
 /* Where fill_groups_of found the device's compute units. */
 static const char *fill_source(const vk_physical *p) {
-  if (p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+  if (cpu_plans(p))
     return "host cores";
   if (p->nv_sm.shaderSMCount)
     return "SM count";
@@ -381,7 +391,7 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
       p->features.features.shaderStorageBufferArrayDynamicIndexing &&
       p->v12.shaderStorageBufferArrayNonUniformIndexing;
   caps.fill_groups = fill_groups_of(p);
-  caps.cpu_device = p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  caps.cpu_device = cpu_plans(p);
   caps.fill_zeros = true; /* record_kernel fills each module's zero_fill outputs */
   /* DMLC_VULKAN_FORCE_SPLIT=1 (any value but "" and "0"): split every
    * reduction into parts of a few points, so that tests run the split's

@@ -28,9 +28,12 @@ dmlc_device cts_device(void);
  * the reference): to bind a tensor of the wrong device. */
 dmlc_device cts_other_device(dmlc_device device);
 
-/* One context per process (each case forks), destroyed at exit, so the
- * CPU's JIT and the Vulkan device are created once per case. */
+/* One context per process (each case forks), destroyed as the case ends
+ * (cts_tcase_create), so the CPU's JIT and the Vulkan device are created
+ * once per case. */
 dmlc_context *cts_context(void);
+/* A test case whose cases destroy cts_context's context as they end. */
+TCase *cts_tcase_create(const char *name);
 
 /* Fails the case unless st is DMLC_OK, with what was being done and the
  * context's message. */

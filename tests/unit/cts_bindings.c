@@ -501,7 +501,7 @@ END_TEST
 
 void cts_add_binding_cases(Suite *s, dmlc_device device) {
   (void)device;
-  TCase *tc = tcase_create("bindings");
+  TCase *tc = cts_tcase_create("bindings");
   tcase_add_test(tc, test_valid_bindings_run);
   tcase_add_loop_test(tc, test_bad_host_buffers, 0,
                       (int)(sizeof host_cases / sizeof host_cases[0]));

@@ -1519,7 +1519,7 @@ START_TEST(test_small_buffer_rejected) {
 END_TEST
 
 void cts_add_semantics_cases(Suite *s, dmlc_device device) {
-  TCase *tc = tcase_create("semantics_argmax");
+  TCase *tc = cts_tcase_create("semantics_argmax");
   tcase_add_loop_test(tc, test_seed_examples, 0,
                       (int)(sizeof seed_examples / sizeof seed_examples[0]));
   tcase_add_test(tc, test_tie_examples);
@@ -1534,14 +1534,14 @@ void cts_add_semantics_cases(Suite *s, dmlc_device device) {
   tcase_add_test(tc, test_random_against_brute_force);
   suite_add_tcase(s, tc);
 
-  tc = tcase_create("semantics_layouts");
+  tc = cts_tcase_create("semantics_layouts");
   tcase_add_test(tc, test_strided_inputs);
   tcase_add_test(tc, test_broadcast_inputs);
   tcase_add_test(tc, test_strided_outputs);
   tcase_add_test(tc, test_small_buffer_rejected);
   suite_add_tcase(s, tc);
 
-  tc = tcase_create("semantics_hardmax");
+  tc = cts_tcase_create("semantics_hardmax");
   tcase_add_loop_test(tc, test_hardmax_examples, 0,
                       (int)(sizeof hardmax_examples / sizeof hardmax_examples[0]));
   tcase_add_test(tc, test_hardmax_special);
@@ -1549,7 +1549,7 @@ void cts_add_semantics_cases(Suite *s, dmlc_device device) {
   suite_add_tcase(s, tc);
 
   /* Lowered ops the code generators have patterns for. */
-  tc = tcase_create("semantics_lowered");
+  tc = cts_tcase_create("semantics_lowered");
   tcase_add_test(tc, test_ir_reshape);
   tcase_add_test(tc, test_ir_cast_int_to_int);
   tcase_add_test(tc, test_ir_cast_int_to_float);
@@ -1564,7 +1564,7 @@ void cts_add_semantics_cases(Suite *s, dmlc_device device) {
    * evaluator's own semantics (the code generators reject them). */
   if (device != DMLC_DEVICE_REFERENCE)
     return;
-  tc = tcase_create("semantics_primitives");
+  tc = cts_tcase_create("semantics_primitives");
   tcase_add_test(tc, test_ir_broadcast);
   tcase_add_test(tc, test_ir_reduced_index);
   tcase_add_test(tc, test_ir_eq);

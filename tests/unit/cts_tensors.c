@@ -345,7 +345,7 @@ END_TEST
 
 void cts_add_tensor_cases(Suite *s, dmlc_device device) {
   (void)device;
-  TCase *tc = tcase_create("tensors");
+  TCase *tc = cts_tcase_create("tensors");
   tcase_add_test(tc, test_tensor_create_and_query);
   tcase_add_test(tc, test_tensor_partial_write_read);
   tcase_add_loop_test(tc, test_execute_tensors_matches_host, 0, (int)cts_graph_count());

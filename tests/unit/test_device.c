@@ -39,14 +39,26 @@ int __lsan_is_turned_off(void) { return device_under_test == DMLC_DEVICE_VULKAN;
 
 static dmlc_context *shared_context;
 
-static void shared_context_destroy(void) { dmlc_context_destroy(shared_context); }
-
 dmlc_context *cts_context(void) {
-  if (!shared_context) {
+  if (!shared_context)
     ck_assert_int_eq(dmlc_context_create(&shared_context), DMLC_OK);
-    atexit(shared_context_destroy);
-  }
   return shared_context;
+}
+
+/* The case's context goes when the case ends (a checked fixture runs in the
+ * case's own process), not from an atexit handler: one registered before
+ * the context first opens the Vulkan device runs after the Vulkan driver's
+ * own exit handlers, and NVIDIA's driver then crashes in vkDestroyDevice
+ * (seen on an H200: every case that ran a kernel died of SIGSEGV). */
+static void shared_context_destroy(void) {
+  dmlc_context_destroy(shared_context);
+  shared_context = NULL;
+}
+
+TCase *cts_tcase_create(const char *name) {
+  TCase *tc = tcase_create(name);
+  tcase_add_checked_fixture(tc, NULL, shared_context_destroy);
+  return tc;
 }
 
 dmlc_executable *cts_compile_ir(dmlc_context *ctx, const char *text, dmlc_device device) {
@@ -202,7 +214,7 @@ END_TEST
 
 static Suite *device_suite(dmlc_device device) {
   Suite *s = suite_create(dmlc_device_name(device));
-  TCase *tc = tcase_create("device");
+  TCase *tc = cts_tcase_create("device");
   tcase_add_test(tc, test_device_is_registered_and_described);
   suite_add_tcase(s, tc);
   cts_add_graph_cases(s, device);
