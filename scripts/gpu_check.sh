@@ -23,7 +23,8 @@ if [ -z "${LOCAL:-}" ]; then
   for f in "$R"/.gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi
-mkdir -p /work && ln -sfn "$R" /work/main 2>/dev/null # the tests' DMLC_SOURCE_DIR
+# the tests' DMLC_SOURCE_DIR, where the build here had its tree
+[ -e /work/main ] || { mkdir -p /work && ln -s "$R" /work/main; }
 D=/tmp/dmlc_gpu
 rm -rf $D && mkdir -p $D && tar -xJf "$R/.dev/bundle.tar.xz" -C $D || exit 1
 for f in $D/sys/*; do
