@@ -201,6 +201,9 @@ typedef struct rows_arg {
    * reads, each at output offset obase[i] of (row 0, column c0); NULL:
    * zero_rows writes them. */
   LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS];
+  /* The block's last group: rows_body prefetches the next block's first
+   * rows (the next task's) instead of rows past the last. */
+  bool last_group;
 } rows_arg;
 
 static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -219,10 +222,18 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
   LLVMValueRef col = ec_add(e, a->base, cc);
   /* The same columns of the next group of rows, into L2: each row's run
-   * starts a new stream the hardware prefetcher would first have to find. */
-  if (lanes > 1 && c->prefetch_rows)
+   * starts a new stream the hardware prefetcher would first have to find.
+   * In the block's last group, the next block's first row and first group
+   * (the next task's, as a thread runs consecutive tasks; past the end of
+   * the rows or the buffer a prefetch only costs the slot). */
+  if (lanes > 1 && c->prefetch_rows && a->last_group) {
+    LLVMValueRef next = ec_add(e, col, ec_i64(e, c->block));
+    for (uint32_t q = 0; q <= c->step_rows; q++)
+      ec_prefetch_read(e, ec_madd(e, next, ec_i64(e, q), rs), 0, false);
+  } else if (lanes > 1 && c->prefetch_rows) {
     for (uint32_t q = 0; q < a->count; q++)
       ec_prefetch_read(e, ec_madd(e, col, ec_add(e, a->r, ec_i64(e, a->count + q)), rs), 0, false);
+  }
   for (uint32_t q = 0; q < a->count; q++) {
     LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
     LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
@@ -483,19 +494,25 @@ static void rows_loops(column *c, rows_arg *ra, LLVMValueRef o, LLVMValueRef c0,
   emit_ctx *e = c->e;
   const uint32_t step = c->step_rows;
   const uint64_t groups = (nrows - 1) / step, grouped_end = 1 + groups * step;
-  if (groups > 0) {
+  /* Unsplit, the last group (the rest, or else the last whole one, out of
+   * the loop) prefetches the next block's first rows. */
+  const bool peel = c->chunks == 1 && groups > 0 && grouped_end == nrows;
+  const uint64_t looped = peel ? groups - 1 : groups;
+  if (looped > 0) {
     ec_loop l;
-    ra->r = ec_loop_begin(e, &l, ec_add(e, r0, ec_i64(e, 1)), ec_add(e, r0, ec_i64(e, grouped_end)),
-                          step);
+    ra->r = ec_loop_begin(e, &l, ec_add(e, r0, ec_i64(e, 1)),
+                          ec_add(e, r0, ec_i64(e, 1 + looped * step)), step);
     ra->count = step;
     for_columns(c, width, true, rows_body, ra);
     zero_rows(c, ra, o, c0, ra->r, step, width);
     ec_loop_end(e, &l);
   }
-  if (grouped_end < nrows) { /* the rest (fewer than a step) in one group */
-    ra->r = ec_add(e, r0, ec_i64(e, grouped_end));
-    ra->count = (uint32_t)(nrows - grouped_end);
+  if (1 + looped * step < nrows) { /* the last group: the rest, or a whole one */
+    ra->r = ec_add(e, r0, ec_i64(e, 1 + looped * step));
+    ra->count = (uint32_t)(nrows - 1 - looped * step);
+    ra->last_group = c->chunks == 1;
     for_columns(c, width, true, rows_body, ra);
+    ra->last_group = false;
     zero_rows(c, ra, o, c0, ra->r, ra->count, width);
   }
 }
@@ -612,7 +629,8 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
     return;
   }
   LLVMValueRef zero = ec_i64(e, 0);
-  rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}};
+  rows_arg ra = {
+      ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}, false};
   for_columns(c, width, true, init_body, &ra);
   zero_rows(c, &ra, o, c0, r0, 1, width);
   /* When every nt_ok output's block starts aligned, rows_body streams their

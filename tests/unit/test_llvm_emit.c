@@ -1139,6 +1139,37 @@ START_TEST(test_column_wide) {
 }
 END_TEST
 
+/* Unsplit, a block's last group of rows (the rest past the last whole
+ * step, or else the last whole step, taken out of the loop) prefetches the
+ * next block's first rows, past the buffer's end for the last block: row
+ * counts that end on a whole step and that do not, with 32- and 64-byte
+ * vectors (4 or 8 rows a step), three blocks the last one narrow, and an
+ * outer dim. The answers must be the reference's. */
+START_TEST(test_column_last_group) {
+  const dmlc_dtype dt = _i % 2 ? DMLC_DTYPE_U8 : DMLC_DTYPE_F32;
+  vec_bytes = _i / 2 ? 64 : 32;
+  const uint32_t step = dt == DMLC_DTYPE_F32 && vec_bytes < 64 ? 4 : 8;
+  /* a block is 32 KiB of a row */
+  const uint32_t cols = 2 * (32768 / dmlc_dtype_size(dt)) + 100;
+  const uint32_t rows[] = {1 + step, 2 + step, 1 + 2 * step, step, 2 + 3 * step};
+  for (int s = 0; s < 5; s++) {
+    const uint32_t dims[3] = {2, rows[s], cols};
+    dmlc_kdesc k = s % 2 ? kd_make(3, dims, 2) : kd_make(2, dims + 1, 1);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+    if (s == 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[_i % 6], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    jitted j;
+    compile(&k, &j, NULL);
+    ck_assert_msg(!j.info.has_finish && j.info.num_tasks >= 3, "rows %u: %llu tasks%s", rows[s],
+                  (unsigned long long)j.info.num_tasks, j.info.has_finish ? ", split" : "");
+    release(&j);
+    check_reductions(k, dt);
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* Columns with too few blocks for the threads and enough rows: the rows
  * are split into chunks whose partials the finish merges in order. */
 START_TEST(test_column_split) {
@@ -1740,6 +1771,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(prefetch, test_column_short_runs);
   tcase_add_test(prefetch, test_row_narrow_vectors);
   tcase_add_test(prefetch, test_row_gap_touch);
+  tcase_add_loop_test(prefetch, test_column_last_group, 0, 4);
   suite_add_tcase(s, prefetch);
   return s;
 }
