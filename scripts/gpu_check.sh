@@ -27,7 +27,7 @@ fi
 [ -e /work/main ] || { mkdir -p /work && ln -s "$R" /work/main; }
 D=/tmp/dmlc_gpu
 rm -rf $D && mkdir -p $D && tar -xJf "$R/.dev/bundle.tar.xz" -C $D || exit 1
-for f in $D/sys/*; do
+for f in "$D"/sys/*; do
   n=$(basename "$f")
   if ldconfig -p | grep -q "^[[:space:]]*$n "; then rm "$f"; else echo "carried: $n"; fi
 done
@@ -83,6 +83,7 @@ done
 rm -rf "$TESTS"
 if [ $(($(date +%s) - t0 + 150)) -le "$LIMIT" ]; then
   stamp bench_vulkan
+  # shellcheck disable=SC2086 # BENCH: none, or options, split
   timeout 150 $B/bench_vulkan ${BENCH:-} >"$OUT/bench_vulkan.txt" 2>&1
   echo "== bench_vulkan: rc $?"
 else
