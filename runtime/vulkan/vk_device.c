@@ -301,14 +301,18 @@ static uint32_t find_compute_queue(const dmlc_vk_instance *inst, VkPhysicalDevic
  * cores finishing early find work. At most maxComputeWorkGroupCount[0]. */
 enum { SPLIT_GROUP_INVOCATIONS = 256, FALLBACK_UNITS = 64, CPU_GROUPS_PER_CORE = 4 };
 
+/* Whether the test switch `name` is set: any value but "" and "0". */
+static bool env_flag(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
 /* Whether plans are made as for a CPU device: a CPU device, or any device
- * under DMLC_VULKAN_CPU_PLANS=1 (any value but "" and "0"), so that tests
- * run the CPU device's lone paths (docs/api.md) on a GPU too. */
+ * under DMLC_VULKAN_CPU_PLANS=1, so that tests run the CPU device's lone
+ * paths (docs/api.md) on a GPU too. */
 static bool cpu_plans(const vk_physical *p) {
-  if (p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
-    return true;
-  const char *force = getenv("DMLC_VULKAN_CPU_PLANS");
-  return force && *force && strcmp(force, "0") != 0;
+  return p->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
+         env_flag("DMLC_VULKAN_CPU_PLANS");
 }
 
 static uint32_t fill_groups_of(const vk_physical *p) {
@@ -396,8 +400,7 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
   /* DMLC_VULKAN_FORCE_SPLIT=1 (any value but "" and "0"): split every
    * reduction into parts of a few points, so that tests run the split's
    * code (partials, the finish's merge) on small inputs. */
-  const char *force = getenv("DMLC_VULKAN_FORCE_SPLIT");
-  caps.force_split = force && *force && strcmp(force, "0") != 0;
+  caps.force_split = env_flag("DMLC_VULKAN_FORCE_SPLIT");
   /* DMLC_VULKAN_STORAGE_RANGE=bytes: use at most this much of one
    * descriptor's reach, so that tests run windowed buffers on any device. */
   const char *range = getenv("DMLC_VULKAN_STORAGE_RANGE");
@@ -410,8 +413,7 @@ static dmlc_spirv_caps caps_of(const vk_physical *p) {
   /* DMLC_VULKAN_PORTABLE=1 (any value but "" and "0"): generate the
    * portable code, as for a device without these features (32-bit words,
    * unpacked; 64-bit values as word pairs), and enable none of them. */
-  const char *portable = getenv("DMLC_VULKAN_PORTABLE");
-  if (portable && *portable && strcmp(portable, "0") != 0) {
+  if (env_flag("DMLC_VULKAN_PORTABLE")) {
     caps.shader_int64 = caps.shader_int16 = caps.shader_int8 = caps.shader_float16 = false;
     caps.storage_8bit = caps.storage_16bit = false;
   }
@@ -607,8 +609,7 @@ static dmlc_status device_create(dmlc_vk_device *dev, const vk_physical *p, dmlc
   /* DMLC_VULKAN_UNMAPPED=1 (any value but "" and "0"): map no
    * device-local memory, so that tests run a discrete GPU's path (staging
    * buffers, fills on the device) on a device whose memory the host sees. */
-  const char *unmapped = getenv("DMLC_VULKAN_UNMAPPED");
-  dev->unmapped = unmapped && *unmapped && strcmp(unmapped, "0") != 0;
+  dev->unmapped = env_flag("DMLC_VULKAN_UNMAPPED");
   snprintf(dev->name, sizeof dev->name, "%s", p->props.properties.deviceName);
   fn->vkGetPhysicalDeviceMemoryProperties(p->handle, &dev->memory);
 
