@@ -201,9 +201,10 @@ typedef struct rows_arg {
    * reads, each at output offset obase[i] of (row 0, column c0); NULL:
    * zero_rows writes them. */
   LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS];
-  /* The block's last group: rows_body prefetches the next block's first
-   * rows (the next task's) instead of rows past the last. */
-  bool last_group;
+  /* In the block's last group: the rows of the next block (the next
+   * task's) that rows_body prefetches instead of rows past the last; 0
+   * otherwise. */
+  uint32_t next_rows;
 } rows_arg;
 
 static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -226,13 +227,12 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
    * In the block's last group, the next block's first row and first group
    * (the next task's, as a thread runs consecutive tasks; past the end of
    * the rows or the buffer a prefetch only costs the slot). */
-  if (lanes > 1 && c->prefetch_rows && a->last_group) {
-    LLVMValueRef next = ec_add(e, col, ec_i64(e, c->block));
-    for (uint32_t q = 0; q <= c->step_rows; q++)
-      ec_prefetch_read(e, ec_madd(e, next, ec_i64(e, q), rs), 0, false);
-  } else if (lanes > 1 && c->prefetch_rows) {
-    for (uint32_t q = 0; q < a->count; q++)
-      ec_prefetch_read(e, ec_madd(e, col, ec_add(e, a->r, ec_i64(e, a->count + q)), rs), 0, false);
+  if (lanes > 1 && c->prefetch_rows) {
+    LLVMValueRef at = a->next_rows ? ec_add(e, col, ec_i64(e, c->block))
+                                   : ec_madd(e, col, ec_add(e, a->r, ec_i64(e, a->count)), rs);
+    const uint32_t n = a->next_rows ? a->next_rows : a->count;
+    for (uint32_t q = 0; q < n; q++)
+      ec_prefetch_read(e, ec_add(e, at, ec_i64(e, q * rs)), 0, false);
   }
   for (uint32_t q = 0; q < a->count; q++) {
     LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
@@ -515,9 +515,9 @@ static void rows_loops(column *c, rows_arg *ra, LLVMValueRef o, LLVMValueRef c0,
   if (1 + looped * step < nrows) { /* the last group: the rest, or a whole one */
     ra->r = ec_add(e, r0, ec_i64(e, 1 + looped * step));
     ra->count = (uint32_t)(nrows - 1 - looped * step);
-    ra->last_group = c->chunks == 1;
+    ra->next_rows = c->chunks == 1 ? 1 + step : 0; /* its first row and first group */
     for_columns(c, width, true, rows_body, ra);
-    ra->last_group = false;
+    ra->next_rows = 0;
     zero_rows(c, ra, o, c0, ra->r, ra->count, width);
   }
 }
@@ -634,8 +634,7 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
     return;
   }
   LLVMValueRef zero = ec_i64(e, 0);
-  rows_arg ra = {
-      ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}, false};
+  rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}, 0};
   for_columns(c, width, true, init_body, &ra);
   zero_rows(c, &ra, o, c0, r0, 1, width);
   /* When every nt_ok output's block starts aligned, rows_body streams their
