@@ -91,6 +91,11 @@ typedef struct column {
   uint64_t part_idx;
   /* Prefetch the next group of rows' runs (rows_body). */
   bool prefetch_rows;
+  /* f16 keys taken fast (emit_block's first pass): no NaN fix, the
+   * magnitudes' running maximum kept in nan_mag (a var of lanes i16)
+   * instead, for a second, exact pass when it saw a NaN. */
+  bool fast_keys;
+  LLVMValueRef nan_mag;
 } column;
 
 /* f16 bits h as an i16 key whose signed order is the argmax / argmin order
@@ -111,6 +116,14 @@ static LLVMValueRef f16_key(column *c, LLVMValueRef v, uint32_t lanes) {
   } else {
     LLVMValueRef s = LLVMBuildAShr(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 15, 0), lanes), "");
     k = LLVMBuildSub(e->b, LLVMBuildXor(e->b, mag, s, ""), s, "");
+  }
+  if (c->fast_keys) {
+    LLVMTypeRef mt = ec_lanes(e->i16, c->lanes);
+    LLVMValueRef m = lanes == c->lanes ? mag : ec_splat(e, mag, c->lanes);
+    LLVMValueRef seen = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
+    LLVMValueRef gt = LLVMBuildICmp(e->b, LLVMIntSGT, m, seen, "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, gt, m, seen, ""), c->nan_mag);
+    return k;
   }
   LLVMValueRef nan =
       LLVMBuildICmp(e->b, LLVMIntSGT, mag, ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), lanes), "");
@@ -621,18 +634,13 @@ static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t wid
   ec_nt_fence(e);
 }
 
-/* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a
- * constant) starting at column c0 of outer o; chunk ch's partials when
- * split, else the outputs. */
-static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef ch, LLVMValueRef r0,
-                       uint64_t nrows, uint64_t width) {
+/* The accumulators of rows [r0, r0 + nrows) of a block of width columns
+ * starting at column c0 of outer o (emit_block), and their ONEHOT 0s. */
+static void block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef r0, uint64_t nrows,
+                       uint64_t width) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
   const uint32_t rank = k->rank;
-  if (c->rows <= COLUMN_DIRECT_ROWS && c->chunks == 1 && !c->plane) {
-    emit_direct(c, o, c0, width);
-    return;
-  }
   LLVMValueRef zero = ec_i64(e, 0);
   rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}, 0};
   for_columns(c, width, true, init_body, &ra);
@@ -661,6 +669,40 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
     memset(ra.obase, 0, sizeof ra.obase);
     ec_if_else(e, &f);
     rows_loops(c, &ra, o, c0, r0, nrows, width);
+    ec_if_end(e, &f);
+  }
+}
+
+/* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a
+ * constant) starting at column c0 of outer o; chunk ch's partials when
+ * split, else the outputs. */
+static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef ch, LLVMValueRef r0,
+                       uint64_t nrows, uint64_t width) {
+  emit_ctx *e = c->e;
+  if (c->rows <= COLUMN_DIRECT_ROWS && c->chunks == 1 && !c->plane) {
+    emit_direct(c, o, c0, width);
+    return;
+  }
+  if (!c->nan_mag) {
+    block_rows(c, o, c0, r0, nrows, width);
+  } else {
+    /* f16 keys: a fast pass, then, when it saw a NaN, an exact one (a
+     * block with a NaN takes twice the time) */
+    LLVMTypeRef mt = ec_lanes(e->i16, c->lanes);
+    LLVMBuildStore(e->b, LLVMConstNull(mt), c->nan_mag);
+    c->fast_keys = true;
+    block_rows(c, o, c0, r0, nrows, width);
+    c->fast_keys = false;
+    LLVMValueRef m = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
+    LLVMValueRef nan = LLVMBuildICmp(e->b, LLVMIntSGT, m,
+                                     ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), c->lanes), "");
+    LLVMTypeRef bt = LLVMIntTypeInContext(e->c, c->lanes);
+    ec_if f;
+    ec_if_begin(
+        e, &f,
+        LLVMBuildICmp(e->b, LLVMIntNE, LLVMBuildBitCast(e->b, nan, bt, ""), LLVMConstNull(bt), ""));
+    block_rows(c, o, c0, r0, nrows, width);
+    ec_if_else(e, &f);
     ec_if_end(e, &f);
   }
   if (c->chunks > 1) {
@@ -822,6 +864,14 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   ec_function_begin(e, name, true, &begin, &end);
   c.acc = ec_array(e, c.ct, c.block, 64);
   c.acc_idx = ec_array(e, c.it, c.block, 64);
+  /* f16 keys under 16- and 32-byte vectors: a block's fast pass keeps one
+   * PMAXUW of the magnitudes for the NaN fix's compare and blend (emit_block).
+   * Alternated in one process against the exact pass alone, f16
+   * [16,64,128,128] over the channels: 0.90 of the time with SSE4.2,
+   * 0.94-0.97 with AVX2; f16 [8192,8192] over axis 0: 0.92 (SSE4.2), 1.00
+   * (AVX2). AVX-512's mask compares gained nothing from no NaN fix at all. */
+  if (c.keys && e->vector_bytes < 64)
+    c.nan_mag = ec_var(e, ec_lanes(e->i16, c.lanes), "nan_mag");
   ec_loop l;
   LLVMValueRef t = ec_loop_begin(e, &l, begin, end, 1);
   LLVMValueRef ch = LLVMBuildURem(e->b, t, ec_i64(e, c.chunks), "chunk");
@@ -847,6 +897,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   ec_function_begin(e, finish, false, NULL, NULL);
   c.acc = ec_array(e, c.ct, c.block, 64);
   c.acc_idx = ec_array(e, c.it, c.block, 64);
+  c.nan_mag = NULL; /* the kernel's: the finish merges keys, reads none */
   ec_loop lf;
   t = ec_loop_begin(e, &lf, ec_i64(e, 0), ec_i64(e, c.outer * blocks), 1);
   o = LLVMBuildUDiv(e->b, t, ec_i64(e, blocks), "outer");

@@ -1227,6 +1227,49 @@ START_TEST(test_column_f16) {
 }
 END_TEST
 
+/* f16 columns under 16- and 32-byte vectors take a block's keys without
+ * their NaN fix and keep the magnitudes' maximum instead; a block that saw
+ * a NaN is taken again, exactly. Lone NaNs (either sign) in the block's
+ * first row, in a later group, in the last block, in the columns past the
+ * last whole vector; none (the fast pass alone); ties and +-inf. A block
+ * not taken again would rank a negative NaN below everything. */
+START_TEST(test_column_f16_lone_nan) {
+  vec_bytes = _i / 3 ? 32 : 16;
+  psign_bytes = _i % 3 == 2 ? host_psign_bytes : 0;
+  soft_half = _i % 3 == 1;
+  /* two blocks of 16384 columns (32 KiB runs) and a partial vector */
+  const uint32_t rows = 11, cols = 16384 + 16384 + 19;
+  const uint32_t dims[2] = {rows, cols};
+  dmlc_kdesc k = kd_make(2, dims, 1);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
+  static const uint64_t at[][3] = {
+      {5, 0, 0},                                                     /* block 0, row 0 */
+      {(uint64_t)9 * cols + 700, 0, 0},                              /* block 0, a later group */
+      {(uint64_t)10 * cols + 16384 + 3, 0, 0},                       /* block 1, the last row */
+      {(uint64_t)3 * cols + cols - 1, (uint64_t)3 * cols + cols, 0}, /* the tail, then a row on */
+      {(uint64_t)1 * cols + 16, (uint64_t)7 * cols + 16, (uint64_t)8 * cols + 16400},
+  };
+  const data_mode modes[] = {DATA_LONE_NAN, DATA_INFS_LONE_NAN};
+  for (size_t a = 0; a <= sizeof at / sizeof at[0]; a++) {
+    lone_nans = 0; /* a == the count: no NaN */
+    for (int n = 0; a < sizeof at / sizeof at[0] && n < 3 && (n == 0 || at[a][n]); n++)
+      lone_nan_at[lone_nans++] = at[a][n];
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, DMLC_DTYPE_F16, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      if (a == 0)
+        ck_assert_msg(ir_has(&k, "nan_mag"), "no fast pass");
+      check_kernel_modes(&k, modes, 2);
+    }
+  }
+  lone_nans = 0;
+  soft_half = false;
+  psign_bytes = 0;
+  vec_bytes = 32;
+}
+END_TEST
+
 /* [R, K, X] over R and X with a contiguous (K, X) plane and INDEX outputs:
  * the plane's points are the columns, a block whole K points, each K
  * point's columns merged by value, then flat index r * X + x. */
@@ -1766,6 +1809,10 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(wide, test_merged_rows_wide, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(wide, test_column_wide, 0, NUM_REDUCE_TYPES);
   suite_add_tcase(s, wide);
+  TCase *fast_keys = tcase_create("fast_keys");
+  tcase_set_timeout(fast_keys, 120);
+  tcase_add_loop_test(fast_keys, test_column_f16_lone_nan, 0, 6);
+  suite_add_tcase(s, fast_keys);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
   tcase_add_test(prefetch, test_column_short_runs);
