@@ -866,6 +866,17 @@ START_TEST(test_nontemporal) {
                 pass ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
       check_kernel_modes(&k, modes, 3);
     }
+    { /* blocked columns: INDEX outputs of every width, non-temporal where
+         a block's vectors are aligned; two blocks and a partial vector */
+      static const dmlc_dtype index_types[] = {DMLC_DTYPE_I64, DMLC_DTYPE_U32, DMLC_DTYPE_I16,
+                                               DMLC_DTYPE_U8};
+      const uint32_t cdims[2] = {12 + (uint32_t)pass * 9, 2 * 16384 + 37};
+      dmlc_kdesc k = kd_make(2, cdims, 1);
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(_i + pass) % 4], 1);
+      kd_reduce(&k, rt, _i % 2 ? DMLC_OP_ARGMAX : DMLC_OP_ARGMIN,
+                pass ? DMLC_DIRECTION_INCREASING : DMLC_DIRECTION_DECREASING);
+      check_kernel_modes(&k, modes, 3);
+    }
     if (pass == 0 && _i % 3 == 0) { /* split rows: zeros by the tasks, the 1 by finish */
       const uint32_t dims[2] = {2, 262144 + 9};
       dmlc_kdesc k = kd_make(2, dims, 2);
@@ -928,6 +939,20 @@ START_TEST(test_nontemporal_ir) {
     kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
     const bool nt = nontemporal_kernel(&k, 4096 * 4 + 1);
     ck_assert_msg(nt == !wide, "8 rows, %s: nontemporal %d", wide ? "f64" : "u8", nt);
+  }
+  /* blocked columns (more rows than one select chain): the index goes
+   * around the caches beside a read of the size or more, when it is at
+   * least a thirty-second of the read (32 rows of f32 into u32), not below
+   * (33 rows), nor beside a smaller read */
+  for (int c = 0; c < 3; c++) {
+    const uint32_t cdims[2] = {c == 1 ? 33 : 32, 4096};
+    dmlc_kdesc k = kd_make(2, cdims, 1);
+    kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    const uint64_t read = (uint64_t)cdims[0] * 4096 * 4;
+    const bool nt = nontemporal_kernel(&k, c == 2 ? read + 1 : read);
+    ck_assert_msg(nt == (c == 0), "%u rows, min %s: nontemporal %d", cdims[0],
+                  c == 2 ? "past the read" : "the read", nt);
   }
 }
 END_TEST
