@@ -281,11 +281,25 @@ static void index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const dmlc_kout *o = &e->k->outputs[a->out];
   LLVMValueRef vi = load_index32(c, cc, lanes);
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
-  LLVMValueRef x = ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype);
-  if (a->nt && lanes > 1)
-    ec_store_nt(e, o->dtype, e->out[a->out], off, x);
-  else
-    ec_store(e, o->dtype, e->out[a->out], off, x);
+  ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
+}
+
+/* ec_store_run_nt's values of INDEX output `out`: the accumulator's
+ * indices from column i of the block, loaded at any alignment (the run's
+ * vectors start where the output is aligned). */
+typedef struct index_run {
+  column *c;
+  dmlc_dtype dt;
+} index_run;
+
+static LLVMValueRef index_run_value(emit_ctx *e, LLVMValueRef i, uint32_t lanes, void *arg) {
+  const index_run *r = arg;
+  column *c = r->c;
+  LLVMValueRef l =
+      LLVMBuildLoad2(e->b, ec_lanes(c->it, lanes), acc_ptr(c, c->acc_idx, c->it, i), "");
+  LLVMSetAlignment(l, c->it_size);
+  LLVMValueRef vi = c->it == e->i32 ? l : LLVMBuildZExt(e->b, l, ec_lanes(e->i32, lanes), "");
+  return ec_convert(e, vi, DMLC_DTYPE_U32, r->dt);
 }
 
 /* The 1 of each column: base is the output offset of (row 0, column c0). */
@@ -485,8 +499,8 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
   ec_loop_end(e, &lp);
 }
 
-/* Whether INDEX output i goes around the caches (where a block's vectors
- * are aligned): a read the size of the last-level cache or more streams
+/* Whether INDEX output i goes around the caches (ec_store_run_nt: its
+ * aligned vectors): a read the size of the last-level cache or more streams
  * through it and evicts the index lines written before anything reads
  * them, so ordinary stores only add their read for ownership. From a
  * thirty-second of the read (an index plane beside a channel argmax): f32
@@ -517,18 +531,9 @@ static void store_outputs(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t w
     const dmlc_kout *out = &k->outputs[i];
     out_arg oa = {i, out_base(c, i, o, c0), false};
     const bool packed = out->strides[k->rank - 1] == 1;
-    if (out->kind == DMLC_KOUT_INDEX && packed && index_nt(c, i) && width >= c->lanes) {
-      const uint64_t vbytes = (uint64_t)c->lanes * dmlc_dtype_size(out->dtype);
-      ec_if f;
-      ec_if_begin(e, &f,
-                  ec_is_aligned(e, out->dtype, e->out[i], oa.base,
-                                vbytes < e->vector_bytes ? vbytes : e->vector_bytes));
-      oa.nt = true;
-      for_columns(c, width, true, index_body, &oa);
-      oa.nt = false;
-      ec_if_else(e, &f);
-      for_columns(c, width, true, index_body, &oa);
-      ec_if_end(e, &f);
+    if (out->kind == DMLC_KOUT_INDEX && packed && index_nt(c, i)) {
+      index_run r = {c, out->dtype};
+      ec_store_run_nt(e, out->dtype, e->out[i], oa.base, ec_i64(e, width), index_run_value, &r);
     } else if (out->kind == DMLC_KOUT_INDEX)
       for_columns(c, width, packed, index_body, &oa);
     else
@@ -732,11 +737,8 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
     LLVMValueRef m = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
     LLVMValueRef nan = LLVMBuildICmp(e->b, LLVMIntSGT, m,
                                      ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), c->lanes), "");
-    LLVMTypeRef bt = LLVMIntTypeInContext(e->c, c->lanes);
     ec_if f;
-    ec_if_begin(
-        e, &f,
-        LLVMBuildICmp(e->b, LLVMIntNE, LLVMBuildBitCast(e->b, nan, bt, ""), LLVMConstNull(bt), ""));
+    ec_if_begin(e, &f, ec_any_lane(e, nan));
     block_rows(c, o, c0, r0, nrows, width);
     ec_if_else(e, &f);
     ec_if_end(e, &f);

@@ -535,6 +535,15 @@ void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
   ec_loop_end(e, &l);
 }
 
+LLVMValueRef ec_any_lane(emit_ctx *e, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  const uint32_t lanes = LLVMGetVectorSize(t);
+  if (LLVMGetIntTypeWidth(LLVMGetElementType(t)) != 1)
+    v = LLVMBuildICmp(e->b, LLVMIntNE, v, LLVMConstNull(t), "");
+  LLVMTypeRef bt = LLVMIntTypeInContext(e->c, lanes);
+  return LLVMBuildICmp(e->b, LLVMIntNE, LLVMBuildBitCast(e->b, v, bt, ""), LLVMConstNull(bt), "");
+}
+
 void ec_nt_fence(emit_ctx *e) {
   if (e->nt_used)
     LLVMBuildFence(e->b, LLVMAtomicOrderingSequentiallyConsistent, false, "");

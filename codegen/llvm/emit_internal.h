@@ -175,6 +175,8 @@ void ec_prefetch_read_at(emit_ctx *e, LLVMValueRef off, LLVMValueRef bytes, bool
 void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes);
 /* Bytes the kernel reads in all (the read's dims, with broadcast ones). */
 uint64_t ec_read_bytes(const dmlc_kdesc *k);
+/* Whether any lane of v (a vector of integers, or of i1) is not zero (i1). */
+LLVMValueRef ec_any_lane(emit_ctx *e, LLVMValueRef v);
 /* A fence that orders the non-temporal stores before anything the caller
  * does after the kernel returns (the thread pool's hand-off); nothing when
  * the function made none. */

@@ -478,15 +478,6 @@ static void block_turn(emit_ctx *e, const row_blocks *rb, LLVMValueRef at, bool 
                  rb->nans);
 }
 
-/* Whether any lane of the integer vector v is not zero (i1). */
-static LLVMValueRef any_lane(emit_ctx *e, LLVMValueRef v) {
-  LLVMTypeRef t = LLVMTypeOf(v);
-  const uint32_t lanes = LLVMGetVectorSize(t);
-  LLVMValueRef ne = LLVMBuildICmp(e->b, LLVMIntNE, v, LLVMConstNull(t), "");
-  LLVMTypeRef bt = LLVMIntTypeInContext(e->c, lanes);
-  return LLVMBuildICmp(e->b, LLVMIntNE, LLVMBuildBitCast(e->b, ne, bt, ""), LLVMConstNull(bt), "");
-}
-
 /* All ones in each lane where the two vectors from element at are
  * unordered (it: the i32 lanes). */
 static LLVMValueRef pair_unordered(emit_ctx *e, LLVMValueRef at, uint32_t lanes, LLVMTypeRef it) {
@@ -511,7 +502,7 @@ static LLVMValueRef row_has_nan(emit_ctx *e, LLVMValueRef off, uint64_t len, uin
   if (len % pair)
     r = LLVMBuildOr(e->b, r, pair_unordered(e, ec_add(e, off, ec_i64(e, len - pair)), lanes, it),
                     "");
-  return any_lane(e, r);
+  return ec_any_lane(e, r);
 }
 
 /* The block of BLOCK_VECS vectors from element start, in turns of
@@ -611,7 +602,7 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_nan");
   LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_find");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->c, e->fn, "blocks_done");
-  LLVMBuildCondBr(e->b, any_lane(e, LLVMBuildLoad2(e->b, rb.it, rb.nans, "")), look, fast);
+  LLVMBuildCondBr(e->b, ec_any_lane(e, LLVMBuildLoad2(e->b, rb.it, rb.nans, "")), look, fast);
   LLVMPositionBuilderAtEnd(e->b, look);
   LLVMBuildCondBr(e->b, row_has_nan(e, off, len, lanes, rb.it), slow, fast);
   LLVMPositionBuilderAtEnd(e->b, slow);
