@@ -1295,6 +1295,32 @@ START_TEST(test_column_f16_lone_nan) {
 }
 END_TEST
 
+/* A block that saw a NaN makes the kernel's next NAN_EXACT_BLOCKS (64)
+ * blocks skip the fast pass, in this call and the calls after it. One
+ * compiled kernel of 9 blocks runs 16 times: NaNs, then data without, long
+ * enough for the count to run out and the fast pass to come back, then
+ * NaNs again, every block's result checked. */
+START_TEST(test_column_f16_nan_decay) {
+  vec_bytes = _i ? 32 : 16;
+  const uint32_t rows = 11, cols = 8 * 16384 + 19;
+  const uint32_t dims[2] = {rows, cols};
+  dmlc_kdesc k = kd_make(2, dims, 1);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&k, DMLC_DTYPE_F16, _i ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  ck_assert_msg(ir_has(&k, "_nan_exact"), "no NaN count");
+  lone_nans = 0;
+  lone_nan_at[lone_nans++] = 7;                                  /* block 0 */
+  lone_nan_at[lone_nans++] = (uint64_t)4 * cols + 5 * 16384 + 9; /* block 5 */
+  lone_nan_at[lone_nans++] = (uint64_t)10 * cols + cols - 2;     /* the last block */
+  data_mode modes[16];
+  for (int m = 0; m < 16; m++)
+    modes[m] = m == 0 || m >= 13 ? DATA_LONE_NAN : DATA_TIES;
+  check_kernel_modes(&k, modes, 16);
+  lone_nans = 0;
+  vec_bytes = 32;
+}
+END_TEST
+
 /* [R, K, X] over R and X with a contiguous (K, X) plane and INDEX outputs:
  * the plane's points are the columns, a block whole K points, each K
  * point's columns merged by value, then flat index r * X + x. */
@@ -1837,6 +1863,7 @@ static Suite *emit_suite(void) {
   TCase *fast_keys = tcase_create("fast_keys");
   tcase_set_timeout(fast_keys, 120);
   tcase_add_loop_test(fast_keys, test_column_f16_lone_nan, 0, 6);
+  tcase_add_loop_test(fast_keys, test_column_f16_nan_decay, 0, 2);
   suite_add_tcase(s, fast_keys);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
