@@ -9,7 +9,8 @@
 #
 # REV is any git revision (built Release in a temporary worktree); ROUNDS
 # defaults to 7. DMLC_BENCH_BUILD picks the working tree's build directory
-# (default: build-bench). Not a test: run it by hand on an idle machine.
+# (default: build-bench); DMLC_COMPARE_ONLY="ID ..." limits it to those
+# workloads. Not a test: run it by hand on an idle machine.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -47,6 +48,10 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target bench_cpu >/dev/null
 
 ids=$(sed -n 's/^ *{"\([a-z0-9_]*\)", WORK_.*/\1/p' "$root/bench/bench_common.c")
+# DMLC_COMPARE_ONLY="ID ...": those workloads alone (ids as --only takes them)
+if [ -n "${DMLC_COMPARE_ONLY:-}" ]; then
+  ids=$DMLC_COMPARE_ONLY
+fi
 for ((r = 1; r <= rounds; r++)); do
   for id in $ids; do
     if ((r % 2)); then sides="old new"; else sides="new old"; fi
