@@ -726,6 +726,46 @@ static void store_relaxed(emit_ctx *e, LLVMValueRef p, LLVMValueRef v) {
   LLVMSetAlignment(st, 4);
 }
 
+/* block_rows for f16 keys under 16- and 32-byte vectors: a fast pass,
+ * then, when it saw a NaN, an exact one. A block with a NaN takes twice the
+ * time, so the next NAN_EXACT_BLOCKS blocks (any thread's, any call's) take
+ * the exact pass alone: data with NaNs everywhere costs the exact pass, a
+ * lone NaN a few blocks of it. */
+static void keyed_block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef r0,
+                             uint64_t nrows, uint64_t width) {
+  emit_ctx *e = c->e;
+  LLVMTypeRef mt = ec_lanes(e->i16, c->lanes);
+  LLVMValueRef redo = ec_var(e, e->i1, "redo");
+  LLVMValueRef left = LLVMBuildLoad2(e->b, e->i32, c->nan_exact, "");
+  LLVMSetOrdering(left, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(left, 4);
+  LLVMValueRef fast = LLVMBuildICmp(e->b, LLVMIntEQ, left, LLVMConstInt(e->i32, 0, 0), "");
+  ec_if f;
+  ec_if_begin(e, &f, fast);
+  LLVMBuildStore(e->b, LLVMConstNull(mt), c->nan_mag);
+  c->fast_keys = true;
+  block_rows(c, o, c0, r0, nrows, width);
+  c->fast_keys = false;
+  LLVMValueRef m = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
+  LLVMValueRef nan =
+      ec_any_lane(e, LLVMBuildICmp(e->b, LLVMIntSGT, m,
+                                   ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), c->lanes), ""));
+  LLVMBuildStore(e->b, nan, redo);
+  ec_if g;
+  ec_if_begin(e, &g, nan);
+  store_relaxed(e, c->nan_exact, LLVMConstInt(e->i32, NAN_EXACT_BLOCKS, 0));
+  ec_if_else(e, &g);
+  ec_if_end(e, &g);
+  ec_if_else(e, &f);
+  store_relaxed(e, c->nan_exact, LLVMBuildSub(e->b, left, LLVMConstInt(e->i32, 1, 0), ""));
+  LLVMBuildStore(e->b, LLVMConstInt(e->i1, 1, 0), redo);
+  ec_if_end(e, &f);
+  ec_if_begin(e, &f, LLVMBuildLoad2(e->b, e->i1, redo, ""));
+  block_rows(c, o, c0, r0, nrows, width);
+  ec_if_else(e, &f);
+  ec_if_end(e, &f);
+}
+
 /* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a
  * constant) starting at column c0 of outer o; chunk ch's partials when
  * split, else the outputs. */
@@ -736,44 +776,7 @@ static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
     emit_direct(c, o, c0, width);
     return;
   }
-  if (!c->nan_mag) {
-    block_rows(c, o, c0, r0, nrows, width);
-  } else {
-    /* f16 keys: a fast pass, then, when it saw a NaN, an exact one. A
-     * block with a NaN takes twice the time, so the next NAN_EXACT_BLOCKS
-     * blocks (any thread's, any call's) take the exact pass alone: data with
-     * NaNs everywhere costs the exact pass, a lone NaN a few blocks of it. */
-    LLVMTypeRef mt = ec_lanes(e->i16, c->lanes);
-    LLVMValueRef redo = ec_var(e, e->i1, "redo");
-    LLVMValueRef left = LLVMBuildLoad2(e->b, e->i32, c->nan_exact, "");
-    LLVMSetOrdering(left, LLVMAtomicOrderingMonotonic);
-    LLVMSetAlignment(left, 4);
-    LLVMValueRef fast = LLVMBuildICmp(e->b, LLVMIntEQ, left, LLVMConstInt(e->i32, 0, 0), "");
-    ec_if f;
-    ec_if_begin(e, &f, fast);
-    LLVMBuildStore(e->b, LLVMConstNull(mt), c->nan_mag);
-    c->fast_keys = true;
-    block_rows(c, o, c0, r0, nrows, width);
-    c->fast_keys = false;
-    LLVMValueRef m = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
-    LLVMValueRef nan =
-        ec_any_lane(e, LLVMBuildICmp(e->b, LLVMIntSGT, m,
-                                     ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), c->lanes), ""));
-    LLVMBuildStore(e->b, nan, redo);
-    ec_if g;
-    ec_if_begin(e, &g, nan);
-    store_relaxed(e, c->nan_exact, LLVMConstInt(e->i32, NAN_EXACT_BLOCKS, 0));
-    ec_if_else(e, &g);
-    ec_if_end(e, &g);
-    ec_if_else(e, &f);
-    store_relaxed(e, c->nan_exact, LLVMBuildSub(e->b, left, LLVMConstInt(e->i32, 1, 0), ""));
-    LLVMBuildStore(e->b, LLVMConstInt(e->i1, 1, 0), redo);
-    ec_if_end(e, &f);
-    ec_if_begin(e, &f, LLVMBuildLoad2(e->b, e->i1, redo, ""));
-    block_rows(c, o, c0, r0, nrows, width);
-    ec_if_else(e, &f);
-    ec_if_end(e, &f);
-  }
+  (c->nan_mag ? keyed_block_rows : block_rows)(c, o, c0, r0, nrows, width);
   if (c->chunks > 1) {
     part_arg pa = {o, ch, c0};
     for_columns(c, width, true, save_body, &pa);
