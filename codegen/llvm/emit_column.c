@@ -101,7 +101,19 @@ typedef struct column {
    * NAN_EXACT_BLOCKS after a block that saw a NaN (relaxed atomics: the
    * threads' blocks share it, and a lost update only costs time). */
   LLVMValueRef nan_exact;
+  /* Unsigned integer values, first index on ties, under 16- and 32-byte
+   * vectors: rows_body takes a row where umax (umin) moved the accumulator. */
+  bool unsigned_extreme;
 } column;
+
+/* umax(v, x) for argmax, umin(v, x) for argmin. */
+static LLVMValueRef unsigned_extreme(column *c, LLVMValueRef v, LLVMValueRef x) {
+  emit_ctx *e = c->e;
+  LLVMTypeRef t = LLVMTypeOf(v);
+  LLVMValueRef args[2] = {v, x};
+  return ec_intrinsic(e, e->k->reduction == DMLC_OP_ARGMAX ? "llvm.umax" : "llvm.umin", &t, 1, args,
+                      2);
+}
 
 /* f16 bits h as an i16 key whose signed order is the argmax / argmin order
  * of the values: sign-magnitude to two's complement (-0 and +0 both 0, the
@@ -255,8 +267,17 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   for (uint32_t q = 0; q < a->count; q++) {
     LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
     LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
-    LLVMValueRef take = ec_take_next(e, x, v);
-    v = LLVMBuildSelect(e->b, take, x, v, "");
+    LLVMValueRef take;
+    if (c->unsigned_extreme) {
+      /* the row taken where the extreme moved: PMAXUW and PCMPEQW, where
+       * x > v would be lowered as PMINUW and PCMPEQW beside the PMAXUW */
+      LLVMValueRef m = unsigned_extreme(c, v, x);
+      take = LLVMBuildICmp(e->b, LLVMIntNE, m, v, "take");
+      v = m;
+    } else {
+      take = ec_take_next(e, x, v);
+      v = LLVMBuildSelect(e->b, take, x, v, "");
+    }
     vi = LLVMBuildSelect(e->b, take, row_index(c, r, lanes), vi, "");
   }
   for (uint32_t i = 0; i < e->k->num_outputs; i++) {
@@ -860,6 +881,12 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * columns; 21 rows 1.00 once the rows past the last step went as one
    * group, rows_loops). */
   c.step_rows = c.ct_size >= 4 && e->vector_bytes < 64 ? 4 : 8;
+  /* Unsigned columns: 3 vector operations a row instead of 4 (u16 and u32;
+   * u8's compares were already lowered so, and AVX-512 compares into
+   * masks). u16 [512,1024] over axis 0 in L2: 0.88-0.93 of the time. */
+  c.unsigned_extreme = !c.keys && dmlc_dtype_get(k->read_dtype)->kind == DMLC_KIND_UNSIGNED &&
+                       k->direction == DMLC_DIRECTION_INCREASING && e->vector_bytes < 64 &&
+                       c.ct_size <= 4; /* u64: no PMAXUQ before AVX-512 */
   /* Row indices as narrow as the values where the rows fit: 16-bit ones
    * beside 16-bit values, 8-bit beside 8-bit (then a row's take mask
    * selects its index as it is, with no widening to the index lanes), so
