@@ -61,6 +61,10 @@ typedef struct dmlc_llvm_target {
    * columns' (COLUMN_RUN_BYTES), not a 4 KiB page at a time: the JIT sets
    * it on CPUs measured faster so (jit.c); false for ahead-of-time code. */
   bool long_column_runs;
+  /* Block rows with 64-byte vectors over a read of at most four times
+   * l2_bytes take blocks of 24 vectors, not 32 (emit_row.c's
+   * row_block_vecs): the JIT sets it on CPUs measured faster so (jit.c). */
+  bool short_row_blocks;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -22,6 +22,7 @@ typedef struct emit_ctx {
   uint32_t row_narrow_bytes; /* dmlc_llvm_target.row_narrow_bytes */
   uint64_t l2_bytes;         /* dmlc_llvm_target.l2_bytes */
   bool long_column_runs;     /* dmlc_llvm_target.long_column_runs */
+  bool short_row_blocks;     /* dmlc_llvm_target.short_row_blocks */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;

@@ -29,7 +29,8 @@ enum {
   PARTIAL_BYTES = 16,              /* value (as compared) at 0, u64 index at 8 */
   TWO_PASS_MAX_BYTES = 1u << 18,   /* two-pass rows: at most this many bytes (fit in L2) */
   TURN_VECS = 8,                   /* f32 block rows: vectors per turn (a NaN check each) */
-  BLOCK_VECS = 32,                 /* f32 and f16 rows: vectors per block (2 KiB with AVX-512) */
+  BLOCK_VECS = 32,                 /* block rows: vectors per block (row_block_vecs) */
+  BLOCK_VECS_L2 = 24,              /* the same, short_row_blocks (row_block_vecs) */
   ROW_NARROW_F32_BYTES = 1u << 14, /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
 };
 
@@ -392,11 +393,33 @@ static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   *idx = LLVMBuildLoad2(e->b, e->i64, best_idx, "");
 }
 
+/* Vectors per block of the block rows (f32, f16 and integers). With
+ * 64-byte vectors over a read of at most four L2s, on CPUs measured faster
+ * so (short_row_blocks: a Zen 5), blocks of 24 (1.5 KiB, three turns),
+ * else 32. Alternated in one process on a Zen 5 (AVX-512),
+ * blocks of 32 over 24 as time: rows in L2, f32 [1,128256] 1.59 (24 reads
+ * at the plain loop's speed, 32 at 0.62-0.72 of it), f16 [1,128256] 1.26,
+ * f32 [1,32768] 1.25, i32 [1,131072] 1.87, i64 [1,65536] 1.82; from the
+ * L3, i32 [4,131072] 1.15, i64 [8,65536] 1.10, f16 [16,131072] 1.04, f32
+ * and f16 [8,128256] 1.03 and 1.00; but 24 over 32 for f16 [64,128256]
+ * (16 MB, two threads): 1.07. For f32 [1,128256] blocks of 8 were as
+ * fast as 24 (0.63-0.67 of 32's time), of 16, 40, 56, 64, 96, 128 or 256
+ * slower (0.74-0.96). Why 32 is slow there is not known (this VM has no
+ * performance counters). With AVX2's 32-byte vectors 24 took 1.02 of
+ * 32's time on f32 [1,128256]; DRAM rows, and f32 rows under
+ * ROW_NARROW_F32_BYTES, read 32 bytes a vector anyway. */
+static uint32_t row_block_vecs(const emit_ctx *e) {
+  return e->short_row_blocks && e->vector_bytes >= 64 && e->l2_bytes &&
+                 ec_read_bytes(e->k) <= 4 * e->l2_bytes
+             ? BLOCK_VECS_L2
+             : BLOCK_VECS;
+}
+
 /* Whether rows of len elements take the block path: f32, at least two
  * blocks long. */
 static bool blocks(const emit_ctx *e, uint64_t len) {
   return e->k->read_dtype == DMLC_DTYPE_F32 && len <= INT32_MAX &&
-         len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, DMLC_DTYPE_F32);
+         len >= 2ull * row_block_vecs(e) * ec_vector_lanes(e, DMLC_DTYPE_F32);
 }
 
 /* a when a > b (argmin: a < b), else b: x86's MAXPS (MINPS), one
@@ -424,7 +447,7 @@ typedef void (*block_fn)(emit_ctx *e, const void *arg, LLVMValueRef start);
  * ending at its end that overlaps the one before (an element seen twice
  * cannot beat itself). */
 static void for_blocks(emit_ctx *e, uint64_t len, uint32_t lanes, block_fn step, const void *arg) {
-  const uint64_t be = (uint64_t)BLOCK_VECS * lanes;
+  const uint64_t be = (uint64_t)row_block_vecs(e) * lanes;
   ec_loop l;
   LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
   step(e, arg, ec_mul(e, b, be));
@@ -448,8 +471,9 @@ static LLVMValueRef held_block(emit_ctx *e, LLVMValueRef holds, LLVMValueRef at_
 static void find_in_block(emit_ctx *e, LLVMValueRef start, uint32_t lanes, bool last,
                           row_hits_fn hits, const void *arg, LLVMValueRef where,
                           LLVMBasicBlockRef done) {
-  find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)BLOCK_VECS * lanes - lanes)) : start,
-           BLOCK_VECS, lanes, last, hits, arg, where, done);
+  const uint32_t vecs = row_block_vecs(e);
+  find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)vecs * lanes - lanes)) : start, vecs,
+           lanes, last, hits, arg, where, done);
 }
 
 /* One turn of block_step: TURN_VECS vectors from element at into the
@@ -528,7 +552,7 @@ static void block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
   block_turn(e, rb, first, true);
   ec_loop l;
   LLVMValueRef j =
-      ec_loop_begin(e, &l, ec_i64(e, turn), ec_i64(e, (uint64_t)BLOCK_VECS * lanes), turn);
+      ec_loop_begin(e, &l, ec_i64(e, turn), ec_i64(e, (uint64_t)row_block_vecs(e) * lanes), turn);
   block_turn(e, rb, ec_add(e, first, j), false);
   ec_loop_end(e, &l);
   LLVMValueRef m[8];
@@ -637,7 +661,7 @@ static bool bit_blocks_row(const emit_ctx *e, uint64_t len) {
   const dmlc_kind kind = dmlc_dtype_get(e->k->read_dtype)->kind;
   return (e->k->read_dtype == DMLC_DTYPE_F16 || kind == DMLC_KIND_SIGNED ||
           kind == DMLC_KIND_UNSIGNED) &&
-         len <= INT32_MAX && len >= 2ull * BLOCK_VECS * ec_vector_lanes(e, e->k->read_dtype);
+         len <= INT32_MAX && len >= 2ull * row_block_vecs(e) * ec_vector_lanes(e, e->k->read_dtype);
 }
 
 typedef struct bit_blocks {
@@ -698,8 +722,9 @@ static void bit_block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
     for (uint32_t v = 0; v < BIT_TURN; v++)
       bit_turn_vector(e, bb, ec_add(e, start, ec_i64(e, v * lanes)), v, v < BIT_CHAINS);
     ec_loop l;
-    LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, BIT_TURN * lanes),
-                                   ec_i64(e, (uint64_t)BLOCK_VECS * lanes), BIT_TURN * lanes);
+    LLVMValueRef j =
+        ec_loop_begin(e, &l, ec_i64(e, BIT_TURN * lanes),
+                      ec_i64(e, (uint64_t)row_block_vecs(e) * lanes), BIT_TURN * lanes);
     ec_prefetch_stream(e, ec_add(e, bb->bh.off, ec_add(e, start, j)), turn_bytes);
     for (uint32_t v = 0; v < BIT_TURN; v++)
       bit_turn_vector(e, bb, ec_add(e, start, ec_add(e, j, ec_i64(e, v * lanes))), v, false);
@@ -707,7 +732,7 @@ static void bit_block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
     for (uint32_t c = 0; c < BIT_CHAINS; c++)
       m[c] = LLVMBuildLoad2(e->b, vt, bb->chain[c], "");
   } else {
-    for (uint32_t v = 0; v < BLOCK_VECS; v++) {
+    for (uint32_t v = 0, n = row_block_vecs(e); v < n; v++) {
       if (v * e->vector_bytes % 64 == 0)
         ec_prefetch_stream(e, ec_add(e, bb->bh.off, ec_add(e, start, ec_i64(e, v * lanes))), 64);
       LLVMValueRef x = bits_at(e, &bb->bh, ec_add(e, start, ec_i64(e, v * lanes)));

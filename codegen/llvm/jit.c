@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -55,6 +58,9 @@ enum { NONTEMPORAL_MIN_BYTES = 32u << 20, PREFETCH_BYTES = 1024, PREFETCH_MIN_BY
  * few points' rows into tasks would only add a finish function to compile
  * and run (DMLC_CPU_PARALLEL_MIN_BYTES is larger). */
 enum { SPLIT_MIN_BYTES = 1u << 20 };
+/* The most L3 one core complex of an AMD CPU has without 3D V-Cache (which
+ * has 96 MiB: taken as 32, its reads of 24-72 MiB lose only prefetches). */
+enum { AMD_COMPLEX_L3_BYTES = 32u << 20 };
 /* dmlc_llvm_target.row_narrow_bytes (emit_row.c says where it was measured) */
 enum { ROW_NARROW_BYTES = 32 };
 
@@ -75,11 +81,28 @@ static uint64_t sysfs_number(const char *dir, const char *name, char *unit) {
   return got >= 1 ? n : 0;
 }
 
+/* Whether the host's CPU is AMD's (CPUID's vendor string). */
+static bool host_is_amd(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
+         c == 0x444d4163u; /* "AuthenticAMD" */
+#else
+  return false;
+#endif
+}
+
 /* The size in bytes of the host's cache at `level` (0: the last level) as
  * one core sees it; UINT64_MAX when unknown. Linux's sysfs gives the size
  * of the one instance a core uses (an AMD EPYC's L3 is 32 MiB per core
  * complex; the C library's sysconf adds up every complex, 256 MiB), the C
- * library the rest. */
+ * library the rest. Without sysfs's cache directories (a VM of the
+ * twenty-second session: a Zen 5 whose CPUID reports 508 MiB of L3 and
+ * hides the per-complex leaf), an AMD CPU's last level is taken as at most
+ * AMD_COMPLEX_L3_BYTES: one thread's plain loop there read 112 GB/s up to
+ * 8 MiB, 64-67 GB/s at 24-32 MiB and 51-53 GB/s (DRAM) from 48 MiB, so
+ * with 508 MiB every read counted as cached (no read from DRAM, its rows
+ * kept 64-byte loads and every prefetch). */
 static uint64_t host_cache_bytes(uint64_t level) {
   uint64_t best = 0, best_level = 0;
   for (int i = 0; i < 8; i++) {
@@ -100,7 +123,11 @@ static uint64_t host_cache_bytes(uint64_t level) {
   long bytes = level == 2 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (bytes <= 0 && !level)
     bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return bytes > 0 ? (uint64_t)bytes : UINT64_MAX;
+  if (bytes <= 0)
+    return UINT64_MAX;
+  if (!level && (uint64_t)bytes > AMD_COMPLEX_L3_BYTES && host_is_amd())
+    return AMD_COMPLEX_L3_BYTES;
+  return (uint64_t)bytes;
 }
 
 static pthread_once_t native_once = PTHREAD_ONCE_INIT;
@@ -113,6 +140,8 @@ static LLVMBool native_failed;
 static uint64_t stream_prefetch_max;
 /* dmlc_llvm_target.l2_bytes of the JIT: one core's L2 (0 when unknown). */
 static uint64_t host_l2;
+/* host_cache_bytes(0): the last-level cache one core sees (0 when unknown). */
+static uint64_t host_llc;
 /* dmlc_llvm_target.row_prefetch_max_bytes of the JIT: one core's L2 on
  * CPUs whose tuning says no_l3_row_prefetch, 0 (no further limit) on the
  * others. On a Zen 4 streamed rows read from the L3 took 0.74-0.85 of the
@@ -129,19 +158,30 @@ static uint64_t row_prefetch_max;
  * KiB 0.93) and 0.93-0.94 on 4 KiB pages; on a Zen 3 the 4 KiB runs were
  * the faster (emit_column.c). */
 static bool long_column_runs;
+/* dmlc_llvm_target.short_row_blocks of the JIT (emit_row.c's
+ * row_block_vecs has the figures, from a Zen 5; on a Zen 4 blocks of 32
+ * read f32 [1,128256] at 97-99% of the plain loop, the eighteenth
+ * session's docs/performance.md). */
+static bool short_row_blocks;
 /* Tuning keyed by the host's CPU (LLVM's name for it), as it is the
  * hardware's prefetchers that decide, whatever DMLC_CPU says; only CPUs
- * measured are listed. */
+ * measured are listed. On a Zen 5 (twenty-second session, alternated in
+ * one process) rows from the L3 without their prefetches took 1.00-1.17
+ * of the time (f16 and f32 [8,128256] 1.02-1.11 and 1.17, f16
+ * [64,128256] 1.00, [4096,1000] 0.99), and long column runs 1.00-1.04
+ * (argmin over axis 0 of f32 [64,1024,1024], f32 and f16 [8192,8192]):
+ * neither is set there. */
 static const struct cpu_tuning {
   const char *cpu;
-  bool no_l3_row_prefetch, long_column_runs;
-} cpu_tunings[] = {{"znver4", true, true}};
+  bool no_l3_row_prefetch, long_column_runs, short_row_blocks;
+} cpu_tunings[] = {{"znver4", true, true, false}, {"znver5", false, false, true}};
 
 static void init_native(void) {
   native_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
   const uint64_t llc = host_cache_bytes(0), l2 = host_cache_bytes(2);
   stream_prefetch_max = llc == UINT64_MAX ? llc : llc / 4 * 3;
   host_l2 = l2 == UINT64_MAX ? 0 : l2;
+  host_llc = llc == UINT64_MAX ? 0 : llc;
   char *cpu = LLVMGetHostCPUName();
   for (size_t i = 0; cpu && i < sizeof cpu_tunings / sizeof cpu_tunings[0]; i++) {
     if (strcmp(cpu, cpu_tunings[i].cpu) != 0)
@@ -149,8 +189,15 @@ static void init_native(void) {
     if (host_l2 && cpu_tunings[i].no_l3_row_prefetch)
       row_prefetch_max = host_l2;
     long_column_runs = cpu_tunings[i].long_column_runs;
+    short_row_blocks = cpu_tunings[i].short_row_blocks;
   }
   LLVMDisposeMessage(cpu);
+}
+
+void dmlc_llvm_host_caches(uint64_t *l2_bytes, uint64_t *llc_bytes) {
+  pthread_once(&native_once, init_native);
+  *l2_bytes = host_l2;
+  *llc_bytes = host_llc;
 }
 
 void dmlc_llvm_host_tuning(dmlc_llvm_target *t) {
@@ -159,6 +206,7 @@ void dmlc_llvm_host_tuning(dmlc_llvm_target *t) {
   t->l2_bytes = host_l2;
   t->row_prefetch_max_bytes = row_prefetch_max;
   t->long_column_runs = long_column_runs;
+  t->short_row_blocks = short_row_blocks;
 }
 
 /* Records err's message (consuming err) and returns status. */

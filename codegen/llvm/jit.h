@@ -34,8 +34,13 @@ typedef struct dmlc_llvm_text {
  * non-temporal and prefetch thresholds the JIT uses too. */
 void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_target *out);
 
+/* The caches the JIT's tuning assumes: one core's L2 and the last-level
+ * cache one core sees, in bytes (0 when unknown). */
+void dmlc_llvm_host_caches(uint64_t *l2_bytes, uint64_t *llc_bytes);
+
 /* Sets t's thresholds that depend on this machine's caches and CPU model
- * (stream_prefetch_max_bytes, l2_bytes, row_prefetch_max_bytes) as the JIT
+ * (stream_prefetch_max_bytes, l2_bytes, row_prefetch_max_bytes,
+ * long_column_runs, short_row_blocks) as the JIT
  * sets them: for code that runs here (the JIT, and ahead-of-time code with
  * the host's defaults). Reads sysfs once per process. */
 void dmlc_llvm_host_tuning(dmlc_llvm_target *t);

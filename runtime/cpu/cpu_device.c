@@ -139,6 +139,12 @@ static dmlc_status cpu_describe(dmlc_rt_device *d, char **out_text, dmlc_diag *d
   dmlc_strbuf_printf(&sb, "%s, CPU %s, %u-bit vectors, %u thread%s", dmlc_llvm_jit_triple(dev->jit),
                      dmlc_llvm_jit_cpu_name(dev->jit), dmlc_llvm_jit_vector_bytes(dev->jit) * 8,
                      threads, threads == 1 ? "" : "s");
+  uint64_t l2, llc;
+  dmlc_llvm_host_caches(&l2, &llc);
+  if (l2)
+    dmlc_strbuf_printf(&sb, ", L2 %llu KiB", (unsigned long long)(l2 >> 10));
+  if (llc)
+    dmlc_strbuf_printf(&sb, ", last level %llu KiB", (unsigned long long)(llc >> 10));
   const char *override = dmlc_llvm_jit_override(dev->jit);
   if (override)
     dmlc_strbuf_printf(&sb, ", %s", override);

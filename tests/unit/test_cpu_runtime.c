@@ -2,6 +2,9 @@
  * kernel cache, thread counts, the default device, dumps, and contexts
  * destroyed with live JIT code (run under valgrind:
  * CK_FORK=no valgrind --leak-check=full --suppressions=tests/valgrind.supp). */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,29 @@ static void record_tasks(void *const *buffers, uint64_t begin, uint64_t end) {
     atomic_fetch_add(&r->sum, t);
     atomic_fetch_add(&r->hits[t], 1);
   }
+}
+
+/* The CPU device's description names the caches its kernels are tuned for
+ * (those the host reports: Linux's sysfs, else the C library). On an AMD
+ * CPU the last level is one core complex's L3 (at most 96 MiB, with 3D
+ * V-Cache), never every complex's that CPUID or the C library may add up
+ * (508 MiB on a Zen 5 VM). */
+static void check_described_caches(const char *text) {
+  uint64_t l2, llc;
+  dmlc_llvm_host_caches(&l2, &llc);
+  char want[64];
+  snprintf(want, sizeof want, ", L2 %llu KiB", (unsigned long long)(l2 >> 10));
+  ck_assert_msg(!l2 == !strstr(text, want), "%s: %s", text, want);
+  snprintf(want, sizeof want, ", last level %llu KiB", (unsigned long long)(llc >> 10));
+  ck_assert_msg(!llc == !strstr(text, want), "%s: %s", text, want);
+  ck_assert_msg(!l2 || !llc || llc >= l2, "%s", text);
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  const bool amd =
+      __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+  if (amd)
+    ck_assert_msg(llc && llc <= 96ull << 20, "%s", text);
+#endif
 }
 
 START_TEST(pool_runs_every_task_once) {
@@ -180,6 +206,7 @@ START_TEST(default_device_is_cpu) {
   ck_assert_ptr_null(text);
   ck_assert_int_eq(dmlc_device_describe(ctx, DMLC_DEVICE_CPU, &text), DMLC_OK);
   ck_assert_ptr_nonnull(strstr(text, "-bit vectors"));
+  check_described_caches(text);
   dmlc_free(text);
   dmlc_executable_destroy(ref);
   dmlc_executable_destroy(exe);

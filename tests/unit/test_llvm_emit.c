@@ -46,6 +46,8 @@ static uint32_t vec_bytes = 32;
 static uint32_t row_narrow;
 /* dmlc_llvm_target.l2_bytes (0: unknown) */
 static uint64_t l2_bytes;
+/* dmlc_llvm_target.short_row_blocks */
+static bool short_row_blocks;
 /* dmlc_llvm_target.row_prefetch_max_bytes (0: no further limit) */
 static uint64_t row_prefetch_max;
 /* dmlc_llvm_target.long_column_runs */
@@ -404,7 +406,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                                    .row_narrow_bytes = row_narrow,
                                    .l2_bytes = l2_bytes,
                                    .row_prefetch_max_bytes = row_prefetch_max,
-                                   .long_column_runs = long_column_runs};
+                                   .long_column_runs = long_column_runs,
+                                   .short_row_blocks = short_row_blocks};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   char desc[512];
@@ -633,6 +636,25 @@ START_TEST(test_row_split) {
 }
 END_TEST
 
+/* The block rows' cases: vectors of 16, 32 and 64 bytes (wider than the
+ * host is still correct), then 64 bytes over a read that fits in four
+ * L2s (an L2 of 1 MiB) with short_row_blocks, whose blocks are 24 vectors,
+ * not 32 (emit_row.c's row_block_vecs). Sets vec_bytes, l2_bytes and
+ * short_row_blocks (block_case_end resets them); returns the vectors a block. */
+static uint32_t block_case(int c) {
+  static const uint32_t widths[] = {16, 32, 64, 64};
+  vec_bytes = widths[c];
+  l2_bytes = c == 3 ? 1u << 20 : 0;
+  short_row_blocks = c == 3;
+  return c == 3 ? 24 : 32;
+}
+
+static void block_case_end(void) {
+  vec_bytes = 32;
+  l2_bytes = 0;
+  short_row_blocks = false;
+}
+
 /* Block rows of dt, be elements a block: the path (whose IR holds needle)
  * is taken at two blocks, not below; then lengths just below, at and
  * above whole blocks (the last block overlaps the one before), with and
@@ -663,23 +685,22 @@ static void check_block_rows(dmlc_dtype dt, uint32_t be, const char *needle, con
   }
 }
 
-/* f32 rows of two blocks or more (32 vectors each): per block the extreme
- * by MAXPS/MINPS, the best block, then its first (last) equal element;
- * a NaN sends the row through the one-pass path.
- * Vectors of 16, 32 and 64 bytes (wider than the host is still correct);
+/* f32 rows of two blocks or more (32 vectors each, or 24: block_case): per
+ * block the extreme by MAXPS/MINPS, the best block, then its first (last)
+ * equal element; a NaN sends the row through the one-pass path.
+ * block_case's vectors;
  * lengths just below, at and above whole blocks (the last block overlaps
  * the one before); no NaN with ties of -0 and +0, lone extremes anywhere,
  * ascending rows (every block becomes the best), all -inf, and rows with
  * NaN or with infinities beside zeros (whose products, 0 x inf, look like
  * a NaN to the turns' check until the row is looked at again). */
 START_TEST(test_row_blocks) {
-  static const uint32_t widths[] = {16, 32, 64};
-  vec_bytes = widths[_i];
+  const uint32_t vecs = block_case(_i);
   const data_mode modes[] = {DATA_TIES, DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
                              DATA_INFS, DATA_SPECIALS, DATA_RANDOM};
-  check_block_rows(DMLC_DTYPE_F32, 32 * (vec_bytes / 4), "llvm.vector.reduce.fmax", modes,
+  check_block_rows(DMLC_DTYPE_F32, vecs * (vec_bytes / 4), "llvm.vector.reduce.fmax", modes,
                    (int)(sizeof modes / sizeof modes[0]));
-  vec_bytes = 32;
+  block_case_end();
 }
 END_TEST
 
@@ -691,11 +712,10 @@ END_TEST
  * Around the NaN, ordinary values (no other product is NaN) and then
  * infinities and zeros (the turns' check flags every row, and the second
  * look tells the rows with a NaN from those without: the last rows have
- * none). Vectors of 16, 32 and 64 bytes; every (op, direction) pair. */
+ * none). block_case's vectors and blocks; every (op, direction) pair. */
 START_TEST(test_row_blocks_lone_nan) {
-  static const uint32_t widths[] = {16, 32, 64};
-  vec_bytes = widths[_i];
-  const uint32_t lanes = vec_bytes / 4, turn = 8, be = 32 * lanes;
+  const uint32_t vecs = block_case(_i);
+  const uint32_t lanes = vec_bytes / 4, turn = 8, be = vecs * lanes;
   const uint32_t rows = 5, len = 2 * be + be / 2; /* the last block starts at len - be */
   const uint32_t at[] = {0,
                          1,
@@ -730,26 +750,25 @@ START_TEST(test_row_blocks_lone_nan) {
     }
   }
   lone_nans = 0;
-  vec_bytes = 32;
+  block_case_end();
 }
 END_TEST
 
-/* Rows of two blocks or more (32 vectors each) on their bits. Integers:
- * their max or min by block. f16: the signed and the
+/* Rows of two blocks or more (32 vectors each, or 24: block_case) on their
+ * bits. Integers: their max or min by block. f16: the signed and the
  * unsigned greatest of the bits per vector, the kept one by block; a
  * second pass of blocks when every element has the other sign; NaN and
- * zeros searched for over the row. Vectors of 16, 32 and 64 bytes; lengths
+ * zeros searched for over the row. block_case's vectors; lengths
  * around whole blocks; f16 rows with no NaN (ties of -0 and +0, all
  * negative, all non-negative, lone extremes, ascending, infinities), with a
  * rare NaN and with many (raw bit patterns); integers of every width: ties,
  * extremes, all equal and lone extremes. */
 START_TEST(test_row_bit_blocks) {
-  static const uint32_t widths[] = {16, 32, 64};
   static const dmlc_dtype types[] = {DMLC_DTYPE_F16, DMLC_DTYPE_I8,  DMLC_DTYPE_U8,
                                      DMLC_DTYPE_I16, DMLC_DTYPE_U16, DMLC_DTYPE_I32,
                                      DMLC_DTYPE_U32, DMLC_DTYPE_I64, DMLC_DTYPE_U64};
-  vec_bytes = widths[_i % 3];
-  const dmlc_dtype dt = types[_i / 3];
+  const uint32_t vecs = block_case(_i % 4);
+  const dmlc_dtype dt = types[_i / 4];
   const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt);
   const data_mode half_modes[] = {DATA_TIES,     DATA_SPARSE,   DATA_ASCENDING, DATA_ALL_NEG_INF,
                                   DATA_INFS,     DATA_NEGATIVE, DATA_POSITIVE,  DATA_RARE_NAN,
@@ -760,10 +779,10 @@ START_TEST(test_row_bit_blocks) {
   /* the path's mark: the blocks' starts (i32 lanes) reduced */
   char needle[64];
   snprintf(needle, sizeof needle, "llvm.vector.reduce.umin.v%ui32", lanes);
-  check_block_rows(dt, 32 * lanes, needle, half ? half_modes : int_modes,
+  check_block_rows(dt, vecs * lanes, needle, half ? half_modes : int_modes,
                    half ? (int)(sizeof half_modes / sizeof half_modes[0])
                         : (int)(sizeof int_modes / sizeof int_modes[0]));
-  vec_bytes = 32;
+  block_case_end();
 }
 END_TEST
 
@@ -1835,9 +1854,9 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_2d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
-  tcase_add_loop_test(tc, test_row_blocks, 0, 3);
-  tcase_add_loop_test(tc, test_row_blocks_lone_nan, 0, 3);
-  tcase_add_loop_test(tc, test_row_bit_blocks, 0, 27);
+  tcase_add_loop_test(tc, test_row_blocks, 0, 4);
+  tcase_add_loop_test(tc, test_row_blocks_lone_nan, 0, 4);
+  tcase_add_loop_test(tc, test_row_bit_blocks, 0, 36);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
   tcase_add_test(tc, test_column_f16);
