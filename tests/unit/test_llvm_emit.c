@@ -1314,6 +1314,52 @@ START_TEST(test_column_f16_lone_nan) {
 }
 END_TEST
 
+/* Columns of a few rows (a channel argmax: emit_column's direct path) of
+ * floats take a block first by ordered compares (f16 keys without their
+ * NaN fix), keeping the magnitudes' maximum; a block that saw a NaN is
+ * taken again by the exact rule, over the first pass's outputs. f32, f16
+ * and f64 under 16-, 32- and 64-byte vectors, 3 or 8 rows; lone NaNs
+ * (either sign) in the first row of the first block, in a later row, in
+ * the second block's last row, in the columns past the last whole
+ * vector, two in one column; none (the fast pass alone); ties of -0 and
+ * +0 and infinities (a magnitude at infinity's is no NaN). Unfixed, a NaN
+ * would rank as an ordered compare ranks it: never taken. */
+START_TEST(test_column_direct_nan) {
+  static const dmlc_dtype types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_F64};
+  static const uint32_t widths[] = {16, 32, 64};
+  const dmlc_dtype dt = types[_i % 3];
+  vec_bytes = widths[_i / 3 % 3];
+  const uint32_t rows = _i / 9 ? 8 : 3, cols = 16384 + 16384 + 19;
+  const uint32_t dims[2] = {rows, cols};
+  dmlc_kdesc k = kd_make(2, dims, 1);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
+  const uint64_t last = rows - 1;
+  const uint64_t at[][3] = {
+      {5, 0, 0},                                                 /* block 0, row 0 */
+      {last * cols + 700, 0, 0},                                 /* a later row */
+      {last * cols + 16384 + 3, 0, 0},                           /* the second block */
+      {cols - 1, last * cols + cols - 2, 0},                     /* the columns past the vectors */
+      {cols + 16, last * cols + 16, 2 * (uint64_t)cols + 40000}, /* two in one column */
+  };
+  const data_mode modes[] = {DATA_LONE_NAN, DATA_INFS_LONE_NAN};
+  for (size_t a = 0; a <= sizeof at / sizeof at[0]; a++) {
+    lone_nans = 0; /* a == the count: no NaN */
+    for (int n = 0; a < sizeof at / sizeof at[0] && n < 3 && (n == 0 || at[a][n]); n++)
+      lone_nan_at[lone_nans++] = at[a][n];
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      if (a == 0)
+        ck_assert_msg(ir_has(&k, "magnitudes"), "no fast pass");
+      check_kernel_modes(&k, modes, 2);
+    }
+  }
+  lone_nans = 0;
+  vec_bytes = 32;
+}
+END_TEST
+
 /* A block that saw a NaN makes the kernel's next NAN_EXACT_BLOCKS (64)
  * blocks skip the fast pass, in this call and the calls after it. One
  * compiled kernel of 9 blocks runs 16 times: NaNs, then data without, long
@@ -1883,6 +1929,7 @@ static Suite *emit_suite(void) {
   tcase_set_timeout(fast_keys, 120);
   tcase_add_loop_test(fast_keys, test_column_f16_lone_nan, 0, 6);
   tcase_add_loop_test(fast_keys, test_column_f16_nan_decay, 0, 2);
+  tcase_add_loop_test(fast_keys, test_column_direct_nan, 0, 18);
   suite_add_tcase(s, fast_keys);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
