@@ -1271,6 +1271,28 @@ START_TEST(test_column_f16) {
 }
 END_TEST
 
+/* A fast pass's kernel k over dt with each set of up to three lone NaNs
+ * (at[a], 0 after the first ends a set), then none; all four (op,
+ * direction) pairs, with and without infinities around; the IR holds
+ * needle (the fast pass's var). */
+static void check_lone_nan_sets(dmlc_kdesc *k, dmlc_dtype dt, const uint64_t (*at)[3], size_t sets,
+                                const char *needle) {
+  const data_mode modes[] = {DATA_LONE_NAN, DATA_INFS_LONE_NAN};
+  for (size_t a = 0; a <= sets; a++) {
+    lone_nans = 0; /* a == sets: no NaN */
+    for (int n = 0; a < sets && n < 3 && (n == 0 || at[a][n]); n++)
+      lone_nan_at[lone_nans++] = at[a][n];
+    for (int v = 0; v < 4; v++) {
+      kd_reduce(k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      if (a == 0)
+        ck_assert_msg(ir_has(k, needle), "no fast pass (%s)", needle);
+      check_kernel_modes(k, modes, 2);
+    }
+  }
+  lone_nans = 0;
+}
+
 /* f16 columns under 16- and 32-byte vectors take a block's keys without
  * their NaN fix and keep the magnitudes' maximum instead; a block that saw
  * a NaN is taken again, exactly. Lone NaNs (either sign) in the block's
@@ -1294,20 +1316,7 @@ START_TEST(test_column_f16_lone_nan) {
       {(uint64_t)3 * cols + cols - 1, (uint64_t)3 * cols + cols, 0}, /* the tail, then a row on */
       {(uint64_t)1 * cols + 16, (uint64_t)7 * cols + 16, (uint64_t)8 * cols + 16400},
   };
-  const data_mode modes[] = {DATA_LONE_NAN, DATA_INFS_LONE_NAN};
-  for (size_t a = 0; a <= sizeof at / sizeof at[0]; a++) {
-    lone_nans = 0; /* a == the count: no NaN */
-    for (int n = 0; a < sizeof at / sizeof at[0] && n < 3 && (n == 0 || at[a][n]); n++)
-      lone_nan_at[lone_nans++] = at[a][n];
-    for (int v = 0; v < 4; v++) {
-      kd_reduce(&k, DMLC_DTYPE_F16, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      if (a == 0)
-        ck_assert_msg(ir_has(&k, "nan_mag"), "no fast pass");
-      check_kernel_modes(&k, modes, 2);
-    }
-  }
-  lone_nans = 0;
+  check_lone_nan_sets(&k, DMLC_DTYPE_F16, at, sizeof at / sizeof at[0], "nan_mag");
   soft_half = false;
   psign_bytes = 0;
   vec_bytes = 32;
@@ -1342,20 +1351,7 @@ START_TEST(test_column_direct_nan) {
       {cols - 1, last * cols + cols - 2, 0},                     /* the columns past the vectors */
       {cols + 16, last * cols + 16, 2 * (uint64_t)cols + 40000}, /* two in one column */
   };
-  const data_mode modes[] = {DATA_LONE_NAN, DATA_INFS_LONE_NAN};
-  for (size_t a = 0; a <= sizeof at / sizeof at[0]; a++) {
-    lone_nans = 0; /* a == the count: no NaN */
-    for (int n = 0; a < sizeof at / sizeof at[0] && n < 3 && (n == 0 || at[a][n]); n++)
-      lone_nan_at[lone_nans++] = at[a][n];
-    for (int v = 0; v < 4; v++) {
-      kd_reduce(&k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      if (a == 0)
-        ck_assert_msg(ir_has(&k, "magnitudes"), "no fast pass");
-      check_kernel_modes(&k, modes, 2);
-    }
-  }
-  lone_nans = 0;
+  check_lone_nan_sets(&k, dt, at, sizeof at / sizeof at[0], "magnitudes");
   vec_bytes = 32;
 }
 END_TEST
