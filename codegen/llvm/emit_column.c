@@ -92,9 +92,11 @@ typedef struct column {
   uint64_t part_idx;
   /* Prefetch the next group of rows' runs (rows_body). */
   bool prefetch_rows;
-  /* f16 keys taken fast (emit_block's first pass): no NaN fix, the
-   * magnitudes' running maximum kept in nan_mag (a var of lanes i16)
-   * instead, for a second, exact pass when it saw a NaN. */
+  /* Values taken fast (a first pass: keyed_block_rows, emit_direct): f16
+   * keys without their NaN fix, and in emit_direct floats by ordered
+   * compares; the magnitudes' running maximum kept in nan_mag (a var of
+   * lanes integers as wide as the keys or floats) instead, for a second,
+   * exact pass when it saw a NaN (saw_nan). */
   bool fast_keys;
   LLVMValueRef nan_mag;
   /* The kernel's internal i32: blocks left to take the exact pass alone,
@@ -113,6 +115,26 @@ static LLVMValueRef unsigned_extreme(column *c, LLVMValueRef v, LLVMValueRef x) 
   LLVMValueRef args[2] = {v, x};
   return ec_intrinsic(e, e->k->reduction == DMLC_OP_ARGMAX ? "llvm.umax" : "llvm.umin", &t, 1, args,
                       2);
+}
+
+/* A fast pass (fast_keys): the magnitude bits m (sign cleared, lanes of
+ * c->lanes) folded into the running maximum in c->nan_mag. */
+static void keep_magnitude(column *c, LLVMValueRef m) {
+  emit_ctx *e = c->e;
+  LLVMTypeRef t = LLVMTypeOf(m);
+  LLVMValueRef args[2] = {LLVMBuildLoad2(e->b, t, c->nan_mag, ""), m};
+  LLVMBuildStore(e->b, ec_intrinsic(e, "llvm.smax", &t, 1, args, 2), c->nan_mag);
+}
+
+/* Whether the fast pass saw a NaN: a magnitude in c->nan_mag (lanes of
+ * bits-bit integers) past infinity's bits. */
+static LLVMValueRef saw_nan(column *c, unsigned bits) {
+  emit_ctx *e = c->e;
+  LLVMTypeRef t = LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes);
+  LLVMValueRef top = LLVMBuildLoad2(e->b, t, c->nan_mag, "");
+  top = ec_intrinsic(e, "llvm.vector.reduce.smax", &t, 1, &top, 1);
+  const uint64_t inf = bits == 16 ? 0x7c00u : bits == 32 ? 0x7f800000u : 0x7ff0000000000000u;
+  return LLVMBuildICmp(e->b, LLVMIntSGT, top, LLVMConstInt(LLVMTypeOf(top), inf, false), "nan");
 }
 
 /* f16 bits h as an i16 key whose signed order is the argmax / argmin order
@@ -135,11 +157,7 @@ static LLVMValueRef f16_key(column *c, LLVMValueRef v, uint32_t lanes) {
     k = LLVMBuildSub(e->b, LLVMBuildXor(e->b, mag, s, ""), s, "");
   }
   if (c->fast_keys) {
-    LLVMTypeRef mt = ec_lanes(e->i16, c->lanes);
-    LLVMValueRef m = lanes == c->lanes ? mag : ec_splat(e, mag, c->lanes);
-    LLVMValueRef seen = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
-    LLVMValueRef gt = LLVMBuildICmp(e->b, LLVMIntSGT, m, seen, "");
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, gt, m, seen, ""), c->nan_mag);
+    keep_magnitude(c, lanes == c->lanes ? mag : ec_splat(e, mag, c->lanes));
     return k;
   }
   LLVMValueRef nan =
@@ -611,9 +629,6 @@ typedef struct direct_arg {
   LLVMValueRef base;                          /* read offset of (o, row 0, column c0) */
   LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS]; /* output offsets of the same */
   bool nt[DMLC_KDESC_MAX_OUTPUTS];            /* vectors by non-temporal stores */
-  /* Floats, whole vectors: ordered compares, each value's magnitude bits
-   * (sign cleared) kept by unsigned max in this var (emit_direct). */
-  LLVMValueRef mag;
 } direct_arg;
 
 /* The fast pass's take (direct_body): x over v by an ordered compare, one
@@ -627,35 +642,14 @@ static LLVMValueRef ordered_take(emit_ctx *e, LLVMValueRef x, LLVMValueRef v) {
   return LLVMBuildFCmp(e->b, p, x, v, "take");
 }
 
-/* The bits of float type t (half, float or double; 0 for any other). */
-static unsigned float_bits(LLVMTypeRef t) {
-  switch (LLVMGetTypeKind(t)) {
-  case LLVMHalfTypeKind:
-    return 16;
-  case LLVMFloatTypeKind:
-    return 32;
-  case LLVMDoubleTypeKind:
-    return 64;
-  default:
-    return 0;
-  }
-}
-
-/* The magnitude bits of float vector x (its bits, sign cleared). */
-static LLVMValueRef magnitude_bits(emit_ctx *e, LLVMValueRef x) {
-  LLVMTypeRef vt = LLVMTypeOf(x);
-  const unsigned bits = float_bits(LLVMGetElementType(vt));
-  LLVMTypeRef it = LLVMVectorType(LLVMIntTypeInContext(e->c, bits), LLVMGetVectorSize(vt));
-  LLVMValueRef m = ec_splat(e, LLVMConstInt(LLVMGetElementType(it), ~0ull >> (65 - bits), false),
-                            LLVMGetVectorSize(vt));
+/* The magnitude bits of a vector x of c->ct floats (its bits, sign cleared). */
+static LLVMValueRef magnitude_bits(column *c, LLVMValueRef x) {
+  emit_ctx *e = c->e;
+  const unsigned bits = 8 * c->ct_size;
+  LLVMTypeRef it = LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes);
+  LLVMValueRef m =
+      ec_splat(e, LLVMConstInt(LLVMGetElementType(it), ~0ull >> (65 - bits), false), c->lanes);
   return LLVMBuildAnd(e->b, LLVMBuildBitCast(e->b, x, it, ""), m, "");
-}
-
-static void keep_magnitude(emit_ctx *e, const direct_arg *a, LLVMValueRef x) {
-  LLVMValueRef bits = magnitude_bits(e, x);
-  LLVMTypeRef it = LLVMTypeOf(bits);
-  LLVMValueRef args[2] = {LLVMBuildLoad2(e->b, it, a->mag, ""), bits};
-  LLVMBuildStore(e->b, ec_intrinsic(e, "llvm.umax", &it, 1, args, 2), a->mag);
 }
 
 static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -666,15 +660,16 @@ static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const uint64_t rs = c->rs;
   LLVMTypeRef dt = LLVMIntTypeInContext(e->c, 8 * c->ct_size); /* index type */
   LLVMValueRef col = ec_add(e, a->base, cc);
-  const bool fast = a->mag && lanes == c->lanes;
+  /* f16 keys keep their magnitudes in f16_key */
+  const bool fast = c->fast_keys && !c->keys && lanes == c->lanes;
   LLVMValueRef v = load_cmp(c, col, lanes);
   LLVMValueRef vi = ec_splat(e, LLVMConstInt(dt, 0, false), lanes);
   if (fast)
-    keep_magnitude(e, a, v);
+    keep_magnitude(c, magnitude_bits(c, v));
   for (uint64_t q = 1; q < c->rows; q++) {
     LLVMValueRef x = load_cmp(c, ec_add(e, col, ec_i64(e, q * rs)), lanes);
     if (fast)
-      keep_magnitude(e, a, x);
+      keep_magnitude(c, magnitude_bits(c, x));
     LLVMValueRef take = fast ? ordered_take(e, x, v) : ec_take_next(e, x, v);
     v = LLVMBuildSelect(e->b, take, x, v, "");
     vi = LLVMBuildSelect(e->b, take, ec_splat(e, LLVMConstInt(dt, q, false), lanes), vi, "");
@@ -731,10 +726,8 @@ static void direct_pass(column *c, uint64_t width, bool vector, direct_arg *a,
 static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t width) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
-  direct_arg a = {ec_add(e, k->rank == 3 ? ec_mul(e, o, k->read_strides[0]) : ec_i64(e, 0), c0),
-                  {0},
-                  {0},
-                  NULL};
+  direct_arg a = {
+      ec_add(e, k->rank == 3 ? ec_mul(e, o, k->read_strides[0]) : ec_i64(e, 0), c0), {0}, {0}};
   bool vector = true;
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     a.obase[i] = out_base(c, i, o, c0);
@@ -766,28 +759,18 @@ static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t wid
    * selected ordered?), a second mask compare there; on a Zen 5 (AVX-512)
    * the fast pass took 0.60-0.65 of the time of the exact one on one
    * thread (f32 [16,3,512,512] over axis 1), a C loop's time. */
-  const unsigned bits = c->keys ? 16 : float_bits(c->ct);
-  if (bits && vector && width >= c->lanes) {
-    LLVMTypeRef it = LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes);
-    LLVMValueRef mag = ec_var(e, it, "magnitudes");
-    LLVMBuildStore(e->b, LLVMConstNull(it), mag);
-    const bool fast_keys = c->fast_keys;
-    LLVMValueRef nan_mag = c->nan_mag;
-    if (c->keys) {
-      c->fast_keys = true;
-      c->nan_mag = mag;
-    } else {
-      a.mag = mag;
-    }
+  const bool floats = dmlc_dtype_get(k->read_dtype)->kind == DMLC_KIND_FLOAT;
+  if (floats && vector && width >= c->lanes) {
+    const unsigned bits = 8 * c->ct_size; /* f16 keys: 16 */
+    LLVMValueRef kept = c->nan_mag;
+    c->nan_mag =
+        ec_var(e, LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes), "magnitudes");
+    LLVMBuildStore(e->b, LLVMConstNull(LLVMGetAllocatedType(c->nan_mag)), c->nan_mag);
+    c->fast_keys = true;
     direct_pass(c, width, vector, &a, aligned);
-    c->fast_keys = fast_keys;
-    c->nan_mag = nan_mag;
-    a.mag = NULL;
-    LLVMValueRef top = LLVMBuildLoad2(e->b, it, mag, "");
-    top = ec_intrinsic(e, "llvm.vector.reduce.umax", &it, 1, &top, 1);
-    const uint64_t inf = bits == 16 ? 0x7c00u : bits == 32 ? 0x7f800000u : 0x7ff0000000000000u;
-    LLVMValueRef nan =
-        LLVMBuildICmp(e->b, LLVMIntUGT, top, LLVMConstInt(LLVMTypeOf(top), inf, false), "nan");
+    c->fast_keys = false;
+    LLVMValueRef nan = saw_nan(c, bits);
+    c->nan_mag = kept;
     ec_if f;
     ec_if_begin(e, &f, nan);
     ec_nt_fence(e); /* the exact pass stores over the first's */
@@ -869,10 +852,7 @@ static void keyed_block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMVal
   c->fast_keys = true;
   block_rows(c, o, c0, r0, nrows, width);
   c->fast_keys = false;
-  LLVMValueRef m = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
-  LLVMValueRef nan =
-      ec_any_lane(e, LLVMBuildICmp(e->b, LLVMIntSGT, m,
-                                   ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), c->lanes), ""));
+  LLVMValueRef nan = saw_nan(c, 16);
   LLVMBuildStore(e->b, nan, redo);
   ec_if g;
   ec_if_begin(e, &g, nan);
