@@ -525,12 +525,10 @@ static bool aot_open(dmlc_context *ctx, dmlc_graph *g, const char *name, int opt
     snprintf(why, cap, "cannot run '%s' to link the object: %s (set CC)", cc, strerror(spawn_err));
     return false;
   }
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    const bool exited = pid > 0 && WIFEXITED(status);
-    snprintf(why, cap, "linking the object with '%s' (-shared) failed: %s %d%s (set CC)", cc,
-             exited ? "exit status" : "wait status", exited ? WEXITSTATUS(status) : status,
-             exited && WEXITSTATUS(status) == 127 ? ", no such program" : "");
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const bool exited = WIFEXITED(status);
+    snprintf(why, cap, "linking the object with '%s' (-shared) failed: %s %d (set CC)", cc,
+             exited ? "exit status" : "wait status", exited ? WEXITSTATUS(status) : status);
     return false;
   }
   lib->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);

@@ -369,11 +369,8 @@ static void check_error(LLVMErrorRef err, const char *what) {
   }
 }
 
-/* The pipeline a kernel is optimized with: the JIT's own
- * (dmlc_llvm_jit_passes, what the CPU device runs), and for a quarter of
- * the kernels, picked by a hash of their description, default<O3>, as
- * ahead-of-time objects are. O3 on every kernel took 1.7 times as long
- * (348 s against 202 s on a Zen 3) for code the JIT never runs. */
+/* FNV-1a of a kernel's description: which kernels take O3, and which
+ * run under DMLC_TEST_RUN_SHARE. */
 static uint32_t desc_hash(const char *desc) {
   uint32_t h = 2166136261u; /* FNV-1a */
   for (const char *c = desc; *c; c++)
@@ -381,11 +378,16 @@ static uint32_t desc_hash(const char *desc) {
   return h;
 }
 
+/* The pipeline a kernel is optimized with: the JIT's own
+ * (dmlc_llvm_jit_passes, what the CPU device runs), and for a quarter of
+ * the kernels, picked by a hash of their description, default<O3>, as
+ * ahead-of-time objects are. O3 on every kernel took 1.7 times as long
+ * (348 s against 202 s on a Zen 3) for code the JIT never runs. */
 static const char *pipeline_for(const char *desc) {
   return desc_hash(desc) % 4 == 0 ? "default<O3>" : dmlc_llvm_jit_passes;
 }
 
-/* Emits k as "kernel" into a new module in a new context (*tsc) and
+/* Emits k as "kernel" into a new module in a new context (*out_tsc) and
  * verifies it; desc receives k's description. */
 static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRef *out_tsc,
                                  dmlc_cpu_kernel_info *info, char desc[512]) {
@@ -519,7 +521,7 @@ static uint8_t *guarded_alloc(uint64_t len, void **map, size_t *map_len) {
  * the others are emitted and verified only. Under ASan the emitter, dmlc's
  * code, still runs on every kernel; what the share saves is LLVM's passes
  * and code generation (not dmlc's code, and not instrumented), which with
- * ASan's allocator were most of the suite's 28 minutes. The plain run
+ * ASan's allocator were most of this test's 28 minutes. The plain run
  * compiles and runs every kernel. */
 static bool runs_kernel(const dmlc_kdesc *k) {
   const char *env = getenv("DMLC_TEST_RUN_SHARE");
