@@ -34,6 +34,13 @@ export CK_TIMEOUT_MULTIPLIER=10 UBSAN_OPTIONS=print_stacktrace=1 DMLC_TEST_SWEEP
 # their allocations: they were most of the test's 28 minutes on a Zen 5
 # (21 at -O1). The plain run compiles and runs every kernel.
 export DMLC_TEST_DATA_MODES=2 DMLC_TEST_RUN_SHARE=3
+# The Vulkan variants of the device suite (unit.test_device.windows, .split,
+# .vulkan_unmapped: the whole suite again with one Vulkan path forced) run
+# each half of the loop cases' iterations (DMLC_TEST_CASE_PART in
+# tests/CMakeLists.txt says which; every single case runs). Each case is a
+# process that opens Vulkan afresh: 0.4 s of a light case under ASan. The
+# plain run and unit.test_device run them all.
+export DMLC_TEST_CASE_SHARE=2
 # A 16 MiB quarantine instead of ASan's 256 MiB: each test process (Check
 # forks one a test) otherwise freed through 256 MiB of fresh pages before
 # reusing any, and page faults are dear in a VM (unit.test_llvm_emit's

@@ -34,6 +34,12 @@ dmlc_device cts_other_device(dmlc_device device);
 dmlc_context *cts_context(void);
 /* A test case whose cases destroy cts_context's context as they end. */
 TCase *cts_tcase_create(const char *name);
+/* Adds iterations [start, end) of a loop case, as tcase_add_loop_test; with
+ * DMLC_TEST_CASE_SHARE=N and DMLC_TEST_CASE_PART=K both set, only those
+ * whose number is K modulo N (scripts/sanitize.sh: the Vulkan variants of
+ * the suite under ASan, each a different part; the plain run has run them
+ * all). */
+void cts_add_loop(TCase *tc, const TTest *test, int start, int end);
 
 /* Fails the case unless st is DMLC_OK, with what was being done and the
  * context's message. */

@@ -503,14 +503,12 @@ void cts_add_binding_cases(Suite *s, dmlc_device device) {
   (void)device;
   TCase *tc = cts_tcase_create("bindings");
   tcase_add_test(tc, test_valid_bindings_run);
-  tcase_add_loop_test(tc, test_bad_host_buffers, 0,
-                      (int)(sizeof host_cases / sizeof host_cases[0]));
-  tcase_add_loop_test(tc, test_bad_tensors, 0, (int)(sizeof tensor_cases / sizeof tensor_cases[0]));
+  cts_add_loop(tc, test_bad_host_buffers, 0, (int)(sizeof host_cases / sizeof host_cases[0]));
+  cts_add_loop(tc, test_bad_tensors, 0, (int)(sizeof tensor_cases / sizeof tensor_cases[0]));
   tcase_add_test(tc, test_null_executable);
   tcase_add_test(tc, test_bad_tensor_create);
   tcase_add_test(tc, test_bad_tensor_ranges);
-  tcase_add_loop_test(tc, test_exact_size_buffers, 0,
-                      (int)(sizeof exact_graphs / sizeof exact_graphs[0]));
+  cts_add_loop(tc, test_exact_size_buffers, 0, (int)(sizeof exact_graphs / sizeof exact_graphs[0]));
   tcase_add_test(tc, test_descriptor_size_rule);
   suite_add_tcase(s, tc);
 }

@@ -395,9 +395,9 @@ END_TEST
 void cts_add_graph_cases(Suite *s, dmlc_device device) {
   (void)device;
   TCase *tc = cts_tcase_create("graphs");
-  tcase_add_loop_test(tc, test_ir_graph_matches_reference, 0, (int)cts_graph_count());
+  cts_add_loop(tc, test_ir_graph_matches_reference, 0, (int)cts_graph_count());
   tcase_add_test(tc, test_descriptor_graph_matches_reference);
   tcase_add_test(tc, test_graph_changed_after_compile);
-  tcase_add_loop_test(tc, test_operators_match_reference, 0, 2);
+  cts_add_loop(tc, test_operators_match_reference, 0, 2);
   suite_add_tcase(s, tc);
 }

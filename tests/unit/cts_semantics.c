@@ -1520,16 +1520,15 @@ END_TEST
 
 void cts_add_semantics_cases(Suite *s, dmlc_device device) {
   TCase *tc = cts_tcase_create("semantics_argmax");
-  tcase_add_loop_test(tc, test_seed_examples, 0,
-                      (int)(sizeof seed_examples / sizeof seed_examples[0]));
+  cts_add_loop(tc, test_seed_examples, 0, (int)(sizeof seed_examples / sizeof seed_examples[0]));
   tcase_add_test(tc, test_tie_examples);
-  tcase_add_loop_test(tc, test_special_values_f32, 0,
-                      (int)(sizeof special_cases / sizeof special_cases[0]));
-  tcase_add_loop_test(tc, test_special_values_f16, 0,
-                      (int)(sizeof special_cases / sizeof special_cases[0]));
+  cts_add_loop(tc, test_special_values_f32, 0,
+               (int)(sizeof special_cases / sizeof special_cases[0]));
+  cts_add_loop(tc, test_special_values_f16, 0,
+               (int)(sizeof special_cases / sizeof special_cases[0]));
   tcase_add_test(tc, test_f16_bit_patterns);
-  tcase_add_loop_test(tc, test_type_matrix, 0, 40);
-  tcase_add_loop_test(tc, test_type_matrix_3d, 0, 40);
+  cts_add_loop(tc, test_type_matrix, 0, 40);
+  cts_add_loop(tc, test_type_matrix_3d, 0, 40);
   tcase_add_test(tc, test_rank8);
   tcase_add_test(tc, test_random_against_brute_force);
   suite_add_tcase(s, tc);
@@ -1542,8 +1541,8 @@ void cts_add_semantics_cases(Suite *s, dmlc_device device) {
   suite_add_tcase(s, tc);
 
   tc = cts_tcase_create("semantics_hardmax");
-  tcase_add_loop_test(tc, test_hardmax_examples, 0,
-                      (int)(sizeof hardmax_examples / sizeof hardmax_examples[0]));
+  cts_add_loop(tc, test_hardmax_examples, 0,
+               (int)(sizeof hardmax_examples / sizeof hardmax_examples[0]));
   tcase_add_test(tc, test_hardmax_special);
   tcase_add_test(tc, test_hardmax_rank8);
   suite_add_tcase(s, tc);

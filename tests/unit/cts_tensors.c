@@ -348,8 +348,8 @@ void cts_add_tensor_cases(Suite *s, dmlc_device device) {
   TCase *tc = cts_tcase_create("tensors");
   tcase_add_test(tc, test_tensor_create_and_query);
   tcase_add_test(tc, test_tensor_partial_write_read);
-  tcase_add_loop_test(tc, test_execute_tensors_matches_host, 0, (int)cts_graph_count());
-  tcase_add_loop_test(tc, test_chained_executes, 0, 3);
+  cts_add_loop(tc, test_execute_tensors_matches_host, 0, (int)cts_graph_count());
+  cts_add_loop(tc, test_chained_executes, 0, 3);
   tcase_add_test(tc, test_shared_and_larger_tensors);
   tcase_add_test(tc, test_tensor_meets_any_alignment);
   suite_add_tcase(s, tc);
