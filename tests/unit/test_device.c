@@ -7,11 +7,6 @@
  * The cases of one device run before the next device's suite is built: the
  * device under test is a variable of this process that the forked cases
  * inherit. */
-#if DMLC_TEST_PIN_VULKAN
-#include <dlfcn.h>
-#include <link.h>
-#include <vulkan/vulkan.h>
-#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +14,7 @@
 #include <time.h>
 
 #include "cts.h"
+#include "testutil.h"
 
 static dmlc_device device_under_test = DMLC_DEVICE_DEFAULT;
 
@@ -37,7 +33,7 @@ dmlc_device cts_other_device(dmlc_device device) {
  * case on Vulkan skips the leak check at its exit, the others keep it.
  * LeakSanitizer calls this hook at exit, in each forked case too; without
  * the sanitizer it is never called. */
-static int vulkan_pinned;
+static bool vulkan_pinned; /* dmlc_test_pin_vulkan: what the driver leaves is not dmlc's */
 
 int __lsan_is_turned_off(void);
 int __lsan_is_turned_off(void) { return device_under_test == DMLC_DEVICE_VULKAN || vulkan_pinned; }
@@ -244,56 +240,6 @@ static Suite *device_suite(dmlc_device device) {
   return s;
 }
 
-#if DMLC_TEST_PIN_VULKAN
-static int pin_object(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  (void)data;
-  if (info->dlpi_name && *info->dlpi_name)
-    (void)dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD); /* one more reference */
-  return 0;
-}
-#endif
-
-/* Each case runs in its own forked process and opens Vulkan afresh: the
- * loader then loads and relocates the drivers (lavapipe brings LLVM 15) and
- * the validation layer, and the driver initializes itself, in every case:
- * 0.1 s a case, most of a light case's time under ASan. So before the
- * Vulkan suite forks its cases, this process creates an instance, lists
- * its devices, takes a reference to every shared object that loaded, and
- * destroys the instance: the cases inherit the objects loaded and relocated
- * (each case still creates its own instance and device; nothing Vulkan
- * made here is used again). The unit.test_device.split suite under ASan on
- * a Zen 5: 128 s -> 108 s. Nothing is reported: a case that needs Vulkan
- * says so itself when it opens the device. DMLC_TEST_PIN_VULKAN=0 leaves it
- * out (scripts/gpu_check.sh does: a GPU's driver may keep threads or state
- * past the instance, which a fork would then split). */
-static void pin_vulkan(void) {
-#if DMLC_TEST_PIN_VULKAN
-  const char *env = getenv("DMLC_TEST_PIN_VULKAN");
-  if (env && strcmp(env, "0") == 0)
-    return;
-  void *loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!loader)
-    return;
-  PFN_vkCreateInstance create = (PFN_vkCreateInstance)dlsym(loader, "vkCreateInstance");
-  PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)dlsym(loader, "vkDestroyInstance");
-  PFN_vkEnumeratePhysicalDevices enumerate =
-      (PFN_vkEnumeratePhysicalDevices)dlsym(loader, "vkEnumeratePhysicalDevices");
-  const VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                                 .apiVersion = VK_API_VERSION_1_1};
-  const VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                     .pApplicationInfo = &app};
-  VkInstance instance = VK_NULL_HANDLE;
-  if (create && destroy && enumerate && create(&info, NULL, &instance) == VK_SUCCESS) {
-    uint32_t count = 0;
-    (void)enumerate(instance, &count, NULL);
-    dl_iterate_phdr(pin_object, NULL);
-    destroy(instance, NULL);
-    vulkan_pinned = 1; /* what the driver leaves at exit is not dmlc's */
-  }
-#endif
-}
-
 static double seconds_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -311,7 +257,7 @@ int main(void) {
       continue;
     device_under_test = device;
     if (device == DMLC_DEVICE_VULKAN)
-      pin_vulkan();
+      vulkan_pinned = vulkan_pinned || dmlc_test_pin_vulkan();
     const double start = seconds_now();
     SRunner *runner = srunner_create(device_suite(device));
     srunner_run_all(runner, CK_NORMAL);

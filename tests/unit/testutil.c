@@ -1,5 +1,10 @@
 #include "testutil.h"
 
+#if DMLC_TEST_PIN_VULKAN
+#include <dlfcn.h>
+#include <link.h>
+#include <vulkan/vulkan.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,4 +64,43 @@ dmlc_device dmlc_test_device(void) {
   if (strcmp(name, "vulkan") == 0)
     return DMLC_DEVICE_VULKAN;
   return DMLC_DEVICE_DEFAULT;
+}
+
+#if DMLC_TEST_PIN_VULKAN
+static int pin_object(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  if (info->dlpi_name && *info->dlpi_name)
+    (void)dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD); /* one more reference */
+  return 0;
+}
+#endif
+
+bool dmlc_test_pin_vulkan(void) {
+#if DMLC_TEST_PIN_VULKAN
+  const char *env = getenv("DMLC_TEST_PIN_VULKAN");
+  if (env && strcmp(env, "0") == 0)
+    return false;
+  void *loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!loader)
+    return false;
+  PFN_vkCreateInstance create = (PFN_vkCreateInstance)dlsym(loader, "vkCreateInstance");
+  PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)dlsym(loader, "vkDestroyInstance");
+  PFN_vkEnumeratePhysicalDevices enumerate =
+      (PFN_vkEnumeratePhysicalDevices)dlsym(loader, "vkEnumeratePhysicalDevices");
+  const VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                                 .apiVersion = VK_API_VERSION_1_1};
+  const VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                     .pApplicationInfo = &app};
+  VkInstance instance = VK_NULL_HANDLE;
+  if (!create || !destroy || !enumerate || create(&info, NULL, &instance) != VK_SUCCESS)
+    return false; /* (the loader stays: a case opens it again anyway) */
+  uint32_t count = 0;
+  (void)enumerate(instance, &count, NULL);
+  dl_iterate_phdr(pin_object, NULL);
+  destroy(instance, NULL);
+  return true;
+#else
+  return false;
+#endif
 }
