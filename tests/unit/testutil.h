@@ -25,7 +25,8 @@ int dmlc_test_run_suites(Suite **suites, int count);
  * it opens the device. unit.test_device.split under ASan on a Zen 5: 128 s
  * -> 108 s. Only for a process whose forked cases all open Vulkan: the
  * loaded objects make every later fork dearer (unit.test_onnx, whose cases
- * mostly do not, took 18 s -> 57 s with it). */
+ * mostly do not, took 57 s with it beside one other test, 20 s without it
+ * alone). */
 bool dmlc_test_pin_vulkan(void);
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer; NULL on error. */
 char *dmlc_test_read_file(const char *path, size_t *length);
