@@ -36,9 +36,10 @@ dmlc_context *cts_context(void);
 TCase *cts_tcase_create(const char *name);
 /* Adds iterations [start, end) of a loop case, as tcase_add_loop_test; with
  * DMLC_TEST_CASE_SHARE=N and DMLC_TEST_CASE_PART=K both set, only those
- * whose number is K modulo N (scripts/sanitize.sh: the Vulkan variants of
- * the suite under ASan, each a different part; the plain run has run them
- * all). */
+ * whose number is K modulo N (scripts/sanitize.sh: N = 2 for the Vulkan
+ * variants of the suite under ASan, K = 0, 1 and 2 for windows, split and
+ * unmapped, so split runs the odd ones and the other two the even ones;
+ * the plain run has run them all). */
 void cts_add_loop(TCase *tc, const TTest *test, int start, int end);
 
 /* Fails the case unless st is DMLC_OK, with what was being done and the
