@@ -1,6 +1,6 @@
 #include "testutil.h"
 
-#if DMLC_TEST_PIN_VULKAN
+#ifdef DMLC_HAVE_VULKAN
 #include <dlfcn.h>
 #include <link.h>
 #include <vulkan/vulkan.h>
@@ -66,7 +66,7 @@ dmlc_device dmlc_test_device(void) {
   return DMLC_DEVICE_DEFAULT;
 }
 
-#if DMLC_TEST_PIN_VULKAN
+#ifdef DMLC_HAVE_VULKAN
 static int pin_object(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
@@ -77,7 +77,7 @@ static int pin_object(struct dl_phdr_info *info, size_t size, void *data) {
 #endif
 
 bool dmlc_test_pin_vulkan(void) {
-#if DMLC_TEST_PIN_VULKAN
+#ifdef DMLC_HAVE_VULKAN
   const char *env = getenv("DMLC_TEST_PIN_VULKAN");
   if (env && strcmp(env, "0") == 0)
     return false;
