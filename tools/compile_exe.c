@@ -1,9 +1,10 @@
 /* dmlc compile --emit=exe: the program's C source. It is a fixed driver
- * (below, as text: the head, then the body) around a table generated per
- * graph from the graph's header, which the source includes: the symbol
- * prefix, the inputs' and outputs' names, data types, shapes, strides,
- * sizes and alignments (as the header's macros), the workspace, and the
- * target for messages. The driver reads and writes .npy files and ONNX
+ * (below, as text: the head, the table's types, the driver's view of the
+ * table, then the body) and a table generated per graph from the graph's
+ * header, in a file of its own that includes the header: the inputs' and
+ * outputs' names, data types, shapes, strides, sizes and alignments (as
+ * the header's macros), the workspace, the entry points, and the target
+ * for messages. The driver reads and writes .npy files and ONNX
  * TensorProto (.pb) files itself (a hand-written protobuf reader and
  * writer for that one message, checking what protobuf-c's unpacker and
  * frontend/onnx/wire.c check, with the same messages) and brings a small
@@ -38,6 +39,11 @@ static const char *const exe_driver_head[] = {
     "#include <string.h>",
     "#include <sys/stat.h>",
     "#include <unistd.h>",
+};
+
+/* The types of the graph's table, in both files: the driver's and the
+ * table's (exe_table_source). */
+static const char *const exe_driver_types[] = {
     "",
     "/* One input or output of the graph, as the generated header says. */",
     "typedef struct drv_tensor {",
@@ -49,6 +55,46 @@ static const char *const exe_driver_head[] = {
     "  uint64_t bytes;          /* the buffer the graph reads or writes */",
     "  uint32_t alignment;",
     "} drv_tensor;",
+    "",
+    "typedef void (*drv_parallel_fn)(void *user, uint32_t count,",
+    "                                void (*task)(void *arg, uint32_t i), void *arg);",
+    "",
+    "/* The graph: its names for messages, its inputs and outputs, and its",
+    " * entry points, as the generated header says (the table's file). */",
+    "typedef struct drv_graph {",
+    "  const char *name, *target, *cpu_features;",
+    "  uint32_t num_inputs, num_outputs;",
+    "  const drv_tensor *inputs, *outputs;",
+    "  uint64_t workspace_bytes;",
+    "  int error_workspace, error_cpu;",
+    "  int (*run)(const void *const *inputs, void *const *outputs);",
+    "  int (*run_parallel)(const void *const *inputs, void *const *outputs,",
+    "                      drv_parallel_fn parallel_for, void *user);",
+    "  int (*run_workspace)(const void *const *inputs, void *const *outputs, void *workspace,",
+    "                       drv_parallel_fn parallel_for, void *user);",
+    "} drv_graph;",
+};
+
+/* The driver's view of the table: the names its body uses. */
+static const char *const exe_driver_graph[] = {
+    "",
+    "/* ---- the graph: its table, in a file of its own (generated) ---- */",
+    "",
+    "extern const drv_graph dmlc_exe_graph;",
+    "#define DRV_GRAPH_NAME (dmlc_exe_graph.name)",
+    "#define DRV_TARGET (dmlc_exe_graph.target)",
+    "#define DRV_CPU_FEATURES (dmlc_exe_graph.cpu_features)",
+    "#define DRV_NUM_INPUTS (dmlc_exe_graph.num_inputs)",
+    "#define DRV_NUM_OUTPUTS (dmlc_exe_graph.num_outputs)",
+    "#define DRV_WORKSPACE_BYTES (dmlc_exe_graph.workspace_bytes)",
+    "#define DRV_ERROR_WORKSPACE (dmlc_exe_graph.error_workspace)",
+    "#define DRV_ERROR_CPU (dmlc_exe_graph.error_cpu)",
+    "#define DRV_RUN (*dmlc_exe_graph.run)",
+    "#define DRV_RUN_PARALLEL (*dmlc_exe_graph.run_parallel)",
+    "#define DRV_RUN_WORKSPACE (*dmlc_exe_graph.run_workspace)",
+    "#define drv_inputs (dmlc_exe_graph.inputs)",
+    "#define drv_outputs (dmlc_exe_graph.outputs)",
+    "",
 };
 
 static const char *const exe_driver_body[] = {
@@ -1471,13 +1517,18 @@ static const char *const exe_driver_body[] = {
     "  return p;",
     "}",
     "",
-    "int main(int argc, char **argv) {",
-    "  if (argc > 0 && argv[0] && *argv[0]) {",
-    "    const char *slash = strrchr(argv[0], '/');",
-    "    drv_prog = slash ? slash + 1 : argv[0];",
-    "  }",
-    "  const char *in_paths[DRV_NUM_INPUTS + 1] = {0},",
-    "                                        *out_paths[DRV_NUM_OUTPUTS + 1] = {0};",
+    "/* main's arrays, one slot an input or output (and one more): their",
+    " * counts are the table's. */",
+    "typedef struct drv_slots {",
+    "  const char **in_paths, **out_paths;",
+    "  void **ins, **outs;",
+    "  FILE **files;",
+    "  int *regular; /* removed on an error; not /dev/stdout */",
+    "  char **default_paths;",
+    "} drv_slots;",
+    "",
+    "static int drv_main(int argc, char **argv, const drv_slots *s) {",
+    "  const char **in_paths = s->in_paths, **out_paths = s->out_paths;",
     "  const char **positional = calloc((size_t)argc + 1, sizeof *positional);",
     "  if (!positional) {",
     "    drv_error(\"out of memory\");",
@@ -1559,10 +1610,10 @@ static const char *const exe_driver_body[] = {
     "#endif",
     "  }",
     "",
-    "  void *ins[DRV_NUM_INPUTS + 1] = {0}, *outs[DRV_NUM_OUTPUTS + 1] = {0};",
-    "  FILE *files[DRV_NUM_OUTPUTS + 1] = {0};",
-    "  int regular[DRV_NUM_OUTPUTS + 1] = {0}; /* removed on an error; not /dev/stdout */",
-    "  char *default_paths[DRV_NUM_OUTPUTS + 1] = {0};",
+    "  void **ins = s->ins, **outs = s->outs;",
+    "  FILE **files = s->files;",
+    "  int *regular = s->regular;",
+    "  char **default_paths = s->default_paths;",
     "  void *workspace = NULL;",
     "  drv_pool pool;",
     "  int pool_started = 0;",
@@ -1662,6 +1713,32 @@ static const char *const exe_driver_body[] = {
     "  }",
     "  return rc;",
     "}",
+    "",
+    "int main(int argc, char **argv) {",
+    "  if (argc > 0 && argv[0] && *argv[0]) {",
+    "    const char *slash = strrchr(argv[0], '/');",
+    "    drv_prog = slash ? slash + 1 : argv[0];",
+    "  }",
+    "  const size_t ni = (size_t)DRV_NUM_INPUTS + 1, no = (size_t)DRV_NUM_OUTPUTS + 1;",
+    "  drv_slots s = {calloc(ni, sizeof(char *)), calloc(no, sizeof(char *)),",
+    "                 calloc(ni, sizeof(void *)), calloc(no, sizeof(void *)),",
+    "                 calloc(no, sizeof(FILE *)), calloc(no, sizeof(int)),",
+    "                 calloc(no, sizeof(char *))};",
+    "  int rc = DRV_FAIL;",
+    "  if (s.in_paths && s.out_paths && s.ins && s.outs && s.files && s.regular &&",
+    "      s.default_paths)",
+    "    rc = drv_main(argc, argv, &s);",
+    "  else",
+    "    drv_error(\"out of memory\");",
+    "  free(s.in_paths);",
+    "  free(s.out_paths);",
+    "  free(s.ins);",
+    "  free(s.outs);",
+    "  free(s.files);",
+    "  free(s.regular);",
+    "  free(s.default_paths);",
+    "  return rc;",
+    "}",
 };
 
 static void append_lines(dmlc_strbuf *sb, const char *const *lines, size_t count) {
@@ -1740,7 +1817,17 @@ static char *fail(char *err, size_t err_size, const char *what) {
   return NULL;
 }
 
-char *compile_exe_source(const char *header, const char *header_file, char *err, size_t err_size) {
+char *compile_exe_driver_source(void) {
+  dmlc_strbuf sb = {0};
+  append_lines(&sb, exe_driver_head, sizeof exe_driver_head / sizeof *exe_driver_head);
+  append_lines(&sb, exe_driver_types, sizeof exe_driver_types / sizeof *exe_driver_types);
+  append_lines(&sb, exe_driver_graph, sizeof exe_driver_graph / sizeof *exe_driver_graph);
+  append_lines(&sb, exe_driver_body, sizeof exe_driver_body / sizeof *exe_driver_body);
+  return dmlc_strbuf_finish(&sb);
+}
+
+char *compile_exe_table_source(const char *header, const char *header_file, char *err,
+                               size_t err_size) {
   /* The symbol prefix: the include guard is "#ifndef PREFIX_DMLC_H". */
   const char *p;
   size_t len;
@@ -1758,17 +1845,24 @@ char *compile_exe_source(const char *header, const char *header_file, char *err,
     return fail(err, err_size, "lacks NUM_INPUTS or NUM_OUTPUTS");
 
   dmlc_strbuf sb = {0};
-  append_lines(&sb, exe_driver_head, sizeof exe_driver_head / sizeof *exe_driver_head);
-  dmlc_strbuf_printf(&sb, "\n/* ---- the graph (generated) ---- */\n\n#include \"%s\"\n\n",
+  dmlc_strbuf_printf(&sb,
+                     "/* The table of one graph for the program dmlc compile --emit=exe\n"
+                     " * generated around it (docs/aot.md): what the driver reads of the\n"
+                     " * graph's header. */\n"
+                     "#include <stdint.h>\n\n#include \"%s\"\n",
                      header_file);
+  append_lines(&sb, exe_driver_types, sizeof exe_driver_types / sizeof *exe_driver_types);
+  dmlc_strbuf_append(&sb, "\n");
+  tensor_table(&sb, prefix, "INPUT", "input", num_inputs);
+  tensor_table(&sb, prefix, "OUTPUT", "output", num_outputs);
   /* For messages: the graph's name, the target and the features the object
    * checks, from the header's comments. */
-  dmlc_strbuf_append(&sb, "#define DRV_GRAPH_NAME ");
+  dmlc_strbuf_append(&sb, "\nconst drv_graph dmlc_exe_graph = {\n    ");
   if (find_between(header, "from graph @", ", for ", &p, &len))
     append_c_string(&sb, p, len);
   else
     append_c_string(&sb, prefix, strlen(prefix));
-  dmlc_strbuf_append(&sb, "\n#define DRV_TARGET ");
+  dmlc_strbuf_append(&sb, ",\n    ");
   const char *cpu;
   size_t cpu_len;
   if (find_between(header, ", for ", " (CPU ", &p, &len) &&
@@ -1780,24 +1874,17 @@ char *compile_exe_source(const char *header, const char *header_file, char *err,
   } else {
     append_c_string(&sb, "the target", strlen("the target"));
   }
-  dmlc_strbuf_append(&sb, "\n#define DRV_CPU_FEATURES ");
+  dmlc_strbuf_append(&sb, ",\n    ");
   if (find_between(header, "lacks one of: ", ". */", &p, &len) && *p != '(')
     append_c_string(&sb, p, len);
   else
     append_c_string(&sb, "", 0); /* several variants: the header names their CPUs */
   dmlc_strbuf_printf(&sb,
-                     "\n#define DRV_NUM_INPUTS %ld\n"
-                     "#define DRV_NUM_OUTPUTS %ld\n"
-                     "#define DRV_WORKSPACE_BYTES ((uint64_t)%s_WORKSPACE_BYTES)\n"
-                     "#define DRV_ERROR_WORKSPACE %s_ERROR_WORKSPACE\n"
-                     "#define DRV_ERROR_CPU %s_ERROR_CPU\n"
-                     "#define DRV_RUN %s_run\n"
-                     "#define DRV_RUN_PARALLEL %s_run_parallel\n"
-                     "#define DRV_RUN_WORKSPACE %s_run_workspace\n\n",
+                     ",\n    %ld,\n    %ld,\n    drv_inputs,\n    drv_outputs,\n"
+                     "    (uint64_t)%s_WORKSPACE_BYTES,\n    %s_ERROR_WORKSPACE,\n"
+                     "    %s_ERROR_CPU,\n    %s_run,\n    %s_run_parallel,\n"
+                     "    %s_run_workspace};\n",
                      num_inputs, num_outputs, prefix, prefix, prefix, prefix, prefix, prefix);
-  tensor_table(&sb, prefix, "INPUT", "input", num_inputs);
-  tensor_table(&sb, prefix, "OUTPUT", "output", num_outputs);
-  append_lines(&sb, exe_driver_body, sizeof exe_driver_body / sizeof *exe_driver_body);
   char *text = dmlc_strbuf_finish(&sb);
   if (!text)
     snprintf(err, err_size, "out of memory");

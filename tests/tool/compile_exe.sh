@@ -705,6 +705,20 @@ expect_run "CC picks the C compiler" 0 -- env CC=clang "$DMLC" compile "$ex" -o 
 expect_run "the kind from an OUT without an extension" 0 -- \
   "$TMP/clang_prog" "$SRC/examples/data/matrix3x3.npy" "$TMP/clang-out.npy"
 check "the program built by clang" npy_equal "$TMP/clang-out.npy" uint32 "[[1, 2, 1]]"
+# The driver dmlc's build compiled (no CC, no target) and the driver's
+# source compiled by CC: the same program, as far as it can tell.
+"$DMLC" compile "$ex" -o "$TMP/prebuilt_prog" --emit=exe
+CC=cc "$DMLC" compile "$ex" -o "$TMP/source_prog" --emit=exe
+check "the prebuilt driver's help is the source's" cmp <("$TMP/prebuilt_prog" --help) \
+  <("$TMP/source_prog" --help | sed 's/source_prog/prebuilt_prog/')
+expect_run "the prebuilt driver runs" 0 -- "$TMP/prebuilt_prog" --threads 2 \
+  "$SRC/examples/data/matrix3x3.npy" "$TMP/prebuilt-out.npy"
+expect_run "the driver from source runs" 0 -- "$TMP/source_prog" --threads 2 \
+  "$SRC/examples/data/matrix3x3.npy" "$TMP/source-out.npy"
+check "the prebuilt driver's output" cmp "$TMP/prebuilt-out.npy" "$TMP/source-out.npy"
+expect_run "the prebuilt driver's errors" 1 \
+  --err "prebuilt_prog: error: .*f4_34.npy: input 'x': shape is \(3, 4\); the graph wants \(3, 3\)" -- \
+  "$TMP/prebuilt_prog" "$TMP/f4_34.npy" "$TMP/p2.npy"
 expect_run "compile --help says how exe links" 0 --out 'exe +\(none\) +a program' \
   --out 'sharedlib and exe link with the C compiler' -- "$DMLC" compile --help
 if "$DMLC" compile --help | grep -q 'exe.*not built yet'; then fail "compile --help: exe is 'not built yet'"; else pass; fi
