@@ -42,7 +42,7 @@ static const char *const exe_driver_head[] = {
 };
 
 /* The types of the graph's table, in both files: the driver's and the
- * table's (exe_table_source). */
+ * table's (compile_exe_table_source). */
 static const char *const exe_driver_types[] = {
     "",
     "/* One input or output of the graph, as the generated header says. */",

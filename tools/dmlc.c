@@ -2067,10 +2067,10 @@ extern const unsigned long dmlc_exe_driver_object_size;
  * private temporary directory, compiled and linked into path by the C
  * compiler docs/aot.md names. The driver is the object the build compiled
  * when neither $CC nor a target is given (the program's link then compiles
- * only the table: 0.4 s instead of 1.1), else its source, compiled by that
- * compiler (a sanitizer in $CC then reaches the driver too). Only the
- * files' base names reach the executable, so it does not depend on the
- * directory's name. */
+ * only the table: examples/argmax.dmlir in 0.2 s instead of 0.7 on a Zen
+ * 5), else its source, compiled by that compiler (a sanitizer in $CC then
+ * reaches the driver too). Only the files' base names reach the
+ * executable, so it does not depend on the directory's name. */
 static int link_exe(dmlc_context *ctx, dmlc_graph *graph, const dmlc_aot_options *options,
                     const char *path, const void *obj, size_t obj_size, const char *input) {
   void *header = NULL;

@@ -28,7 +28,11 @@
 
 #define SENTINEL 0xab
 
-static LLVMTargetMachineRef host_tm;
+/* host_tm runs the passes (the JIT's, or O3 as ahead-of-time objects get);
+ * code_tm, as the JIT's optimizing target machine (jit.c), generates the
+ * code of every kernel, once, not a target machine for each kernel. */
+static LLVMTargetMachineRef host_tm, code_tm;
+static char *host_triple;
 /* dmlc_llvm_target.nontemporal_min_bytes for the kernels compiled, and the
  * byte offset of every output buffer from a 64-byte boundary. */
 static uint64_t nt_min_bytes;
@@ -443,10 +447,19 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   if (ir)
     *ir = LLVMPrintModuleToString(mod);
 
+  /* Machine code as the JIT makes it (jit.c): one target machine for
+   * every kernel, an object added to an LLJIT that only links. */
+  char *message = NULL;
+  LLVMMemoryBufferRef obj = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(code_tm, mod, LLVMObjectFile, &message, &obj))
+    ck_abort_msg("%s: code generation: %s", desc, message ? message : "");
+  LLVMDisposeModule(mod);
+  LLVMOrcDisposeThreadSafeContext(tsc);
   LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
-  LLVMOrcJITTargetMachineBuilderRef jtmb;
-  check_error(LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb), "host");
-  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+      builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(LLVMCreateTargetMachine(
+                   LLVMGetTargetMachineTarget(code_tm), host_triple, "", "",
+                   LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelJITDefault)));
   check_error(LLVMOrcCreateLLJIT(&out->jit, builder), "lljit");
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(out->jit);
   LLVMOrcDefinitionGeneratorRef gen;
@@ -454,9 +467,7 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
                   &gen, LLVMOrcLLJITGetGlobalPrefix(out->jit), NULL, NULL),
               "generator");
   LLVMOrcJITDylibAddGenerator(jd, gen);
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-  LLVMOrcDisposeThreadSafeContext(tsc);
-  check_error(LLVMOrcLLJITAddLLVMIRModule(out->jit, jd, tsm), "add module");
+  check_error(LLVMOrcLLJITAddObjectFile(out->jit, jd, obj), "add object");
   LLVMOrcExecutorAddress addr;
   check_error(LLVMOrcLLJITLookup(out->jit, &addr, "kernel"), "lookup");
   out->fn = (dmlc_cpu_kernel_fn)(uintptr_t)addr;
@@ -1992,16 +2003,20 @@ int main(void) {
   }
   host_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive,
                                     LLVMRelocDefault, LLVMCodeModelJITDefault);
+  code_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault,
+                                    LLVMRelocPIC, LLVMCodeModelJITDefault);
+  host_triple = triple;
 #if defined(__x86_64__)
   for (const char *f = strstr(features, "+avx2"); f; f = strstr(f + 1, "+avx2"))
     if (f[5] == ',' || f[5] == '\0')
       host_psign_bytes = 32;
 #endif
-  LLVMDisposeMessage(triple);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
   Suite *suites[] = {emit_suite()};
   const int rc = dmlc_test_run_suites(suites, 1);
   LLVMDisposeTargetMachine(host_tm);
+  LLVMDisposeTargetMachine(code_tm);
+  LLVMDisposeMessage(triple);
   return rc;
 }
