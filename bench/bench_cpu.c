@@ -490,7 +490,10 @@ enum { FIRST_PROCESSES = 5 };
 static double first_compiles(const options *o) {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0 || strchr((self[n] = '\0', self), '\''))
+  if (n <= 0)
+    return 0;
+  self[n] = '\0';
+  if (strchr(self, '\'')) /* the command quotes it so */
     return 0;
   char cmd[4400];
   snprintf(cmd, sizeof cmd, "'%s' --first-compile --threads %u --device %s", self, o->threads,

@@ -31,7 +31,7 @@
 struct dmlc_llvm_jit {
   char *triple, *cpu, *features; /* LLVM-allocated (LLVMDisposeMessage) */
   char *override;                /* "DMLC_CPU=... DMLC_CPU_FEATURES=...", or NULL; malloc'ed */
-  LLVMTargetRef llvm_target;
+  LLVMTargetRef llvm_target;     /* the triple's: the target machines are made of it */
   /* The optimizing code generator's target machine, created on first use
    * (full_target_machine): a context that compiles only fast-tier kernels
    * never creates it. */
