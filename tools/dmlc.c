@@ -2004,13 +2004,19 @@ static int on_path(const char *program) {
   return 0;
 }
 
+/* $CC, or NULL when it is unset or empty. */
+static const char *env_cc(void) {
+  const char *cc = getenv("CC");
+  return cc && *cc ? cc : NULL;
+}
+
 /* The C compiler docs/aot.md names, as the first arguments of argv: $CC
  * (default cc); for a target, $CC if set, else TARGET-gcc when on PATH, else
  * clang --target=TARGET. buf holds one of them. Returns how many. */
 static int c_compiler(const char *target, char **argv, char buf[256]) {
-  const char *cc = getenv("CC");
+  const char *cc = env_cc();
   int n = 0;
-  if (cc && *cc) {
+  if (cc) {
     argv[n++] = (char *)cc;
   } else if (!target) {
     argv[n++] = "cc";
@@ -2078,8 +2084,7 @@ static int link_exe(dmlc_context *ctx, dmlc_graph *graph, const dmlc_aot_options
   const dmlc_status status = dmlc_graph_emit(graph, "header", options, &header, &header_size);
   if (status != DMLC_OK)
     return api_error(ctx, status, display_name(input));
-  const char *cc_env = getenv("CC");
-  const bool prebuilt = !options->target && !(cc_env && *cc_env) && dmlc_exe_driver_object_size;
+  const bool prebuilt = !options->target && !env_cc() && dmlc_exe_driver_object_size;
   char why[256];
   char *table = compile_exe_table_source(header, "graph.h", why, sizeof why);
   char *driver = table && !prebuilt ? compile_exe_driver_source() : NULL;

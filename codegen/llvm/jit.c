@@ -291,9 +291,9 @@ static LLVMTargetMachineRef create_target_machine(const dmlc_llvm_jit *jit, LLVM
 static dmlc_status create_lljit(dmlc_llvm_jit *jit, LLVMTargetRef target, dmlc_diag *diag) {
   LLVMTargetMachineRef orc_tm = LLVMCreateTargetMachine(
       target, jit->triple, "", "", LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelJITDefault);
-  if (!orc_tm)
-    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s (%s)",
-                         jit->triple, jit->cpu);
+  if (!orc_tm) /* it has no CPU: the message names none */
+    return dmlc_diag_set(diag, DMLC_ERROR_DEVICE, "cannot create a target machine for %s",
+                         jit->triple);
   LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
       builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(orc_tm));
