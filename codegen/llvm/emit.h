@@ -65,6 +65,11 @@ typedef struct dmlc_llvm_target {
    * l2_bytes take blocks of 24 vectors, not 32 (emit_row.c's
    * row_block_vecs): the JIT sets it on CPUs measured faster so (jit.c). */
   bool short_row_blocks;
+  /* Columns from DRAM read in runs of half COLUMN_RUN_BYTES or more, a
+   * task a block (no row chunks), under 64-byte vectors, are read without
+   * software prefetches of the next group of rows (emit_column.c): the JIT
+   * sets it on CPUs measured faster so (jit.c). */
+  bool no_column_run_prefetch;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -30,6 +30,7 @@ enum {
   COLUMN_SPLIT_TASKS = 16,  /* split rows into chunks to get this many tasks */
   COLUMN_CHUNK_ROWS = 256,  /* ... of at least this many rows each */
   COLUMN_DIRECT_ROWS = 8,   /* rows up to this many: one select chain in registers */
+  COLUMN_MAX_STEP_ROWS = 8, /* rows a group (column.step_rows), at most */
   NAN_EXACT_BLOCKS = 64,    /* f16 fast keys: blocks to skip the fast pass after a NaN */
 };
 
@@ -81,7 +82,10 @@ typedef struct column {
   uint64_t chunks, chunk_rows; /* row chunks (1: none) of chunk_rows rows, the last one shorter */
   uint32_t lanes;
   uint32_t step_rows; /* rows per accumulator load/store, at most (rows_loops) */
-  LLVMTypeRef ct;     /* the accumulated values: ec_cmp_type, or i16 keys for f16 */
+  /* A group's rows merged pairwise, then into the accumulator (rows_body),
+   * instead of one select chain through them all. */
+  bool tree_rows;
+  LLVMTypeRef ct; /* the accumulated values: ec_cmp_type, or i16 keys for f16 */
   uint32_t ct_size;
   bool keys;      /* f16 as i16 keys (f16_key) */
   LLVMTypeRef it; /* the row indices: i32, or i16 (unsigned) for narrow values when rows <= 65536 */
@@ -263,6 +267,27 @@ static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   acc_store(c, c->acc_idx, c->it, cc, row_index(c, a->r, lanes), lanes);
 }
 
+/* (*v, *vi) then (x, xi), x's rows after v's: *v and *vi become the
+ * merged best and its row; pair (or NULL) names the take mask. */
+static void merge_next(column *c, LLVMValueRef *v, LLVMValueRef *vi, LLVMValueRef x,
+                       LLVMValueRef xi, const char *pair) {
+  emit_ctx *e = c->e;
+  LLVMValueRef take;
+  if (c->unsigned_extreme) {
+    /* the row taken where the extreme moved: PMAXUW and PCMPEQW, where
+     * x > v would be lowered as PMINUW and PCMPEQW beside the PMAXUW */
+    LLVMValueRef m = unsigned_extreme(c, *v, x);
+    take = LLVMBuildICmp(e->b, LLVMIntNE, m, *v, pair ? pair : "take");
+    *v = m;
+  } else {
+    take = ec_take_next(e, x, *v);
+    if (pair)
+      LLVMSetValueName2(take, pair, strlen(pair));
+    *v = LLVMBuildSelect(e->b, take, x, *v, "");
+  }
+  *vi = LLVMBuildSelect(e->b, take, xi, *vi, "");
+}
+
 static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const rows_arg *a = arg;
   emit_ctx *e = c->e;
@@ -282,21 +307,33 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
     for (uint32_t q = 0; q < n; q++)
       ec_prefetch_read(e, ec_add(e, at, ec_i64(e, q * rs)), 0, false);
   }
-  for (uint32_t q = 0; q < a->count; q++) {
-    LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
-    LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
-    LLVMValueRef take;
-    if (c->unsigned_extreme) {
-      /* the row taken where the extreme moved: PMAXUW and PCMPEQW, where
-       * x > v would be lowered as PMINUW and PCMPEQW beside the PMAXUW */
-      LLVMValueRef m = unsigned_extreme(c, v, x);
-      take = LLVMBuildICmp(e->b, LLVMIntNE, m, v, "take");
-      v = m;
-    } else {
-      take = ec_take_next(e, x, v);
-      v = LLVMBuildSelect(e->b, take, x, v, "");
+  if (c->tree_rows && a->count > 1 && a->count <= COLUMN_MAX_STEP_ROWS) {
+    /* the group's rows merged pairwise (adjacent runs of rows, the later
+     * taken as the next row would be), then into the accumulator */
+    LLVMValueRef tv[COLUMN_MAX_STEP_ROWS], ti[COLUMN_MAX_STEP_ROWS];
+    for (uint32_t q = 0; q < a->count; q++) {
+      LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
+      tv[q] = load_cmp(c, ec_madd(e, col, r, rs), lanes);
+      ti[q] = row_index(c, r, lanes);
     }
-    vi = LLVMBuildSelect(e->b, take, row_index(c, r, lanes), vi, "");
+    for (uint32_t n = a->count; n > 1; n = (n + 1) / 2) {
+      for (uint32_t u = 0; u < n / 2; u++) {
+        tv[u] = tv[2 * u];
+        ti[u] = ti[2 * u];
+        merge_next(c, &tv[u], &ti[u], tv[2 * u + 1], ti[2 * u + 1], "pair");
+      }
+      if (n % 2) {
+        tv[n / 2] = tv[n - 1];
+        ti[n / 2] = ti[n - 1];
+      }
+    }
+    merge_next(c, &v, &vi, tv[0], ti[0], NULL);
+  } else {
+    for (uint32_t q = 0; q < a->count; q++) {
+      LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
+      LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
+      merge_next(c, &v, &vi, x, row_index(c, r, lanes), NULL);
+    }
   }
   for (uint32_t i = 0; i < e->k->num_outputs; i++) {
     if (!a->obase[i])
@@ -963,6 +1000,17 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * columns; 21 rows 1.00 once the rows past the last step went as one
    * group, rows_loops). */
   c.step_rows = c.ct_size >= 4 && e->vector_bytes < 64 ? 4 : 8;
+  /* Floats under AVX-512 from the caches: a row's take is two mask
+   * compares on the chain (x > v, v ordered) and a masked move, so eight
+   * rows in one chain are latency-bound; merged pairwise the chain is four
+   * merges deep. On a Zen 5, alternated in one process: f32 [64,2048] over
+   * axis 0 0.75-0.82 of the time, [128,4096] 0.78-0.84, argmin over the
+   * middle axis of [8,64,1024] 0.90, 21 channels of 64x64 0.95; one thread
+   * in L2 52 -> 67 GB/s. Not from DRAM (1.02-1.11 there, with the rows'
+   * prefetches), nor with AVX2 (0.93-1.01: BLENDVPS chains are shorter) or
+   * integers (a PMAX* carries the value, off the compare). */
+  c.tree_rows = e->vector_bytes >= 64 && !e->from_dram && !c.keys &&
+                dmlc_dtype_get(k->read_dtype)->kind == DMLC_KIND_FLOAT;
   /* Unsigned columns: 3 vector operations a row instead of 4 (u16 and u32;
    * u8's compares were already lowered so, and AVX-512 compares into
    * masks). u16 [512,1024] over axis 0 in L2: 0.88-0.93 of the time. */
@@ -1030,13 +1078,25 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * 100% without; on a Zen 4 (1 MiB) 0.72-0.79 of the time with them, and
    * the other DRAM column kernels 0.96-1.00. Shorter runs are prefetched
    * (argmin over the middle axis of f32 [64,1024,1024], 4 KiB runs, Zen 3:
-   * 93% with, 84% without). */
+   * 93% with, 84% without).
+   * With no_column_run_prefetch (a Zen 5) and 64-byte vectors, those long
+   * runs are read without the prefetches when the blocks are tasks of
+   * their own (no row chunks). Alternated in one process, without over
+   * with: u8 [16,64,256,256] over the channels 0.82-0.93 of the time,
+   * f16 [16,64,128,128] 0.86-1.03 (medians 0.93-0.99), f32
+   * [4,21,512,512] 0.93-0.95, f32 [8,256,32768] over the middle axis
+   * 0.89-0.91, f16 [32,128,16384] 0.85-0.88, u16 0.91, argmin of i32
+   * [16,128,32768] 0.91-0.95. Split into row chunks they gain nothing (f32
+   * [8192,8192] over axis 0 0.98-1.00) or lose (f16 1.19-1.34), and under
+   * narrower vectors f32 loses (f32 [4,21,512,512] 1.08 with AVX2, 1.29-1.34
+   * with SSE4.2; [8,256,32768] 1.24 with SSE4.2). */
   const uint64_t group_bytes = (uint64_t)c.step_rows * c.block * dmlc_dtype_size(k->read_dtype);
   const uint64_t footprint = 2 * group_bytes + c.block * (c.ct_size + c.it_size);
-  c.prefetch_rows =
-      e->prefetch_bytes &&
-      (!e->from_dram || c.block * dmlc_dtype_size(k->read_dtype) < COLUMN_RUN_BYTES / 2 ||
-       (e->l2_bytes && footprint <= e->l2_bytes / 4 * 3));
+  const bool long_runs = c.block * dmlc_dtype_size(k->read_dtype) >= COLUMN_RUN_BYTES / 2;
+  c.prefetch_rows = e->prefetch_bytes &&
+                    (!e->from_dram || !long_runs ||
+                     (e->l2_bytes && footprint <= e->l2_bytes / 4 * 3 &&
+                      !(e->no_column_run_prefetch && e->vector_bytes >= 64 && c.chunks == 1)));
   const uint64_t part_bytes = c.outer * c.chunks * c.cols * c.ct_size;
   c.part_idx = (part_bytes + 63) / 64 * 64;
   e->use_scratch = c.chunks > 1;

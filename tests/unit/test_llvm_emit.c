@@ -56,6 +56,8 @@ static bool short_row_blocks;
 static uint64_t row_prefetch_max;
 /* dmlc_llvm_target.long_column_runs */
 static bool long_column_runs;
+/* dmlc_llvm_target.no_column_run_prefetch */
+static bool no_column_run_prefetch;
 /* dmlc_llvm_target.split_min_bytes (0: split whenever tasks are few) */
 static uint64_t split_min;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -419,7 +421,8 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
                                    .l2_bytes = l2_bytes,
                                    .row_prefetch_max_bytes = row_prefetch_max,
                                    .long_column_runs = long_column_runs,
-                                   .short_row_blocks = short_row_blocks};
+                                   .short_row_blocks = short_row_blocks,
+                                   .no_column_run_prefetch = no_column_run_prefetch};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   kd_describe(k, desc, 512);
@@ -1182,6 +1185,32 @@ START_TEST(test_stream_prefetch_limit) {
     expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMAX, 0, big,
                     big ? "columns, long runs, 1 MiB L2" : "columns, long runs, 512 KiB L2");
   }
+  /* With no_column_run_prefetch, the same long runs from DRAM are read
+   * without prefetches under 64-byte vectors, and keep them under 32-byte
+   * ones, from the caches, or split into row chunks (600 rows of one
+   * block: three tasks of rows, their partials merged by a finish) */
+  no_column_run_prefetch = true;
+  for (int c = 0; c < 4; c++) {
+    vec_bytes = c == 1 ? 32 : 64;
+    const uint32_t split_dims[2] = {600, 16384};
+    dmlc_kdesc k = c == 3 ? kd_make(2, split_dims, 1) : kd_make(3, long_dims, 2);
+    static const char *what[] = {"64-byte vectors", "32-byte vectors", "from the caches", "split"};
+    if (c == 3) { /* its answers: test_column_split's */
+      kd_reduce(&k, DMLC_DTYPE_F16, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+      stream_prefetch_max = 0;
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_msg(j.info.has_finish, "600 rows: not split");
+      release(&j);
+      ck_assert_msg(ir_has(&k, "@llvm.prefetch"), "%s: no prefetch", what[c]);
+      stream_prefetch_max = UINT64_MAX;
+    } else {
+      expect_prefetch(k, DMLC_DTYPE_F16, DMLC_OP_ARGMAX, c == 2 ? UINT64_MAX : 0, c != 0, what[c]);
+    }
+  }
+  no_column_run_prefetch = false;
+  vec_bytes = 32;
   l2_bytes = 0;
   /* row_prefetch_max_bytes below the read: the rows lose their prefetches
    * (the read, 1.9 MB, is still within stream_prefetch_max_bytes), the
@@ -1405,6 +1434,53 @@ START_TEST(test_column_direct_nan) {
   };
   check_lone_nan_sets(&k, dt, at, sizeof at / sizeof at[0], "magnitudes");
   vec_bytes = 32;
+}
+END_TEST
+
+/* Floats under 64-byte vectors, from the caches, merge a group's rows
+ * pairwise and then into the accumulator (emit_column's tree_rows): not
+ * from DRAM, under 32-byte vectors, or for integers. Row counts past the
+ * direct path's whose groups are whole (9, 65), uneven (10: 5 and 4; 11:
+ * 5 and 5; 20: 7, 7 and 5) or a whole run and a rest of 7 (64); lone
+ * NaNs of either sign at each row of a group, in the vectors and past
+ * them, up to three at once; ties of -0 and +0, infinities, NaNs at
+ * random; all four (op, direction) pairs. A tree that took a later pair
+ * over an earlier on a tie, or a NaN second, would differ. */
+START_TEST(test_column_tree) {
+  static const uint32_t rows[] = {9, 10, 11, 20, 64, 65};
+  const dmlc_dtype dt = _i % 2 ? DMLC_DTYPE_F64 : DMLC_DTYPE_F32;
+  const uint32_t r = rows[_i / 2], cols = 64 + 5;
+  const uint32_t dims[2] = {r, cols};
+  vec_bytes = 64;
+  dmlc_kdesc k = kd_make(2, dims, 1);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
+  /* NaNs at rows 1..8 (the first group), the last row, and three in one
+   * column at rows of different groups; columns in a vector and past */
+  const uint64_t last = r - 1;
+  const uint64_t at[][3] = {
+      {1 * (uint64_t)cols + 3, 0, 0},
+      {2 * (uint64_t)cols + 17, 0, 0},
+      {4 * (uint64_t)cols + 64, 0, 0},
+      {5 * (uint64_t)cols + 8, 6 * (uint64_t)cols + 8, 0},
+      {7 * (uint64_t)cols + 40, 8 * (uint64_t)cols + 41, 0},
+      {8 * (uint64_t)cols + 66, last * (uint64_t)cols + 66, 0},
+      {3 * (uint64_t)cols + 30, (r / 2) * (uint64_t)cols + 30, last * (uint64_t)cols + 30},
+  };
+  check_lone_nan_sets(&k, dt, at, sizeof at / sizeof at[0], "pair");
+  static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RARE_NAN,
+                                    DATA_INFS, DATA_ALL_NAN,  DATA_NEGATIVE};
+  check_reductions_modes(k, dt, modes, 6);
+  /* the chain elsewhere */
+  kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  stream_prefetch_max = 0;
+  ck_assert_msg(!ir_has(&k, "pair"), "rows %u: merged pairwise from DRAM", r);
+  stream_prefetch_max = UINT64_MAX;
+  kd_reduce(&k, DMLC_DTYPE_I32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  ck_assert_msg(!ir_has(&k, "pair"), "rows %u: i32 merged pairwise", r);
+  vec_bytes = 32;
+  kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  ck_assert_msg(!ir_has(&k, "pair"), "rows %u: merged pairwise under 32-byte vectors", r);
 }
 END_TEST
 
@@ -1972,6 +2048,7 @@ static Suite *emit_suite(void) {
   tcase_set_timeout(wide, 300);
   tcase_add_loop_test(wide, test_merged_rows_wide, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(wide, test_column_wide, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(wide, test_column_tree, 0, 12);
   suite_add_tcase(s, wide);
   TCase *fast_keys = tcase_create("fast_keys");
   tcase_set_timeout(fast_keys, 120);
