@@ -1482,6 +1482,51 @@ START_TEST(test_column_tree) {
 }
 END_TEST
 
+/* f32 and f64 columns under 16-byte vectors take a block first by ordered
+ * compares, adding the rows into a running sum that a NaN leaves NaN; a
+ * block whose sum is NaN is taken again, exactly. Lone NaNs (either sign)
+ * as test_column_f16_lone_nan places them; none; +inf and -inf in one
+ * column (a NaN sum with no NaN: taken again, the same answers); ties, NaN
+ * at random, all NaN; split into row chunks; the plane path. Unfixed, a
+ * NaN would never be taken. */
+START_TEST(test_column_float_lone_nan) {
+  const dmlc_dtype dt = _i ? DMLC_DTYPE_F64 : DMLC_DTYPE_F32;
+  vec_bytes = 16;
+  /* two blocks of 32 KiB runs and a partial vector */
+  const uint32_t block = 32768 / dmlc_dtype_size(dt);
+  const uint32_t rows = 11, cols = 2 * block + 3;
+  const uint32_t dims[2] = {rows, cols};
+  dmlc_kdesc k = kd_make(2, dims, 1);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
+  const uint64_t at[][3] = {
+      {5, 0, 0},                               /* block 0, row 0 */
+      {(uint64_t)9 * cols + 700, 0, 0},        /* block 0, a later group */
+      {(uint64_t)10 * cols + block + 3, 0, 0}, /* block 1, the last row */
+      {(uint64_t)3 * cols + cols - 1, (uint64_t)3 * cols + 2 * block - 1, 0}, /* the tail */
+      {(uint64_t)1 * cols + 16, (uint64_t)7 * cols + 16, (uint64_t)8 * cols + block + 40},
+  };
+  check_lone_nan_sets(&k, dt, at, sizeof at / sizeof at[0], "nan_mag");
+  static const data_mode modes[] = {DATA_INFS, DATA_TIES, DATA_RARE_NAN, DATA_ALL_NAN,
+                                    DATA_SPECIALS};
+  const uint32_t split_dims[2] = {600, 37}, plane_dims[3] = {300, 6, 100};
+  dmlc_kdesc split = kd_make(2, split_dims, 1), plane = kd_make(3, plane_dims, 5);
+  kd_out(&split, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_out(&plane, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&split, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  jitted j;
+  compile(&split, &j, NULL);
+  ck_assert_msg(j.info.has_finish, "600 rows: not split");
+  release(&j);
+  check_reductions_modes(k, dt, modes, 5);
+  check_reductions_modes(split, dt, modes, 5);
+  check_reductions_modes(plane, dt, modes, 5);
+  vec_bytes = 32;
+  kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  ck_assert_msg(!ir_has(&k, "nan_mag"), "a fast pass under 32-byte vectors");
+}
+END_TEST
+
 /* A block that saw a NaN makes the kernel's next NAN_EXACT_BLOCKS (64)
  * blocks skip the fast pass, in this call and the calls after it. One
  * compiled kernel of 9 blocks runs 16 times: NaNs, then data without, long
@@ -2052,6 +2097,7 @@ static Suite *emit_suite(void) {
   tcase_set_timeout(fast_keys, 120);
   tcase_add_loop_test(fast_keys, test_column_f16_lone_nan, 0, 6);
   tcase_add_loop_test(fast_keys, test_column_f16_nan_decay, 0, 2);
+  tcase_add_loop_test(fast_keys, test_column_float_lone_nan, 0, 2);
   tcase_add_loop_test(fast_keys, test_column_direct_nan, 0, 18);
   suite_add_tcase(s, fast_keys);
   TCase *prefetch = tcase_create("prefetch");
