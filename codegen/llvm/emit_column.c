@@ -304,15 +304,13 @@ static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   acc_store(c, c->acc_idx, c->it, cc, row_index(c, a->r, lanes), lanes);
 }
 
-/* (*v, *vi) then (x, xi), x's rows after v's: *v and *vi become the
- * merged best and its row; pair (or NULL) names the take mask. */
+/* (*v, *vi) then (x, xi), lanes columns, x's rows after v's: *v and *vi
+ * become the merged best and its row; pair (or NULL) names the take mask. */
 static void merge_next(column *c, LLVMValueRef *v, LLVMValueRef *vi, LLVMValueRef x,
-                       LLVMValueRef xi, const char *pair) {
+                       LLVMValueRef xi, uint32_t lanes, const char *pair) {
   emit_ctx *e = c->e;
   LLVMValueRef take;
-  if (fast_float_row(c, LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind
-                            ? LLVMGetVectorSize(LLVMTypeOf(x))
-                            : 1)) {
+  if (fast_float_row(c, lanes)) {
     take = ordered_take(e, x, *v);
     *v = LLVMBuildSelect(e->b, take, x, *v, "");
   } else if (c->unsigned_extreme) {
@@ -362,21 +360,21 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
       for (uint32_t u = 0; u < n / 2; u++) {
         tv[u] = tv[2 * u];
         ti[u] = ti[2 * u];
-        merge_next(c, &tv[u], &ti[u], tv[2 * u + 1], ti[2 * u + 1], "pair");
+        merge_next(c, &tv[u], &ti[u], tv[2 * u + 1], ti[2 * u + 1], lanes, "pair");
       }
       if (n % 2) {
         tv[n / 2] = tv[n - 1];
         ti[n / 2] = ti[n - 1];
       }
     }
-    merge_next(c, &v, &vi, tv[0], ti[0], NULL);
+    merge_next(c, &v, &vi, tv[0], ti[0], lanes, NULL);
   } else {
     LLVMValueRef xs[COLUMN_MAX_STEP_ROWS];
     for (uint32_t q = 0; q < a->count; q++) {
       LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
       LLVMValueRef x = load_cmp(c, ec_madd(e, col, r, rs), lanes);
       xs[q] = x; /* a->count <= step_rows <= COLUMN_MAX_STEP_ROWS */
-      merge_next(c, &v, &vi, x, row_index(c, r, lanes), NULL);
+      merge_next(c, &v, &vi, x, row_index(c, r, lanes), lanes, NULL);
     }
     if (fast_float_row(c, lanes))
       keep_sum(c, xs, a->count);
