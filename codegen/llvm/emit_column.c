@@ -136,12 +136,16 @@ static void keep_magnitude(column *c, LLVMValueRef m) {
   LLVMBuildStore(e->b, ec_intrinsic(e, "llvm.smax", &t, 1, args, 2), c->nan_mag);
 }
 
-/* Whether the fast pass saw a NaN: a magnitude in c->nan_mag (lanes of
- * bits-bit integers) past infinity's bits. */
-static LLVMValueRef saw_nan(column *c, unsigned bits) {
+/* Whether the fast pass saw a NaN: in c->nan_mag, a magnitude (lanes of
+ * integers as wide as the values) past infinity's bits, or, for
+ * fast_floats' sum (lanes of floats), a NaN. */
+static LLVMValueRef saw_nan(column *c) {
   emit_ctx *e = c->e;
-  LLVMTypeRef t = LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes);
+  LLVMTypeRef t = LLVMGetAllocatedType(c->nan_mag);
   LLVMValueRef top = LLVMBuildLoad2(e->b, t, c->nan_mag, "");
+  if (LLVMGetTypeKind(LLVMGetElementType(t)) != LLVMIntegerTypeKind)
+    return ec_any_lane(e, LLVMBuildFCmp(e->b, LLVMRealUNO, top, top, ""));
+  const unsigned bits = LLVMGetIntTypeWidth(LLVMGetElementType(t));
   top = ec_intrinsic(e, "llvm.vector.reduce.smax", &t, 1, &top, 1);
   const uint64_t inf = bits == 16 ? 0x7c00u : bits == 32 ? 0x7f800000u : 0x7ff0000000000000u;
   return LLVMBuildICmp(e->b, LLVMIntSGT, top, LLVMConstInt(LLVMTypeOf(top), inf, false), "nan");
@@ -347,10 +351,10 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
     for (uint32_t q = 0; q < n; q++)
       ec_prefetch_read(e, ec_add(e, at, ec_i64(e, q * rs)), 0, false);
   }
-  if (c->tree_rows && a->count > 1 && a->count <= COLUMN_MAX_STEP_ROWS) {
+  if (c->tree_rows && a->count > 1) {
     /* the group's rows merged pairwise (adjacent runs of rows, the later
      * taken as the next row would be), then into the accumulator */
-    LLVMValueRef tv[COLUMN_MAX_STEP_ROWS], ti[COLUMN_MAX_STEP_ROWS];
+    LLVMValueRef tv[COLUMN_MAX_STEP_ROWS], ti[COLUMN_MAX_STEP_ROWS]; /* as xs below */
     for (uint32_t q = 0; q < a->count; q++) {
       LLVMValueRef r = ec_add(e, a->r, ec_i64(e, q));
       tv[q] = load_cmp(c, ec_madd(e, col, r, rs), lanes);
@@ -850,7 +854,7 @@ static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t wid
     c->fast_keys = true;
     direct_pass(c, width, vector, &a, aligned);
     c->fast_keys = false;
-    LLVMValueRef nan = saw_nan(c, bits);
+    LLVMValueRef nan = saw_nan(c);
     c->nan_mag = kept;
     ec_if f;
     ec_if_begin(e, &f, nan);
@@ -933,13 +937,7 @@ static void keyed_block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMVal
   c->fast_keys = true;
   block_rows(c, o, c0, r0, nrows, width);
   c->fast_keys = false;
-  LLVMValueRef nan;
-  if (c->fast_floats) {
-    LLVMValueRef sum = LLVMBuildLoad2(e->b, mt, c->nan_mag, "");
-    nan = ec_any_lane(e, LLVMBuildFCmp(e->b, LLVMRealUNO, sum, sum, ""));
-  } else {
-    nan = saw_nan(c, 16);
-  }
+  LLVMValueRef nan = saw_nan(c);
   LLVMBuildStore(e->b, nan, redo);
   ec_if g;
   ec_if_begin(e, &g, nan);
@@ -1049,7 +1047,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * of the time over the middle axis, over axis 0 and hardmax over the
    * columns; 21 rows 1.00 once the rows past the last step went as one
    * group, rows_loops). */
-  c.step_rows = c.ct_size >= 4 && e->vector_bytes < 64 ? 4 : 8;
+  c.step_rows = c.ct_size >= 4 && e->vector_bytes < 64 ? 4 : COLUMN_MAX_STEP_ROWS;
   /* Floats under AVX-512 from the caches: a row's take is two mask
    * compares on the chain (x > v, v ordered) and a masked move, so eight
    * rows in one chain are latency-bound; merged pairwise the chain is four
