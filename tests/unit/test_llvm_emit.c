@@ -1667,6 +1667,9 @@ START_TEST(test_small_rows) {
   const dmlc_dtype dt = reduce_types[_i];
   static const uint32_t lens[] = {2, 3, 4, 5, 7, 8, 13, 16, 31, 32};
   for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+    /* groups of 16-, 32- and 64-byte vectors (the index lanes' width
+     * follows the values': emit_small.c's index_type) */
+    vec_bytes = s % 3 == 0 ? 16 : s % 3 == 1 ? 32 : 64;
     /* whole groups, several tasks' worth for short rows, and rows left over */
     const uint32_t dims[2] = {s % 3 == 0 ? 5 : s == 8 ? 9001 : 37 + 97 * (uint32_t)s, lens[s]};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -1685,6 +1688,7 @@ START_TEST(test_small_rows) {
       soft_half = false;
     }
   }
+  vec_bytes = 32;
 }
 END_TEST
 
