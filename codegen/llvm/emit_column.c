@@ -1130,24 +1130,29 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
    * the other DRAM column kernels 0.96-1.00. Shorter runs are prefetched
    * (argmin over the middle axis of f32 [64,1024,1024], 4 KiB runs, Zen 3:
    * 93% with, 84% without).
-   * With no_column_run_prefetch (a Zen 5) and 64-byte vectors, those long
-   * runs are read without the prefetches when the blocks are tasks of
-   * their own (no row chunks). Alternated in one process, without over
-   * with: u8 [16,64,256,256] over the channels 0.82-0.93 of the time,
+   * With no_column_run_prefetch (a Zen 5), those long runs are read
+   * without the prefetches when the blocks are tasks of their own (no row
+   * chunks), under 64-byte vectors, or for values of one or two bytes under
+   * any. Alternated in one process, without over with, 64-byte vectors:
+   * u8 [16,64,256,256] over the channels 0.82-0.93 of the time,
    * f16 [16,64,128,128] 0.86-1.03 (medians 0.93-0.99), f32
    * [4,21,512,512] 0.93-0.95, f32 [8,256,32768] over the middle axis
    * 0.89-0.91, f16 [32,128,16384] 0.85-0.88, u16 0.91, argmin of i32
    * [16,128,32768] 0.91-0.95. Split into row chunks they gain nothing (f32
    * [8192,8192] over axis 0 0.98-1.00) or lose (f16 1.19-1.34), and under
-   * narrower vectors f32 loses (f32 [4,21,512,512] 1.08 with AVX2, 1.29-1.34
-   * with SSE4.2; [8,256,32768] 1.24 with SSE4.2). */
+   * narrower vectors f32 loses (f32 [4,21,512,512] 1.03-1.14 with AVX2,
+   * 1.29-1.34 with SSE4.2; [8,256,32768] 1.03-1.06 with AVX2, 1.24 with
+   * SSE4.2) where narrow values gain (AVX2: u8 [16,64,256,256] 0.77-0.79,
+   * f16 [16,64,128,128] 0.80-0.92, u16 [32,128,16384] 0.93-0.97, u8
+   * [16,32,512,512] 0.94; SSE4.2: 0.87-0.99, medians 0.87-1.02). */
   const uint64_t group_bytes = (uint64_t)c.step_rows * c.block * dmlc_dtype_size(k->read_dtype);
   const uint64_t footprint = 2 * group_bytes + c.block * (c.ct_size + c.it_size);
   const bool long_runs = c.block * dmlc_dtype_size(k->read_dtype) >= COLUMN_RUN_BYTES / 2;
-  c.prefetch_rows = e->prefetch_bytes &&
-                    (!e->from_dram || !long_runs ||
-                     (e->l2_bytes && footprint <= e->l2_bytes / 4 * 3 &&
-                      !(e->no_column_run_prefetch && e->vector_bytes >= 64 && c.chunks == 1)));
+  c.prefetch_rows =
+      e->prefetch_bytes && (!e->from_dram || !long_runs ||
+                            (e->l2_bytes && footprint <= e->l2_bytes / 4 * 3 &&
+                             !(e->no_column_run_prefetch && c.chunks == 1 &&
+                               (e->vector_bytes >= 64 || dmlc_dtype_size(k->read_dtype) <= 2))));
   const uint64_t part_bytes = c.outer * c.chunks * c.cols * c.ct_size;
   c.part_idx = (part_bytes + 63) / 64 * 64;
   e->use_scratch = c.chunks > 1;

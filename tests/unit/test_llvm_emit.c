@@ -1186,27 +1186,43 @@ START_TEST(test_stream_prefetch_limit) {
                     big ? "columns, long runs, 1 MiB L2" : "columns, long runs, 512 KiB L2");
   }
   /* With no_column_run_prefetch, the same long runs from DRAM are read
-   * without prefetches under 64-byte vectors, and keep them under 32-byte
-   * ones, from the caches, or split into row chunks (600 rows of one
-   * block: three tasks of rows, their partials merged by a finish) */
+   * without prefetches under 64-byte vectors, or of values of one or two
+   * bytes under any, and keep them for f32 under 32-byte vectors, from
+   * the caches, or split into row chunks (600 rows of one block: three
+   * tasks of rows, their partials merged by a finish) */
   no_column_run_prefetch = true;
-  for (int c = 0; c < 4; c++) {
-    vec_bytes = c == 1 ? 32 : 64;
+  static const struct {
+    uint32_t vec;
+    dmlc_dtype dt;
+    int mode; /* 0: from DRAM, 1: from the caches, 2: split */
+    bool prefetch;
+    const char *what;
+  } nocases[] = {
+      {64, DMLC_DTYPE_F16, 0, false, "f16, 64-byte vectors"},
+      {32, DMLC_DTYPE_F16, 0, false, "f16, 32-byte vectors"},
+      {16, DMLC_DTYPE_U8, 0, false, "u8, 16-byte vectors"},
+      {64, DMLC_DTYPE_F32, 0, false, "f32, 64-byte vectors"},
+      {32, DMLC_DTYPE_F32, 0, true, "f32, 32-byte vectors"},
+      {64, DMLC_DTYPE_F16, 1, true, "from the caches"},
+      {64, DMLC_DTYPE_F16, 2, true, "split"},
+  };
+  for (size_t c = 0; c < sizeof nocases / sizeof nocases[0]; c++) {
+    vec_bytes = nocases[c].vec;
     const uint32_t split_dims[2] = {600, 16384};
-    dmlc_kdesc k = c == 3 ? kd_make(2, split_dims, 1) : kd_make(3, long_dims, 2);
-    static const char *what[] = {"64-byte vectors", "32-byte vectors", "from the caches", "split"};
-    if (c == 3) { /* its answers: test_column_split's */
-      kd_reduce(&k, DMLC_DTYPE_F16, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    dmlc_kdesc k = nocases[c].mode == 2 ? kd_make(2, split_dims, 1) : kd_make(3, long_dims, 2);
+    if (nocases[c].mode == 2) { /* its answers: test_column_split's */
+      kd_reduce(&k, nocases[c].dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
       kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
       stream_prefetch_max = 0;
       jitted j;
       compile(&k, &j, NULL);
       ck_assert_msg(j.info.has_finish, "600 rows: not split");
       release(&j);
-      ck_assert_msg(ir_has(&k, "@llvm.prefetch"), "%s: no prefetch", what[c]);
+      ck_assert_msg(ir_has(&k, "@llvm.prefetch"), "%s: no prefetch", nocases[c].what);
       stream_prefetch_max = UINT64_MAX;
     } else {
-      expect_prefetch(k, DMLC_DTYPE_F16, DMLC_OP_ARGMAX, c == 2 ? UINT64_MAX : 0, c != 0, what[c]);
+      expect_prefetch(k, nocases[c].dt, DMLC_OP_ARGMAX, nocases[c].mode == 1 ? UINT64_MAX : 0,
+                      nocases[c].prefetch, nocases[c].what);
     }
   }
   no_column_run_prefetch = false;
