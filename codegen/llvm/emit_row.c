@@ -302,9 +302,8 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
 }
 
 /* One pass, U (value, index) vector accumulators: any row. */
-static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
-                                LLVMValueRef *idx) {
-  const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
+/* Accumulators of a one-pass row of len elements, lanes wide. */
+static uint32_t one_pass_unroll(const emit_ctx *e, uint32_t lanes, uint64_t len) {
   uint32_t unroll = ec_row_accumulators(e, lanes, ROW_MAX_UNROLL);
   /* more than 4 chains only for rows of at least 16 iterations: merging
    * them costs more than they save on short rows (a classifier head's
@@ -313,64 +312,81 @@ static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
     unroll--;
   while (unroll > 1 && len < (uint64_t)unroll * lanes)
     unroll--;
+  return unroll;
+}
+
+/* The vector part of a one-pass row at least lanes long: each lane's best
+ * (value, position) over the row, in one vector of each (position as i32;
+ * the row's result is their merge across lanes). */
+static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll,
+                      LLVMValueRef *out_val, LLVMValueRef *out_idx) {
+  const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
+  LLVMTypeRef ct = ec_cmp_type(e, e->k->read_dtype);
+  const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
+  LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(e->i32, lanes);
+  LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL];
+  for (uint32_t u = 0; u < unroll; u++) {
+    acc[u] = ec_var(e, vt, "acc");
+    acc_idx[u] = ec_var(e, it, "acc_idx");
+    LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes), acc[u]);
+    LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
+  }
+  /* acc_idx holds the position of the iteration's first element: one
+   * vector add per iteration; lanes and accumulators are added after. */
+  LLVMValueRef jvar = ec_var(e, it, "j");
+  LLVMBuildStore(e->b, ec_splat(e, ec_i32(e, step), lanes), jvar);
+  ec_loop l;
+  LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
+  LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
+  ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
+  for (uint32_t u = 0; u < unroll; u++) {
+    LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
+    LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);
+    LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
+    LLVMValueRef take = ec_take_next(e, x, a);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
+    LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
+  }
+  LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, ec_i32(e, step), lanes)), jvar);
+  ec_loop_end(e, &l);
+  /* The accumulators with their absolute positions; then the rest: whole
+   * vectors, then one that ends at the row's end (it overlaps elements
+   * already seen, at their own indices), each merged into its own
+   * accumulator; then the accumulators as a tree. The merge (by value,
+   * then index) does not mind the order, and the tree's depth is the
+   * log of what a serial merge's was. */
+  LLVMValueRef iota = ec_iota(e, lanes);
+  LLVMValueRef v[ROW_MAX_UNROLL], vi[ROW_MAX_UNROLL];
+  for (uint32_t u = 0; u < unroll; u++) {
+    v[u] = LLVMBuildLoad2(e->b, vt, acc[u], "");
+    LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * lanes), lanes));
+    vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
+  }
+  uint32_t t = 0;
+  for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
+    const uint64_t at = q + lanes <= len ? q : len - lanes;
+    LLVMValueRef w = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), lanes);
+    LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
+    LLVMValueRef take = ec_take_merge(e, v[t], vi[t], w, wi);
+    v[t] = LLVMBuildSelect(e->b, take, w, v[t], "");
+    vi[t] = LLVMBuildSelect(e->b, take, wi, vi[t], "");
+  }
+  ec_merge_tree(e, v, vi, unroll);
+  *out_val = v[0];
+  *out_idx = vi[0];
+}
+
+static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
+                                LLVMValueRef *idx) {
+  const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   LLVMTypeRef ct = ec_cmp_type(e, e->k->read_dtype);
   LLVMValueRef best = ec_var(e, ct, "best"), best_idx = ec_var(e, e->i64, "best_idx");
   uint64_t tail = 1;
-  if (len >= (uint64_t)unroll * lanes) {
-    const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
-    LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(e->i32, lanes);
-    LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL];
-    for (uint32_t u = 0; u < unroll; u++) {
-      acc[u] = ec_var(e, vt, "acc");
-      acc_idx[u] = ec_var(e, it, "acc_idx");
-      LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes),
-                     acc[u]);
-      LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
-    }
-    /* acc_idx holds the position of the iteration's first element: one
-     * vector add per iteration; lanes and accumulators are added after. */
-    LLVMValueRef jvar = ec_var(e, it, "j");
-    LLVMBuildStore(e->b, ec_splat(e, ec_i32(e, step), lanes), jvar);
-    ec_loop l;
-    LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
-    LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
-    ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
-    for (uint32_t u = 0; u < unroll; u++) {
-      LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
-      LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);
-      LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
-      LLVMValueRef take = ec_take_next(e, x, a);
-      LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
-      LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
-      LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
-    }
-    LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, ec_i32(e, step), lanes)), jvar);
-    ec_loop_end(e, &l);
-    /* The accumulators with their absolute positions; then the rest: whole
-     * vectors, then one that ends at the row's end (it overlaps elements
-     * already seen, at their own indices), each merged into its own
-     * accumulator; then the accumulators as a tree. The merge (by value,
-     * then index) does not mind the order, and the tree's depth is the
-     * log of what a serial merge's was. */
-    LLVMValueRef iota = ec_iota(e, lanes);
-    LLVMValueRef v[ROW_MAX_UNROLL], vi[ROW_MAX_UNROLL];
-    for (uint32_t u = 0; u < unroll; u++) {
-      v[u] = LLVMBuildLoad2(e->b, vt, acc[u], "");
-      LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * lanes), lanes));
-      vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
-    }
-    uint32_t t = 0;
-    for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
-      const uint64_t at = q + lanes <= len ? q : len - lanes;
-      LLVMValueRef w = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), lanes);
-      LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
-      LLVMValueRef take = ec_take_merge(e, v[t], vi[t], w, wi);
-      v[t] = LLVMBuildSelect(e->b, take, w, v[t], "");
-      vi[t] = LLVMBuildSelect(e->b, take, wi, vi[t], "");
-    }
-    ec_merge_tree(e, v, vi, unroll);
-    LLVMValueRef sv, si;
-    ec_merge_lanes(e, v[0], vi[0], lanes, &sv, &si);
+  if (len >= lanes) {
+    LLVMValueRef v, vi, sv, si;
+    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), &v, &vi);
+    ec_merge_lanes(e, v, vi, lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
     LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
     tail = len;
@@ -1012,6 +1028,126 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   info->bytes_per_task = len * dmlc_dtype_size(k->read_dtype) + output_bytes(k, len);
 }
 
+/* Row groups: rows of at most ROW_GROUP_MAX_LEN elements that take the
+ * one-pass path, G of them at a time, G the vector's lanes (at most
+ * ROW_GROUP_MAX_LANES). Each row's lanes are reduced as alone (row_lanes),
+ * into G vectors of (value, position); then, instead of G merges across
+ * lanes (log2 G dependent steps each, a shuffle and a (value, index)
+ * merge a step, then a scalar tail), the G vectors are merged pairwise in
+ * log2 G rounds of G / 2 merges: two vectors of k rows, each row's
+ * partial m lanes wide, make one of 2k rows m / 2 lanes wide (the lower
+ * halves of every row's lanes against the upper halves), until each lane
+ * holds one row's result, rows in order. The merge is by (value, index),
+ * which does not mind the order, so each row's result is the sequential
+ * one. */
+enum { ROW_GROUP_MAX_LEN = 512, ROW_GROUP_MAX_LANES = 16 };
+
+static bool row_groups(const emit_ctx *e, uint64_t len) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
+  return k->rank == 2 && len <= ROW_GROUP_MAX_LEN && len >= lanes && lanes >= 2 &&
+         lanes <= ROW_GROUP_MAX_LANES && k->dims[0] >= lanes && !row_gap_bytes(e, len) &&
+         !bit_blocks_row(e, len) && !two_pass(e, len) && !blocks(e, len);
+}
+
+/* One round of the group merge: x and y hold k rows each, m lanes a row
+ * (row j at lanes [j m, (j + 1) m)); the result holds x's rows then y's,
+ * m / 2 lanes each. */
+static void merge_row_pairs(emit_ctx *e, uint32_t lanes, uint32_t m, LLVMValueRef xv,
+                            LLVMValueRef xi, LLVMValueRef yv, LLVMValueRef yi, LLVMValueRef *zv,
+                            LLVMValueRef *zi) {
+  LLVMValueRef lo[ROW_GROUP_MAX_LANES], hi[ROW_GROUP_MAX_LANES];
+  const uint32_t h = m / 2;
+  for (uint32_t q = 0; q < lanes; q++) {
+    const uint32_t side = q < lanes / 2 ? 0 : lanes, qq = q % (lanes / 2);
+    const uint32_t src = side + qq / h * m + qq % h;
+    lo[q] = ec_i32(e, src);
+    hi[q] = ec_i32(e, src + h);
+  }
+  LLVMValueRef lm = LLVMConstVector(lo, lanes), hm = LLVMConstVector(hi, lanes);
+  LLVMValueRef av = LLVMBuildShuffleVector(e->b, xv, yv, lm, "");
+  LLVMValueRef ai = LLVMBuildShuffleVector(e->b, xi, yi, lm, "");
+  LLVMValueRef bv = LLVMBuildShuffleVector(e->b, xv, yv, hm, "");
+  LLVMValueRef bi = LLVMBuildShuffleVector(e->b, xi, yi, hm, "");
+  LLVMValueRef take = ec_take_merge(e, av, ai, bv, bi);
+  *zv = LLVMBuildSelect(e->b, take, bv, av, "");
+  *zi = LLVMBuildSelect(e->b, take, bi, ai, "");
+}
+
+/* The outputs of row o whose result is idx (i64). */
+static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t len) {
+  fill_zeros(e, o, ec_i64(e, 0), ec_i64(e, len), false);
+  store_results(e, o, idx, true);
+}
+
+/* A task is a group of G rows; the last task also the rows after the last
+ * whole group, one at a time. */
+static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const uint64_t len = k->dims[1], rows = k->dims[0];
+  const uint32_t g = ec_vector_lanes(e, k->read_dtype);
+  const uint64_t groups = rows / g;
+  /* Rows under 16 vectors: two chains a row, not four (the group's rows
+   * run side by side; f32 [*,33] 0.79-0.89 of the time, [*,80] 0.87-0.97,
+   * [*,128] a tie, [*,200] 1.1) */
+  uint32_t unroll = one_pass_unroll(e, g, len);
+  if (len < 16ull * g && unroll > 2)
+    unroll = 2;
+  LLVMTypeRef vt = LLVMVectorType(ec_cmp_type(e, k->read_dtype), g);
+  LLVMTypeRef it = LLVMVectorType(e->i32, g);
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  LLVMValueRef vals = ec_array(e, vt, g, 64), idxs = ec_array(e, it, g, 64);
+  ec_loop lt;
+  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
+  LLVMValueRef r0 = ec_mul(e, t, g);
+  ec_if whole;
+  ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
+  {
+    ec_loop lq;
+    LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
+    LLVMValueRef v, vi;
+    row_lanes(e, row_base(e, k->read_strides, ec_add(e, r0, q)), len, unroll, &v, &vi);
+    LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, vt, vals, &q, 1, ""));
+    LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, it, idxs, &q, 1, ""));
+    ec_loop_end(e, &lq);
+    LLVMValueRef gv[ROW_GROUP_MAX_LANES], gi[ROW_GROUP_MAX_LANES];
+    for (uint32_t r = 0; r < g; r++) {
+      LLVMValueRef at = ec_i64(e, r);
+      gv[r] = LLVMBuildLoad2(e->b, vt, LLVMBuildGEP2(e->b, vt, vals, &at, 1, ""), "");
+      gi[r] = LLVMBuildLoad2(e->b, it, LLVMBuildGEP2(e->b, it, idxs, &at, 1, ""), "");
+    }
+    uint32_t n = g;
+    for (uint32_t m = g; m > 1; m /= 2, n /= 2)
+      for (uint32_t p = 0; p < n / 2; p++)
+        merge_row_pairs(e, g, m, gv[2 * p], gi[2 * p], gv[2 * p + 1], gi[2 * p + 1], &gv[p],
+                        &gi[p]);
+    LLVMValueRef zero = ec_i64(e, 0);
+    LLVMBuildStore(e->b, gi[0], LLVMBuildGEP2(e->b, it, idxs, &zero, 1, ""));
+    ec_loop lo;
+    q = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, g), 1);
+    LLVMValueRef at = LLVMBuildGEP2(e->b, e->i32, idxs, &q, 1, "");
+    row_outputs(e, ec_add(e, r0, q),
+                LLVMBuildZExt(e->b, LLVMBuildLoad2(e->b, e->i32, at, ""), e->i64, ""), len);
+    ec_loop_end(e, &lo);
+  }
+  ec_if_else(e, &whole);
+  if (groups * g < rows) {
+    ec_loop lr;
+    LLVMValueRef o = ec_loop_begin(e, &lr, ec_i64(e, groups * g), ec_i64(e, rows), 1);
+    LLVMValueRef val, idx;
+    ec_reduce_row(e, row_base(e, k->read_strides, o), len, &val, &idx);
+    (void)val;
+    row_outputs(e, o, idx, len);
+    ec_loop_end(e, &lr);
+  }
+  ec_if_end(e, &whole);
+  ec_loop_end(e, &lt);
+  ec_function_end(e);
+  info->num_tasks = groups + (groups * g < rows);
+  info->bytes_per_task = g * (len * dmlc_dtype_size(k->read_dtype) + output_bytes(k, len));
+}
+
 /* Tasks are (row, chunk); each writes its partial and its share of 0s. */
 static void emit_split_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
   const dmlc_kdesc *k = e->k;
@@ -1121,6 +1257,8 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
     e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
+  else if (row_groups(e, e->k->dims[e->k->rank - 1]))
+    emit_row_groups(e, name, info);
   else
     emit_whole_rows(e, name, info);
   return DMLC_OK;

@@ -1708,6 +1708,44 @@ START_TEST(test_small_rows) {
 }
 END_TEST
 
+/* ---- row groups: short one-pass rows merged across lanes a group at a
+ * time (emit_row.c's emit_row_groups) ---- */
+
+START_TEST(test_row_groups) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rows, len, vec;
+  } cases[] = {
+      {37, 33, 32},  /* four whole groups of 8 f32 rows, then 5 rows one at a time */
+      {16, 48, 64},  /* one group of 16 (64-byte vectors) */
+      {19, 100, 16}, /* groups of 4 */
+      {24, 300, 32}, /* longer rows: four chains a row */
+      {9, 8, 16},    /* rows of 8: short rows (emit_small.c), not groups */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    vec_bytes = cases[c].vec;
+    const uint32_t dims[2] = {cases[c].rows, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
+    if (c % 2) /* hardmax, packed */
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    if (dt == DMLC_DTYPE_F32 && cases[c].len > 32) {
+      /* f32 takes the groups: a task a group of a vector's lanes */
+      const uint32_t lanes = cases[c].vec / 4;
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_msg(j.info.num_tasks == (cases[c].rows + lanes - 1) / lanes,
+                    "[%u,%u], %u-byte vectors: %llu tasks", cases[c].rows, cases[c].len,
+                    cases[c].vec, (unsigned long long)j.info.num_tasks);
+      release(&j);
+    }
+    check_reductions(k, dt);
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* ---- merged rows: the innermost dim reduced and contiguous, other
  * reduced dims further out, or rows that do not merge ---- */
 
@@ -2098,6 +2136,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_small_rows, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(tc, test_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns_walk, 0, NUM_REDUCE_TYPES);
