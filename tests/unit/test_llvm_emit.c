@@ -1721,6 +1721,8 @@ START_TEST(test_row_groups) {
       {19, 100, 16}, /* groups of 4 */
       {24, 300, 32}, /* longer rows: four chains a row */
       {9, 8, 16},    /* rows of 8: short rows (emit_small.c), not groups */
+      {70, 40, 32},  /* 8-bit values: groups of 32 rows, then 6 */
+      {40, 40, 64},  /* 16-bit values: groups of 32 rows, then 8 */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     vec_bytes = cases[c].vec;
@@ -1730,9 +1732,12 @@ START_TEST(test_row_groups) {
     if (c % 2) /* hardmax, packed */
       kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-    if (dt == DMLC_DTYPE_F32 && cases[c].len > 32) {
-      /* f32 takes the groups: a task a group of a vector's lanes */
-      const uint32_t lanes = cases[c].vec / 4;
+    const bool bytes = dt == DMLC_DTYPE_U8 || dt == DMLC_DTYPE_I8;
+    if ((dt == DMLC_DTYPE_F32 || (bytes && cases[c].vec == 32 && cases[c].len < 64)) &&
+        cases[c].len > 32) {
+      /* f32 and bytes (in rows under two vectors of 32: groups of at most
+       * 32 rows) take the groups: a task a group of a vector's lanes */
+      const uint32_t lanes = cases[c].vec / dmlc_dtype_size(dt);
       jitted j;
       compile(&k, &j, NULL);
       ck_assert_msg(j.info.num_tasks == (cases[c].rows + lanes - 1) / lanes,
@@ -2136,7 +2141,6 @@ static Suite *emit_suite(void) {
   tcase_add_test(tc, test_nontemporal_ir);
   tcase_add_loop_test(tc, test_generic, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_small_rows, 0, NUM_REDUCE_TYPES);
-  tcase_add_loop_test(tc, test_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_merged_columns_walk, 0, NUM_REDUCE_TYPES);
@@ -2159,6 +2163,10 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(fast_keys, test_column_float_lone_nan, 0, 2);
   tcase_add_loop_test(fast_keys, test_column_direct_nan, 0, 18);
   suite_add_tcase(s, fast_keys);
+  TCase *groups = tcase_create("row_groups");
+  tcase_set_timeout(groups, 120);
+  tcase_add_loop_test(groups, test_row_groups, 0, NUM_REDUCE_TYPES);
+  suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
   tcase_add_test(prefetch, test_column_short_runs);
