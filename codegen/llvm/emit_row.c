@@ -301,7 +301,6 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   *val = half ? ec_load_read_cmp(e, ec_add(e, off, *idx), 1) : m[0];
 }
 
-/* One pass, U (value, index) vector accumulators: any row. */
 /* Accumulators of a one-pass row of len elements, lanes wide. */
 static uint32_t one_pass_unroll(const emit_ctx *e, uint32_t lanes, uint64_t len) {
   uint32_t unroll = ec_row_accumulators(e, lanes, ROW_MAX_UNROLL);
@@ -377,6 +376,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   *out_idx = vi[0];
 }
 
+/* One pass, U (value, index) vector accumulators: any row. */
 static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                                 LLVMValueRef *idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
@@ -1045,9 +1045,9 @@ enum { ROW_GROUP_MAX_LEN = 512, ROW_GROUP_MAX_LANES = 32 };
 static bool row_groups(const emit_ctx *e, uint64_t len) {
   const dmlc_kdesc *k = e->k;
   const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
-  return k->rank == 2 && len <= ROW_GROUP_MAX_LEN && len >= lanes && lanes >= 2 &&
-         lanes <= ROW_GROUP_MAX_LANES && k->dims[0] >= lanes && !row_gap_bytes(e, len) &&
-         !bit_blocks_row(e, len) && !two_pass(e, len) && !blocks(e, len);
+  return k->rank == 2 && len <= ROW_GROUP_MAX_LEN && len >= lanes && lanes <= ROW_GROUP_MAX_LANES &&
+         k->dims[0] >= lanes && !row_gap_bytes(e, len) && !bit_blocks_row(e, len) &&
+         !two_pass(e, len) && !blocks(e, len);
 }
 
 /* One round of the group merge: x and y hold k rows each, m lanes a row
