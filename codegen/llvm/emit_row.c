@@ -1248,12 +1248,20 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
    *   512 elements (not 1024) the block path. [4096,1000] in the L3 took
    *   0.80-0.87 of the time, [1,1000] 0.75, [8192,300] 0.93; rows of 8192
    *   and more 1.02-1.05, as did long f16 rows.
+   * - f16 rows under two of the wide vectors, which would take the
+   *   one-pass path (converted to f32): InstCombine folds the compare of
+   *   two converted values into a compare of halves, which x86 without
+   *   AVX512-FP16 lacks, and LLVM then converts and compares element by
+   *   element (750 instructions a row of 40). Narrower, they take the
+   *   two-pass path on their bits: f16 [40000,40] in the caches 4.1-5.6 ms
+   *   -> 0.1-0.3 ms.
    * Column and merged kernels read many streams at once and keep the
    * widest vectors (32 bytes: 1.00-1.05 of the time). */
   const uint64_t row_bytes =
       (uint64_t)e->k->dims[e->k->rank - 1] * dmlc_dtype_size(e->k->read_dtype);
   if (e->row_narrow_bytes && e->vector_bytes > e->row_narrow_bytes &&
-      (e->from_dram || (e->k->read_dtype == DMLC_DTYPE_F32 && row_bytes < ROW_NARROW_F32_BYTES)))
+      (e->from_dram || (e->k->read_dtype == DMLC_DTYPE_F32 && row_bytes < ROW_NARROW_F32_BYTES) ||
+       (e->k->read_dtype == DMLC_DTYPE_F16 && row_bytes < 2ull * e->vector_bytes)))
     e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);

@@ -1127,6 +1127,9 @@ START_TEST(test_row_narrow_vectors) {
       {DMLC_DTYPE_F32, 1000, 0, 0, "<16 x float>", "<8 x float>", false},
       {DMLC_DTYPE_F16, 1000, 32, UINT64_MAX, "<32 x i16>", "<16 x i16>", false},
       {DMLC_DTYPE_U8, 1u << 16, 32, 0, "<64 x i8>", "<32 x i8>", true},
+      /* f16 rows under two wide vectors: not converted and compared as
+       * halves (element by element), but on their bits, narrower */
+      {DMLC_DTYPE_F16, 40, 32, UINT64_MAX, "<32 x half>", "<16 x i16>", true},
   };
   vec_bytes = 64;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
