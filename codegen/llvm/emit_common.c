@@ -342,13 +342,18 @@ static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_
                                 "");
 }
 
+void ec_merge_pair(emit_ctx *e, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b,
+                   LLVMValueRef bi) {
+  LLVMValueRef take = ec_take_merge(e, *a, *ai, b, bi);
+  *a = LLVMBuildSelect(e->b, take, b, *a, "");
+  *ai = LLVMBuildSelect(e->b, take, bi, *ai, "");
+}
+
 void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n) {
   for (; n > 1; n = (n + 1) / 2)
     for (uint32_t u = 0; u < n / 2; u++) {
       const uint32_t o = (n + 1) / 2 + u;
-      LLVMValueRef take = ec_take_merge(e, val[u], idx[u], val[o], idx[o]);
-      val[u] = LLVMBuildSelect(e->b, take, val[o], val[u], "");
-      idx[u] = LLVMBuildSelect(e->b, take, idx[o], idx[u], "");
+      ec_merge_pair(e, &val[u], &idx[u], val[o], idx[o]);
     }
 }
 
@@ -358,9 +363,9 @@ void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t la
     const uint32_t h = lanes / 2;
     LLVMValueRef av = half_of(e, val, h, 0), ai = half_of(e, idx, h, 0);
     LLVMValueRef bv = half_of(e, val, h, h), bi = half_of(e, idx, h, h);
-    LLVMValueRef take = ec_take_merge(e, av, ai, bv, bi);
-    val = LLVMBuildSelect(e->b, take, bv, av, "");
-    idx = LLVMBuildSelect(e->b, take, bi, ai, "");
+    ec_merge_pair(e, &av, &ai, bv, bi);
+    val = av;
+    idx = ai;
     lanes = h;
   }
   *out_val = val;

@@ -129,6 +129,8 @@ LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMVal
                            LLVMValueRef bi);
 /* Merges n candidates (val[u], idx[u]) pairwise as a tree into val[0],
  * idx[0] (the merge is by value, then index: the order does not matter). */
+/* (*a, *ai) becomes the better of itself and (b, bi) by value, then index. */
+void ec_merge_pair(emit_ctx *e, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b, LLVMValueRef bi);
 void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n);
 /* Reduces a vector of candidates (val, idx) to lane 0; returns scalars. */
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,

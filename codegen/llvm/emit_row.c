@@ -367,9 +367,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     const uint64_t at = q + lanes <= len ? q : len - lanes;
     LLVMValueRef w = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), lanes);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
-    LLVMValueRef take = ec_take_merge(e, v[t], vi[t], w, wi);
-    v[t] = LLVMBuildSelect(e->b, take, w, v[t], "");
-    vi[t] = LLVMBuildSelect(e->b, take, wi, vi[t], "");
+    ec_merge_pair(e, &v[t], &vi[t], w, wi);
   }
   ec_merge_tree(e, v, vi, unroll);
   *out_val = v[0];
@@ -893,6 +891,11 @@ void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *va
     reduce_row_one_pass(e, off, len, val, idx);
 }
 
+/* Whether ec_reduce_row takes rows of len elements in one pass. */
+static bool one_pass(const emit_ctx *e, uint64_t len) {
+  return !bit_blocks_row(e, len) && !two_pass(e, len) && !blocks(e, len);
+}
+
 /* Output element offset of row o (0 for the space [R]). */
 static LLVMValueRef row_base(emit_ctx *e, const uint64_t *strides, LLVMValueRef o) {
   return e->k->rank == 2 ? ec_mul(e, o, strides[0]) : ec_i64(e, 0);
@@ -1046,8 +1049,7 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
   const dmlc_kdesc *k = e->k;
   const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
   return k->rank == 2 && len <= ROW_GROUP_MAX_LEN && len >= lanes && lanes <= ROW_GROUP_MAX_LANES &&
-         k->dims[0] >= lanes && !row_gap_bytes(e, len) && !bit_blocks_row(e, len) &&
-         !two_pass(e, len) && !blocks(e, len);
+         k->dims[0] >= lanes && !row_gap_bytes(e, len) && one_pass(e, len);
 }
 
 /* One round of the group merge: x and y hold k rows each, m lanes a row
@@ -1069,9 +1071,9 @@ static void merge_row_pairs(emit_ctx *e, uint32_t lanes, uint32_t m, LLVMValueRe
   LLVMValueRef ai = LLVMBuildShuffleVector(e->b, xi, yi, lm, "");
   LLVMValueRef bv = LLVMBuildShuffleVector(e->b, xv, yv, hm, "");
   LLVMValueRef bi = LLVMBuildShuffleVector(e->b, xi, yi, hm, "");
-  LLVMValueRef take = ec_take_merge(e, av, ai, bv, bi);
-  *zv = LLVMBuildSelect(e->b, take, bv, av, "");
-  *zi = LLVMBuildSelect(e->b, take, bi, ai, "");
+  ec_merge_pair(e, &av, &ai, bv, bi);
+  *zv = av;
+  *zi = ai;
 }
 
 /* The outputs of row o whose result is idx (i64). */
