@@ -580,9 +580,9 @@ static void plane_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef
   emit_ctx *e = c->e;
   LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, lanes), bv, "");
   LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, lanes), bi, "");
-  LLVMValueRef take = ec_take_merge(e, a, ai, v, vi);
-  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, v, a, ""), bv);
-  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, vi, ai, ""), bi);
+  ec_merge_pair(e, &a, &ai, v, vi);
+  LLVMBuildStore(e->b, a, bv);
+  LLVMBuildStore(e->b, ai, bi);
 }
 
 /* Plane: the INDEX outputs of the block's K points (width / x of them, the
