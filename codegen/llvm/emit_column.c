@@ -178,33 +178,15 @@ static bool fast_float_row(const column *c, uint32_t lanes) {
   return c->fast_keys && c->fast_floats && lanes == c->lanes;
 }
 
-/* f16 bits h as an i16 key whose signed order is the argmax / argmin order
- * of the values: sign-magnitude to two's complement (-0 and +0 both 0, the
- * infinities +-0x7C00), every NaN one key above (argmax) or below (argmin)
- * everything else, so NaNs tie with each other. */
+/* f16 values v as i16 keys (ec_f16_key); a fast pass (fast_keys) keeps
+ * the NaN bits as they are and their magnitudes in c->nan_mag instead. */
 static LLVMValueRef f16_key(column *c, LLVMValueRef v, uint32_t lanes) {
-  emit_ctx *e = c->e;
-  LLVMTypeRef t = ec_lanes(e->i16, lanes);
-  LLVMValueRef h = LLVMBuildBitCast(e->b, v, t, "");
-  LLVMValueRef mag = LLVMBuildAnd(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 0x7FFF, 0), lanes), "");
-  LLVMValueRef k;
-  if (lanes > 1 && lanes * 2 == e->psign_bytes) {
-    /* x86 PSIGNW: mag negated where h < 0, 0 where h == 0 (mag is 0 too) */
-    const char *name = lanes == 16 ? "llvm.x86.avx2.psign.w" : "llvm.x86.ssse3.psign.w.128";
-    LLVMValueRef args[2] = {mag, h};
-    k = ec_intrinsic(e, name, NULL, 0, args, 2);
-  } else {
-    LLVMValueRef s = LLVMBuildAShr(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 15, 0), lanes), "");
-    k = LLVMBuildSub(e->b, LLVMBuildXor(e->b, mag, s, ""), s, "");
-  }
-  if (c->fast_keys) {
-    keep_magnitude(c, lanes == c->lanes ? mag : ec_splat(e, mag, c->lanes));
-    return k;
-  }
-  LLVMValueRef nan =
-      LLVMBuildICmp(e->b, LLVMIntSGT, mag, ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), lanes), "");
-  const uint64_t nan_key = e->k->reduction == DMLC_OP_ARGMAX ? 0x7FFF : 0x8000;
-  return LLVMBuildSelect(e->b, nan, ec_splat(e, LLVMConstInt(e->i16, nan_key, 0), lanes), k, "key");
+  if (!c->fast_keys)
+    return ec_f16_key(c->e, v, lanes);
+  LLVMValueRef mag;
+  LLVMValueRef k = ec_f16_twos(c->e, v, lanes, &mag);
+  keep_magnitude(c, lanes == c->lanes ? mag : ec_splat(c->e, mag, c->lanes));
+  return k;
 }
 
 /* The next row's values (keys) of lanes columns at read offset off. */

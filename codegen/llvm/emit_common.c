@@ -195,6 +195,29 @@ LLVMValueRef ec_f16_to_f32(emit_ctx *e, LLVMValueRef v, uint32_t lanes) {
   return LLVMBuildFPExt(e->b, v, ec_lanes(e->f32, lanes), ""); /* exact */
 }
 
+LLVMValueRef ec_f16_twos(emit_ctx *e, LLVMValueRef v, uint32_t lanes, LLVMValueRef *mag) {
+  LLVMTypeRef t = ec_lanes(e->i16, lanes);
+  LLVMValueRef h = LLVMBuildBitCast(e->b, v, t, "");
+  *mag = LLVMBuildAnd(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 0x7FFF, 0), lanes), "");
+  if (lanes > 1 && lanes * 2 == e->psign_bytes) {
+    /* x86 PSIGNW: mag negated where h < 0, 0 where h == 0 (mag is 0 too) */
+    const char *name = lanes == 16 ? "llvm.x86.avx2.psign.w" : "llvm.x86.ssse3.psign.w.128";
+    LLVMValueRef args[2] = {*mag, h};
+    return ec_intrinsic(e, name, NULL, 0, args, 2);
+  }
+  LLVMValueRef s = LLVMBuildAShr(e->b, h, ec_splat(e, LLVMConstInt(e->i16, 15, 0), lanes), "");
+  return LLVMBuildSub(e->b, LLVMBuildXor(e->b, *mag, s, ""), s, "");
+}
+
+LLVMValueRef ec_f16_key(emit_ctx *e, LLVMValueRef v, uint32_t lanes) {
+  LLVMValueRef mag;
+  LLVMValueRef k = ec_f16_twos(e, v, lanes, &mag);
+  LLVMValueRef nan =
+      LLVMBuildICmp(e->b, LLVMIntSGT, mag, ec_splat(e, LLVMConstInt(e->i16, 0x7C00, 0), lanes), "");
+  const uint64_t nan_key = e->k->reduction == DMLC_OP_ARGMAX ? 0x7FFF : 0x8000;
+  return LLVMBuildSelect(e->b, nan, ec_splat(e, LLVMConstInt(e->i16, nan_key, 0), lanes), k, "key");
+}
+
 LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes) {
   const dmlc_dtype dt = e->k->read_dtype;
   LLVMValueRef v = ec_load(e, dt, e->read, off, lanes);

@@ -94,6 +94,14 @@ void ec_store(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, L
 /* f16 values (lanes of them) widened to f32, exactly. */
 LLVMValueRef ec_f16_to_f32(emit_ctx *e, LLVMValueRef v, uint32_t lanes);
 LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes);
+/* f16 values v (lanes of them) as i16 keys whose signed order is the
+ * argmax / argmin order: sign-magnitude to two's complement (-0 and +0
+ * both 0, the infinities +-0x7C00), every NaN one key above (argmax) or
+ * below (argmin) everything else, so NaNs tie with each other. */
+LLVMValueRef ec_f16_key(emit_ctx *e, LLVMValueRef v, uint32_t lanes);
+/* The same without the NaN rule (a NaN's key is its bits' two's
+ * complement); *mag gets the magnitude bits (sign cleared). */
+LLVMValueRef ec_f16_twos(emit_ctx *e, LLVMValueRef v, uint32_t lanes, LLVMValueRef *mag);
 /* The coordinates (i64) of the row-major position t over the dims in list:
  * coords[i] along list[i]. */
 void ec_coords(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t, LLVMValueRef *coords);

@@ -314,20 +314,28 @@ static uint32_t one_pass_unroll(const emit_ctx *e, uint32_t lanes, uint64_t len)
   return unroll;
 }
 
+/* lanes of the read at off as a one-pass row compares them: f16 as i16
+ * keys (ec_f16_key) when keys, else widened to ec_cmp_type. */
+static LLVMValueRef row_load(emit_ctx *e, LLVMValueRef off, uint32_t lanes, bool keys) {
+  if (keys)
+    return ec_f16_key(e, ec_load(e, DMLC_DTYPE_F16, e->read, off, lanes), lanes);
+  return ec_load_read_cmp(e, off, lanes);
+}
+
 /* The vector part of a one-pass row at least lanes long: each lane's best
  * (value, position) over the row, in one vector of each (position as i32;
  * the row's result is their merge across lanes). */
-static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll,
+static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll, bool keys,
                       LLVMValueRef *out_val, LLVMValueRef *out_idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
-  LLVMTypeRef ct = ec_cmp_type(e, e->k->read_dtype);
+  LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
   LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(e->i32, lanes);
   LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL];
   for (uint32_t u = 0; u < unroll; u++) {
     acc[u] = ec_var(e, vt, "acc");
     acc_idx[u] = ec_var(e, it, "acc_idx");
-    LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes), acc[u]);
+    LLVMBuildStore(e->b, row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys), acc[u]);
     LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
   }
   /* acc_idx holds the position of the iteration's first element: one
@@ -340,7 +348,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
   for (uint32_t u = 0; u < unroll; u++) {
     LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
-    LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, off, pos), lanes);
+    LLVMValueRef x = row_load(e, ec_add(e, off, pos), lanes, keys);
     LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
     LLVMValueRef take = ec_take_next(e, x, a);
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
@@ -365,7 +373,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   uint32_t t = 0;
   for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
-    LLVMValueRef w = ec_load_read_cmp(e, ec_add(e, off, ec_i64(e, at)), lanes);
+    LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
     ec_merge_pair(e, &v[t], &vi[t], w, wi);
   }
@@ -383,7 +391,7 @@ static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   uint64_t tail = 1;
   if (len >= lanes) {
     LLVMValueRef v, vi, sv, si;
-    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), &v, &vi);
+    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), false, &v, &vi);
     ec_merge_lanes(e, v, vi, lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
     LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
@@ -1032,7 +1040,8 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
 }
 
 /* Row groups: rows of at most ROW_GROUP_MAX_LEN elements that take the
- * one-pass path, G of them at a time, G the vector's lanes (at most
+ * one-pass path (and some 16-bit rows that would take two passes:
+ * group_bits), G of them at a time, G the vector's lanes (at most
  * ROW_GROUP_MAX_LANES). Each row's lanes are reduced as alone (row_lanes),
  * into G vectors of (value, position); then, instead of G merges across
  * lanes (log2 G dependent steps each, a shuffle and a (value, index)
@@ -1043,13 +1052,44 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
  * holds one row's result, rows in order. The merge is by (value, index),
  * which does not mind the order, so each row's result is the sequential
  * one. u8 rows of 48 (32 lanes): 0.46 of the time on one thread. */
-enum { ROW_GROUP_MAX_LEN = 512, ROW_GROUP_MAX_LANES = 32 };
+enum { ROW_GROUP_MAX_LEN = 512, ROW_GROUP_MAX_LANES = 32, GROUP_BITS_MAX_VECS = 8 };
+
+/* Whether the groups compare f16 as i16 keys (ec_f16_key): 32 lanes of
+ * integer work a 64-byte vector, and no compare of converted values, which
+ * InstCombine would fold into half compares (see ec_emit_row). */
+static bool group_keys(const emit_ctx *e) { return e->k->read_dtype == DMLC_DTYPE_F16; }
+
+/* 16-bit rows (f16, i16, u16) of len elements that the two-pass path
+ * would take and the groups take instead: up to GROUP_BITS_MAX_VECS
+ * vectors, f16 rows under four vectors always, the others (and longer
+ * f16 rows) where the read is more than four L2s (or the L2 unknown).
+ * The two-pass path ends each row with a search whose exit is a branch
+ * on the data, and the rows' loads wait for it: from beyond the L2 it read
+ * 9-15 GB/s on one thread, the groups (no branch on the data) 30-40.
+ * Alternated on a Zen 5 (AVX-512), new over old time: f16 [*,40] and
+ * [*,48] 0.25-0.34 from anywhere (narrowed to 16 lanes, the two passes'
+ * per-row work dominates), f16 [*,64] in L2 0.81-0.86, [*,80] 0.84-1.0,
+ * [*,128] 1.14 (so four vectors); 12 MB reads of f16 and u16 [*,100]
+ * 0.39-0.51, [*,200] 0.53-0.90; from DRAM i16 [*,80] 0.37, f16 [*,100]
+ * 0.36; but reads within four L2s (1-4 MB) of i16 [*,64..128] 1.6-2.0
+ * (the two passes read 60-100 GB/s from L2), and 12 MB of f16 and u16
+ * [*,400] 1.13-1.4. AVX2: f16 and u16 [*,40] 0.42-0.54, [*,100] 0.63-0.87,
+ * [*,200] (12.5 vectors) 1.06-1.6; SSE4.2: [*,40] and [*,64] 0.35-0.6. */
+static bool group_bits(const emit_ctx *e, uint64_t len) {
+  const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
+  if (dmlc_dtype_size(e->k->read_dtype) != 2 || len > GROUP_BITS_MAX_VECS * lanes ||
+      !two_pass(e, len))
+    return false;
+  if (e->k->read_dtype == DMLC_DTYPE_F16 && len < 4ull * lanes)
+    return true;
+  return !e->l2_bytes || ec_read_bytes(e->k) > 4 * e->l2_bytes;
+}
 
 static bool row_groups(const emit_ctx *e, uint64_t len) {
   const dmlc_kdesc *k = e->k;
   const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
   return k->rank == 2 && len <= ROW_GROUP_MAX_LEN && len >= lanes && lanes <= ROW_GROUP_MAX_LANES &&
-         k->dims[0] >= lanes && !row_gap_bytes(e, len) && one_pass(e, len);
+         k->dims[0] >= lanes && !row_gap_bytes(e, len) && (one_pass(e, len) || group_bits(e, len));
 }
 
 /* One round of the group merge: x and y hold k rows each, m lanes a row
@@ -1095,7 +1135,8 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   uint32_t unroll = one_pass_unroll(e, g, len);
   if (len < 16ull * g && unroll > 2)
     unroll = 2;
-  LLVMTypeRef vt = LLVMVectorType(ec_cmp_type(e, k->read_dtype), g);
+  const bool keys = group_keys(e);
+  LLVMTypeRef vt = LLVMVectorType(keys ? e->i16 : ec_cmp_type(e, k->read_dtype), g);
   LLVMTypeRef it = LLVMVectorType(e->i32, g);
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
@@ -1109,7 +1150,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
     ec_loop lq;
     LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
     LLVMValueRef v, vi;
-    row_lanes(e, row_base(e, k->read_strides, ec_add(e, r0, q)), len, unroll, &v, &vi);
+    row_lanes(e, row_base(e, k->read_strides, ec_add(e, r0, q)), len, unroll, keys, &v, &vi);
     LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, vt, vals, &q, 1, ""));
     LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, it, idxs, &q, 1, ""));
     ec_loop_end(e, &lq);

@@ -1718,39 +1718,56 @@ START_TEST(test_row_groups) {
   const dmlc_dtype dt = reduce_types[_i];
   static const struct {
     uint32_t rows, len, vec;
+    uint64_t l2; /* l2_bytes (0: unknown) */
   } cases[] = {
-      {37, 33, 32},  /* four whole groups of 8 f32 rows, then 5 rows one at a time */
-      {16, 48, 64},  /* one group of 16 (64-byte vectors) */
-      {19, 100, 16}, /* groups of 4 */
-      {24, 300, 32}, /* longer rows: four chains a row */
-      {9, 8, 16},    /* rows of 8: short rows (emit_small.c), not groups */
-      {70, 40, 32},  /* 8-bit values: groups of 32 rows, then 6 */
-      {40, 40, 64},  /* 16-bit values: groups of 32 rows, then 8 */
+      {37, 33, 32, 0},        /* four whole groups of 8 f32 rows, then 5 rows one at a time */
+      {16, 48, 64, 0},        /* one group of 16 (64-byte vectors) */
+      {19, 100, 16, 0},       /* groups of 4 */
+      {24, 300, 32, 0},       /* longer rows: four chains a row */
+      {9, 8, 16, 0},          /* rows of 8: short rows (emit_small.c), not groups */
+      {70, 40, 32, 0},        /* 8-bit values: groups of 32 rows, then 6 */
+      {40, 40, 64, 0},        /* 16-bit values: groups of 32 rows, then 8 */
+      {50, 100, 32, 0},       /* 16-bit rows of two-pass length: groups of 16 (L2 unknown) */
+      {40, 60, 32, 1 << 20},  /* a read in the L2: f16 under four vectors in groups, i16 not */
+      {21, 120, 32, 1 << 20}, /* the same, f16 of four vectors or more not either */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     vec_bytes = cases[c].vec;
-    const uint32_t dims[2] = {cases[c].rows, cases[c].len};
+    l2_bytes = cases[c].l2;
+    const uint32_t rows = cases[c].rows, len = cases[c].len, vec = cases[c].vec;
+    const uint32_t dims[2] = {rows, len};
     dmlc_kdesc k = kd_make(2, dims, 2);
     kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
     if (c % 2) /* hardmax, packed */
       kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-    const bool bytes = dt == DMLC_DTYPE_U8 || dt == DMLC_DTYPE_I8;
-    if ((dt == DMLC_DTYPE_F32 || (bytes && cases[c].vec == 32 && cases[c].len < 64)) &&
-        cases[c].len > 32) {
-      /* f32 and bytes (in rows under two vectors of 32: groups of at most
-       * 32 rows) take the groups: a task a group of a vector's lanes */
-      const uint32_t lanes = cases[c].vec / dmlc_dtype_size(dt);
+    const uint32_t size = dmlc_dtype_size(dt), lanes = vec / size;
+    const bool bytes = size == 1;
+    /* 16-bit rows: in groups under two vectors (one pass), and up to 8
+     * vectors (two-pass lengths) where the L2 is unknown or (f16 under
+     * four vectors) always; else a task a row */
+    const bool wide16 =
+        size == 2 && len >= lanes && rows >= lanes &&
+        (len < 2 * lanes ||
+         (len <= 8 * lanes && (!cases[c].l2 || (dt == DMLC_DTYPE_F16 && len < 4 * lanes))));
+    const bool grouped = dt == DMLC_DTYPE_F32 || (bytes && vec == 32 && len < 64) || wide16;
+    if (len > 32 && (grouped || size == 2)) {
       jitted j;
       compile(&k, &j, NULL);
-      ck_assert_msg(j.info.num_tasks == (cases[c].rows + lanes - 1) / lanes,
-                    "[%u,%u], %u-byte vectors: %llu tasks", cases[c].rows, cases[c].len,
-                    cases[c].vec, (unsigned long long)j.info.num_tasks);
+      const uint64_t want = grouped ? (rows + lanes - 1) / lanes : rows;
+      ck_assert_msg(j.info.num_tasks == want,
+                    "%s [%u,%u], %u-byte vectors, L2 %llu: %llu tasks, not %llu",
+                    dmlc_dtype_get(dt)->name, rows, len, vec, (unsigned long long)cases[c].l2,
+                    (unsigned long long)j.info.num_tasks, (unsigned long long)want);
       release(&j);
     }
-    check_reductions(k, dt);
+    /* f16 as keys: raw bit patterns too (NaNs of both signs, +-0) */
+    const data_mode modes[] = {DATA_RANDOM,  DATA_TIES,        DATA_SPECIALS,
+                               DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
+    check_reductions_modes(k, dt, modes, dt == DMLC_DTYPE_F16 ? 6 : NUM_DEFAULT_MODES);
   }
   vec_bytes = 32;
+  l2_bytes = 0;
 }
 END_TEST
 
