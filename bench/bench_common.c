@@ -100,6 +100,10 @@ const workload bench_workloads[] = {
     {"argmax_padded_rows", WORK_REDUCE, "f32", "argmax", 2, {8192, 8000}, 1, {1}, 192},
     {"argmax_i64_rows", WORK_REDUCE, "i64", "argmax", 2, {4096, 4096}, 1, {1}, 0},
     {"argmax_u16_cols", WORK_REDUCE, "u16", "argmax", 2, {8192, 8192}, 1, {0}, 0},
+    /* a detection head's 80 classes for 64 images of 8192 anchors: rows
+     * of 80 (medium rows, in groups: emit_row.c) */
+    {"argmax_classes_f32", WORK_REDUCE, "f32", "argmax", 2, {524288, 80}, 1, {1}, 0},
+    {"argmax_classes_f16", WORK_REDUCE, "f16", "argmax", 2, {524288, 80}, 1, {1}, 0},
 };
 const size_t bench_num_workloads = sizeof bench_workloads / sizeof bench_workloads[0];
 

@@ -49,6 +49,8 @@ WORKLOADS = [
     ("argmax_padded_rows", "argmax", np.float32, (8192, 8000), 1),
     ("argmax_i64_rows", "argmax", np.int64, (4096, 4096), 1),
     ("argmax_u16_cols", "argmax", np.uint16, (8192, 8192), 0),
+    ("argmax_classes_f32", "argmax", np.float32, (524288, 80), 1),
+    ("argmax_classes_f16", "argmax", np.float16, (524288, 80), 1),
 ]
 
 

@@ -34,11 +34,25 @@ bool ec_small_rows_matches(const dmlc_kdesc *k) {
   return true;
 }
 
+/* Whether f16 rows are compared as i16 keys (ec_f16_key, i8 indices,
+ * twice the rows a group) rather than widened to f32: without F16C
+ * (soft_half: the widening is integer work), with 64-byte vectors, and
+ * for rows over 16 elements. Alternated on a Zen 5, one thread, keys over
+ * widened as time: SSE4.2 (soft_half) [*,3..32] 0.29-0.46; AVX-512
+ * [*,3] 0.79-0.82, [*,4..32] 0.55-0.72, [*,2] a tie; AVX2 [*,24] and
+ * [*,32] 0.59-0.65, [*,21] a tie, [*,2..16] 1.0-1.37 (the 16-bit
+ * de-interleaving shuffles of 32-byte vectors cost more than the f32
+ * ones). */
+static bool small_keys(const emit_ctx *e) {
+  return e->k->read_dtype == DMLC_DTYPE_F16 &&
+         (e->soft_half || e->vector_bytes >= 64 || e->k->dims[1] > 16);
+}
+
 /* Rows per group: the compare type's vector lanes, fewer (a power of 2,
  * at least 4) when the group would load more than SMALL_MAX_ELEMS. */
 static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
   const dmlc_dtype dt = e->k->read_dtype;
-  const uint32_t cmp = dt == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(dt);
+  const uint32_t cmp = dt == DMLC_DTYPE_F16 && !small_keys(e) ? 4 : dmlc_dtype_size(dt);
   uint32_t g = e->vector_bytes / cmp;
   while (g > 4 && g * len > SMALL_MAX_ELEMS)
     g /= 2;
@@ -114,7 +128,9 @@ static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint3
  * a false dependency across iterations). */
 static LLVMTypeRef index_type(emit_ctx *e) {
   const dmlc_dtype dt = e->k->read_dtype;
-  return dt != DMLC_DTYPE_F16 && dmlc_dtype_size(dt) <= 2 ? LLVMInt8TypeInContext(e->c) : e->i32;
+  return (dt != DMLC_DTYPE_F16 || small_keys(e)) && dmlc_dtype_size(dt) <= 2
+             ? LLVMInt8TypeInContext(e->c)
+             : e->i32;
 }
 
 _Static_assert(SMALL_MAX_LEN <= 127, "a row's index fits an i8");
@@ -128,7 +144,11 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g
   LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
   LLVMValueRef row = ec_mul(e, gi, g);
   /* f16 widened as loaded: one conversion of contiguous elements */
-  LLVMValueRef wide = ec_load_read_cmp(e, ec_mul(e, row, len), g * len);
+  LLVMValueRef wide =
+      small_keys(e)
+          ? ec_f16_key(e, ec_load(e, DMLC_DTYPE_F16, e->read, ec_mul(e, row, len), g * len),
+                       g * len)
+          : ec_load_read_cmp(e, ec_mul(e, row, len), g * len);
   LLVMValueRef best = NULL, idx = LLVMConstNull(it);
   for (uint32_t c = 0; c < len; c++) {
     LLVMValueRef mask[64];

@@ -1700,11 +1700,34 @@ START_TEST(test_small_rows) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     ck_assert_msg(ec_small_rows_matches(&k), "length %u does not take the short-rows path",
                   lens[s]);
-    check_reductions(k, dt);
+    /* f16 as i16 keys (64-byte vectors, rows over 16, or soft_half): raw
+     * bit patterns too (NaNs of both signs, +-0) */
+    const data_mode modes[] = {DATA_RANDOM,  DATA_TIES,        DATA_SPECIALS,
+                               DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
+    const int nmodes = dt == DMLC_DTYPE_F16 ? 6 : NUM_DEFAULT_MODES;
+    check_reductions_modes(k, dt, modes, nmodes);
     if (dt == DMLC_DTYPE_F16) { /* f16 widened in integer operations (no F16C) */
       soft_half = true;
-      check_reductions(k, dt);
+      check_reductions_modes(k, dt, modes, nmodes);
       soft_half = false;
+    }
+  }
+  if (dt == DMLC_DTYPE_F16) {
+    /* keys take groups of 32 rows of 3 at 64-byte vectors (widened: 16),
+     * a task 64 groups; at 32-byte vectors (widened) 8 */
+    const uint32_t dims[2] = {10000, 3};
+    for (int w = 0; w < 2; w++) {
+      vec_bytes = w ? 32 : 64;
+      dmlc_kdesc k = kd_make(2, dims, 2);
+      kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+      kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      jitted j;
+      compile(&k, &j, NULL);
+      const uint64_t want = (10000 + 64 * (w ? 8 : 32) - 1) / (64 * (w ? 8 : 32));
+      ck_assert_msg(j.info.num_tasks == want,
+                    "f16 [10000,3] at %u-byte vectors: %llu tasks, not %llu", vec_bytes,
+                    (unsigned long long)j.info.num_tasks, (unsigned long long)want);
+      release(&j);
     }
   }
   vec_bytes = 32;
