@@ -90,6 +90,8 @@ const workload bench_workloads[] = {
     {"argmax_nchw64_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 64, 256, 256}, 1, {1}, 0},
     {"argmax_nhwc_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 1024, 3}, 1, {3}, 0},
     {"argmax_head", WORK_REDUCE, "f32", "argmax", 2, {4096, 1000}, 1, {1}, 0},
+    /* the same head over a batch read from DRAM (128 MiB) */
+    {"argmax_head_batch", WORK_REDUCE, "f32", "argmax", 2, {32768, 1000}, 1, {1}, 0},
     {"argmax_vocab_f32", WORK_REDUCE, "f32", "argmax", 2, {64, 128256}, 1, {1}, 0},
     {"argmax_vocab_f16", WORK_REDUCE, "f16", "argmax", 2, {64, 128256}, 1, {1}, 0},
     {"argmax_vocab8_f32", WORK_REDUCE, "f32", "argmax", 2, {8, 128256}, 1, {1}, 0},

@@ -1050,18 +1050,18 @@ static void expect_prefetch(dmlc_kdesc k, dmlc_dtype dt, dmlc_op op, uint64_t li
   stream_prefetch_max = UINT64_MAX;
 }
 
-/* Rows from DRAM (which otherwise prefetch nothing) with a pitch longer
- * than the row prefetch the gap up to the next row when it is no longer
- * than the row; a longer gap or none, nothing. Each kernel's answers are
- * checked too (the prefetches past the last row's end point outside the
- * buffers). */
+/* Rows from DRAM of 8 KiB or more (which otherwise prefetch nothing) with
+ * a pitch longer than the row prefetch the gap up to the next row when it
+ * is no longer than the row; a longer gap or none, nothing. Each kernel's
+ * answers are checked too (the prefetches past the last row's end point
+ * outside the buffers). */
 START_TEST(test_row_gap_touch) {
   static const struct {
     uint32_t len, pitch;
     bool want;
   } cases[] = {
-      {1000, 1000, false}, {1000, 1048, true},  {1000, 1049, true}, {1000, 2000, true},
-      {1000, 2001, false}, {1000, 4000, false}, {3, 5, true},
+      {5000, 5000, false},  {5000, 5048, true},   {5000, 5049, true}, {5000, 10000, true},
+      {5000, 10001, false}, {5000, 20000, false}, {3, 5, true},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {7, cases[c].len};
@@ -1071,6 +1071,42 @@ START_TEST(test_row_gap_touch) {
     snprintf(what, sizeof what, "rows of %u, pitch %u", cases[c].len, cases[c].pitch);
     expect_prefetch(k, c % 2 ? DMLC_DTYPE_F16 : DMLC_DTYPE_F32,
                     c % 3 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, 0, cases[c].want, what);
+  }
+}
+END_TEST
+
+/* Whole rows from DRAM under 8 KiB, packed or padded, prefetch the lines
+ * 4 KiB ahead of each row (emit_row.c's prefetch_ahead); rows of 8 KiB,
+ * rows from the caches, and rows in groups (no branch on the data: the
+ * hardware prefetcher keeps up) do not. Each kernel's answers are checked
+ * too (the last rows' prefetches point past the read). */
+START_TEST(test_row_ahead) {
+  static const struct {
+    uint32_t rows, len, pitch;
+    dmlc_dtype dt;
+    uint64_t limit; /* stream_prefetch_max_bytes: 0 from DRAM */
+    bool want;
+  } cases[] = {
+      {9, 1000, 1000, DMLC_DTYPE_F32, 0, true},           /* block rows */
+      {9, 640, 3000, DMLC_DTYPE_F32, 0, true},            /* padded, the gap too long to touch */
+      {9, 1000, 1000, DMLC_DTYPE_F16, 0, true},           /* two passes */
+      {5, 3000, 3000, DMLC_DTYPE_U8, 0, true},            /* bit blocks */
+      {9, 2048, 2048, DMLC_DTYPE_F32, 0, false},          /* 8 KiB */
+      {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, false}, /* from the caches (no stream
+                                                           * prefetch either: below) */
+      {40, 80, 80, DMLC_DTYPE_F32, 0, false},             /* groups */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {cases[c].rows, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    k.read_strides[0] = cases[c].pitch;
+    char what[64];
+    snprintf(what, sizeof what, "%s rows of %u, pitch %u", dmlc_dtype_name(cases[c].dt),
+             cases[c].len, cases[c].pitch);
+    row_prefetch_max = 1; /* no rows' stream prefetches from the caches */
+    expect_prefetch(k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, cases[c].limit,
+                    cases[c].want, what);
+    row_prefetch_max = 0;
   }
 }
 END_TEST
@@ -1160,10 +1196,11 @@ START_TEST(test_row_narrow_vectors) {
 END_TEST
 
 START_TEST(test_stream_prefetch_limit) {
-  /* [240, r2000] rows; [r8, 64, r1000] with rows padded to 1008 (packed,
+  /* [240, r2100] rows (8400 bytes: longer than those prefetch_ahead
+   * serves from DRAM); [r8, 64, r1000] with rows padded to 1008 (packed,
    * the column code would take it as a plane): blocks of points, each
    * point's next run 64512 elements on */
-  const uint32_t rows_dims[2] = {240, 2000}, merged_dims[3] = {8, 64, 1000};
+  const uint32_t rows_dims[2] = {240, 2100}, merged_dims[3] = {8, 64, 1000};
   dmlc_kdesc merged = kd_make(3, merged_dims, 5);
   merged.read_strides[1] = 1008;
   merged.read_strides[0] = 64 * 1008;
@@ -2215,6 +2252,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(prefetch, test_column_short_runs);
   tcase_add_test(prefetch, test_row_narrow_vectors);
   tcase_add_test(prefetch, test_row_gap_touch);
+  tcase_add_test(prefetch, test_row_ahead);
   tcase_add_loop_test(prefetch, test_column_last_group, 0, 4);
   suite_add_tcase(s, prefetch);
   return s;
