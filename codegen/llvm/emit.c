@@ -226,6 +226,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.m = module;
   e.k = k;
   e.vector_bytes = target && target->vector_bytes >= 16 ? target->vector_bytes : 16;
+  e.target_vector_bytes = e.vector_bytes;
   e.nt_min_bytes = target ? target->nontemporal_min_bytes : 0;
   e.split_min_bytes = target ? target->split_min_bytes : 0;
   e.row_narrow_bytes = target ? target->row_narrow_bytes : 0;

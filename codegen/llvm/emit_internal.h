@@ -17,13 +17,14 @@ typedef struct emit_ctx {
   LLVMBuilderRef entry_b; /* allocas and buffer pointers, in the entry block */
   const dmlc_kdesc *k;
   uint32_t vector_bytes;
-  uint64_t nt_min_bytes;       /* dmlc_llvm_target.nontemporal_min_bytes */
-  uint64_t split_min_bytes;    /* dmlc_llvm_target.split_min_bytes */
-  uint32_t row_narrow_bytes;   /* dmlc_llvm_target.row_narrow_bytes */
-  uint64_t l2_bytes;           /* dmlc_llvm_target.l2_bytes */
-  bool long_column_runs;       /* dmlc_llvm_target.long_column_runs */
-  bool short_row_blocks;       /* dmlc_llvm_target.short_row_blocks */
-  bool no_column_run_prefetch; /* dmlc_llvm_target.no_column_run_prefetch */
+  uint32_t target_vector_bytes; /* the target's, before a kernel narrows vector_bytes */
+  uint64_t nt_min_bytes;        /* dmlc_llvm_target.nontemporal_min_bytes */
+  uint64_t split_min_bytes;     /* dmlc_llvm_target.split_min_bytes */
+  uint32_t row_narrow_bytes;    /* dmlc_llvm_target.row_narrow_bytes */
+  uint64_t l2_bytes;            /* dmlc_llvm_target.l2_bytes */
+  bool long_column_runs;        /* dmlc_llvm_target.long_column_runs */
+  bool short_row_blocks;        /* dmlc_llvm_target.short_row_blocks */
+  bool no_column_run_prefetch;  /* dmlc_llvm_target.no_column_run_prefetch */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;

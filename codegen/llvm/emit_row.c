@@ -1105,12 +1105,20 @@ static bool group_keys(const emit_ctx *e) { return e->k->read_dtype == DMLC_DTYP
  * 0.36; but reads within four L2s (1-4 MB) of i16 [*,64..128] 1.6-2.0
  * (the two passes read 60-100 GB/s from L2), and 12 MB of f16 and u16
  * [*,400] 1.13-1.4. AVX2: f16 and u16 [*,40] 0.42-0.54, [*,100] 0.63-0.87,
- * [*,200] (12.5 vectors) 1.06-1.6; SSE4.2: [*,40] and [*,64] 0.35-0.6. */
+ * [*,200] (12.5 vectors) 1.06-1.6; SSE4.2: [*,40] and [*,64] 0.35-0.6.
+ * From DRAM on a target with 64-byte vectors (AVX-512's masks and 32
+ * registers; the rows narrowed to 32-byte vectors, ec_emit_row), up to
+ * twice as many vectors: beside the two passes' prefetch_ahead, f16
+ * [*,160] 0.54, [*,200] 0.63, [*,256] 0.70-0.80, [*,300] 0.88-0.96, i16
+ * [*,160] and [*,200] 0.51-0.56, but i16 [*,300] 1.03 and u16 [*,512]
+ * 1.07; under AVX2 f16 and u16 [*,200] 0.92-1.07 (so not there). */
 static bool group_bits(const emit_ctx *e, uint64_t len) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
-  if (dmlc_dtype_size(e->k->read_dtype) != 2 || len > GROUP_BITS_MAX_VECS * lanes ||
-      !two_pass(e, len))
+  if (dmlc_dtype_size(e->k->read_dtype) != 2 || !two_pass(e, len))
     return false;
+  if (len > GROUP_BITS_MAX_VECS * lanes)
+    return e->from_dram && e->target_vector_bytes >= 64 &&
+           len <= 2ull * GROUP_BITS_MAX_VECS * lanes;
   if (e->k->read_dtype == DMLC_DTYPE_F16 && len < 4ull * lanes)
     return true;
   return !e->l2_bytes || ec_read_bytes(e->k) > 4 * e->l2_bytes;

@@ -1779,21 +1779,26 @@ START_TEST(test_row_groups) {
   static const struct {
     uint32_t rows, len, vec;
     uint64_t l2; /* l2_bytes (0: unknown) */
+    bool dram;   /* from DRAM (stream_prefetch_max_bytes 0) */
   } cases[] = {
-      {37, 33, 32, 0},        /* four whole groups of 8 f32 rows, then 5 rows one at a time */
-      {16, 48, 64, 0},        /* one group of 16 (64-byte vectors) */
-      {19, 100, 16, 0},       /* groups of 4 */
-      {24, 300, 32, 0},       /* longer rows: four chains a row */
-      {9, 8, 16, 0},          /* rows of 8: short rows (emit_small.c), not groups */
-      {70, 40, 32, 0},        /* 8-bit values: groups of 32 rows, then 6 */
-      {40, 40, 64, 0},        /* 16-bit values: groups of 32 rows, then 8 */
-      {50, 100, 32, 0},       /* 16-bit rows of two-pass length: groups of 16 (L2 unknown) */
-      {40, 60, 32, 1 << 20},  /* a read in the L2: f16 under four vectors in groups, i16 not */
-      {21, 120, 32, 1 << 20}, /* the same, f16 of four vectors or more not either */
+      {37, 33, 32, 0, false},  /* four whole groups of 8 f32 rows, then 5 rows one at a time */
+      {16, 48, 64, 0, false},  /* one group of 16 (64-byte vectors) */
+      {19, 100, 16, 0, false}, /* groups of 4 */
+      {24, 300, 32, 0, false}, /* longer rows: four chains a row */
+      {9, 8, 16, 0, false},    /* rows of 8: short rows (emit_small.c), not groups */
+      {70, 40, 32, 0, false},  /* 8-bit values: groups of 32 rows, then 6 */
+      {40, 40, 64, 0, false},  /* 16-bit values: groups of 32 rows, then 8 */
+      {50, 100, 32, 0, false}, /* 16-bit rows of two-pass length: groups of 16 (L2 unknown) */
+      /* a read in the L2: f16 under four vectors in groups, i16 not */
+      {40, 60, 32, 1 << 20, false},
+      {21, 120, 32, 1 << 20, false}, /* the same, f16 of four vectors or more not either */
+      {40, 300, 64, 1 << 20, true},  /* from DRAM with 64-byte vectors: up to 16 vectors */
+      {40, 520, 64, 1 << 20, true},  /* past ROW_GROUP_MAX_LEN: not */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     vec_bytes = cases[c].vec;
     l2_bytes = cases[c].l2;
+    stream_prefetch_max = cases[c].dram ? 0 : UINT64_MAX;
     const uint32_t rows = cases[c].rows, len = cases[c].len, vec = cases[c].vec;
     const uint32_t dims[2] = {rows, len};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -1805,13 +1810,16 @@ START_TEST(test_row_groups) {
     const bool bytes = size == 1;
     /* 16-bit rows: in groups under two vectors (one pass), and up to 8
      * vectors (two-pass lengths) where the L2 is unknown or (f16 under
-     * four vectors) always; else a task a row */
+     * four vectors) always, or up to 16 from DRAM with 64-byte vectors;
+     * else a task a row. No group is longer than 512. */
     const bool wide16 =
         size == 2 && len >= lanes && rows >= lanes &&
         (len < 2 * lanes ||
-         (len <= 8 * lanes && (!cases[c].l2 || (dt == DMLC_DTYPE_F16 && len < 4 * lanes))));
-    const bool grouped = dt == DMLC_DTYPE_F32 || (bytes && vec == 32 && len < 64) || wide16;
-    if (len > 32 && (grouped || size == 2)) {
+         (len <= 8 * lanes && (!cases[c].l2 || (dt == DMLC_DTYPE_F16 && len < 4 * lanes))) ||
+         (cases[c].dram && vec >= 64 && len <= 16 * lanes));
+    const bool grouped =
+        len <= 512 && (dt == DMLC_DTYPE_F32 || (bytes && vec == 32 && len < 64) || wide16);
+    if (len > 32 && (grouped || size == 2 || dt == DMLC_DTYPE_F32)) {
       jitted j;
       compile(&k, &j, NULL);
       const uint64_t want = grouped ? (rows + lanes - 1) / lanes : rows;
@@ -1828,6 +1836,7 @@ START_TEST(test_row_groups) {
   }
   vec_bytes = 32;
   l2_bytes = 0;
+  stream_prefetch_max = UINT64_MAX;
 }
 END_TEST
 
