@@ -1337,13 +1337,21 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
    *   element (750 instructions a row of 40). Narrower, they take the
    *   two-pass path on their bits: f16 [40000,40] in the caches 4.1-5.6 ms
    *   -> 0.1-0.3 ms.
+   * - 8-bit rows under two of the wide vectors: under 64 lanes (rows of 33
+   *   to 63: longer than the short rows' 32) a row went element by element,
+   *   and from 64 to 127 one vector a row. Narrower they take the row groups
+   *   or two passes: in the caches (Zen 5, two threads, 4 MB) u8 [*,33..63]
+   *   0.06-0.14 of the time (1.7-2.2 GB/s before), [*,64..127] 0.17-0.36,
+   *   i8 [*,40] 0.11, [*,100] 0.20-0.22; from 128 the two passes at 64 lanes
+   *   were as fast (u8 [*,128..400] 0.87-1.1).
    * Column and merged kernels read many streams at once and keep the
    * widest vectors (32 bytes: 1.00-1.05 of the time). */
   const uint64_t row_bytes =
       (uint64_t)e->k->dims[e->k->rank - 1] * dmlc_dtype_size(e->k->read_dtype);
   if (e->row_narrow_bytes && e->vector_bytes > e->row_narrow_bytes &&
       (e->from_dram || (e->k->read_dtype == DMLC_DTYPE_F32 && row_bytes < ROW_NARROW_F32_BYTES) ||
-       (e->k->read_dtype == DMLC_DTYPE_F16 && row_bytes < 2ull * e->vector_bytes)))
+       ((e->k->read_dtype == DMLC_DTYPE_F16 || dmlc_dtype_size(e->k->read_dtype) == 1) &&
+        row_bytes < 2ull * e->vector_bytes)))
     e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);

@@ -1166,6 +1166,11 @@ START_TEST(test_row_narrow_vectors) {
       /* f16 rows under two wide vectors: not converted and compared as
        * halves (element by element), but on their bits, narrower */
       {DMLC_DTYPE_F16, 40, 32, UINT64_MAX, "<32 x half>", "<16 x i16>", true},
+      /* 8-bit rows under two wide vectors: vector code at 32 lanes, not a
+       * scalar loop (rows under 64) or one vector of 64 lanes a row */
+      {DMLC_DTYPE_U8, 40, 32, UINT64_MAX, "<64 x i8>", "<32 x i8>", true},
+      {DMLC_DTYPE_I8, 100, 32, UINT64_MAX, "<64 x i8>", "<32 x i8>", true},
+      {DMLC_DTYPE_U8, 200, 32, UINT64_MAX, "<64 x i8>", "<32 x i8>", false},
   };
   vec_bytes = 64;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
