@@ -151,8 +151,6 @@ static LLVMValueRef saw_nan(column *c) {
   return LLVMBuildICmp(e->b, LLVMIntSGT, top, LLVMConstInt(LLVMTypeOf(top), inf, false), "nan");
 }
 
-static LLVMValueRef ordered_take(emit_ctx *e, LLVMValueRef x, LLVMValueRef v);
-
 /* A fast pass over floats (fast_floats): the rows xs[0..n) (vectors of
  * c->lanes) added pairwise into the running sum in c->nan_mag; xs is
  * clobbered. One ADDPS a row, off the select chain; a running maximum of
@@ -297,7 +295,7 @@ static void merge_next(column *c, LLVMValueRef *v, LLVMValueRef *vi, LLVMValueRe
   emit_ctx *e = c->e;
   LLVMValueRef take;
   if (fast_float_row(c, lanes)) {
-    take = ordered_take(e, x, *v);
+    take = ec_take_ordered(e, x, *v);
     *v = LLVMBuildSelect(e->b, take, x, *v, "");
   } else if (c->unsigned_extreme) {
     /* the row taken where the extreme moved: PMAXUW and PCMPEQW, where
@@ -698,17 +696,6 @@ typedef struct direct_arg {
   bool nt[DMLC_KDESC_MAX_OUTPUTS];            /* vectors by non-temporal stores */
 } direct_arg;
 
-/* The fast pass's take (direct_body): x over v by an ordered compare, one
- * mask compare on the chain. It is ec_take_next's answer when neither is
- * NaN. */
-static LLVMValueRef ordered_take(emit_ctx *e, LLVMValueRef x, LLVMValueRef v) {
-  const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
-  const bool first = e->k->direction == DMLC_DIRECTION_INCREASING;
-  const LLVMRealPredicate p =
-      mx ? (first ? LLVMRealOGT : LLVMRealOGE) : (first ? LLVMRealOLT : LLVMRealOLE);
-  return LLVMBuildFCmp(e->b, p, x, v, "take");
-}
-
 /* The magnitude bits of a vector x of c->ct floats (its bits, sign cleared). */
 static LLVMValueRef magnitude_bits(column *c, LLVMValueRef x) {
   emit_ctx *e = c->e;
@@ -737,7 +724,7 @@ static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
     LLVMValueRef x = load_cmp(c, ec_add(e, col, ec_i64(e, q * rs)), lanes);
     if (fast)
       keep_magnitude(c, magnitude_bits(c, x));
-    LLVMValueRef take = fast ? ordered_take(e, x, v) : ec_take_next(e, x, v);
+    LLVMValueRef take = fast ? ec_take_ordered(e, x, v) : ec_take_next(e, x, v);
     v = LLVMBuildSelect(e->b, take, x, v, "");
     vi = LLVMBuildSelect(e->b, take, ec_splat(e, LLVMConstInt(dt, q, false), lanes), vi, "");
   }

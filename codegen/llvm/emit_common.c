@@ -340,6 +340,13 @@ LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best) {
   return LLVMBuildICmp(e->b, p, x, best, "take");
 }
 
+LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v) {
+  const bool first = e->k->direction == DMLC_DIRECTION_INCREASING;
+  const LLVMRealPredicate p =
+      is_argmax(e) ? (first ? LLVMRealOGT : LLVMRealOGE) : (first ? LLVMRealOLT : LLVMRealOLE);
+  return LLVMBuildFCmp(e->b, p, x, v, "take");
+}
+
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi) {
   LLVMValueRef eq;

@@ -133,6 +133,9 @@ void ec_if_end(emit_ctx *e, ec_if *f);
  * i16 keys for f16: emit_column's f16_key) ---- */
 /* x comes after best in index order: true where x replaces best. */
 LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best);
+/* ec_take_next for floats by one ordered compare: exact when neither x
+ * nor v is NaN (a fast pass that checks for NaN apart). */
+LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v);
 /* Two candidates with any indices (unsigned ai, bi): true where b wins. */
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi);

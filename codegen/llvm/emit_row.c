@@ -324,11 +324,17 @@ static LLVMValueRef row_load(emit_ctx *e, LLVMValueRef off, uint32_t lanes, bool
   return ec_load_read_cmp(e, off, lanes);
 }
 
+/* The sum of floats in var (a NaN stays NaN: the fast pass's check). */
+static void add_sum(emit_ctx *e, LLVMValueRef var, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMBuildStore(e->b, LLVMBuildFAdd(e->b, LLVMBuildLoad2(e->b, t, var, ""), x, ""), var);
+}
+
 /* The vector part of a one-pass row at least lanes long: each lane's best
  * (value, position) over the row, in one vector of each (position as i32;
  * the row's result is their merge across lanes). */
 static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll, bool keys,
-                      LLVMValueRef *out_val, LLVMValueRef *out_idx) {
+                      LLVMValueRef nan_sum, LLVMValueRef *out_val, LLVMValueRef *out_idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
@@ -337,7 +343,10 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   for (uint32_t u = 0; u < unroll; u++) {
     acc[u] = ec_var(e, vt, "acc");
     acc_idx[u] = ec_var(e, it, "acc_idx");
-    LLVMBuildStore(e->b, row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys), acc[u]);
+    LLVMValueRef x0 = row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys);
+    if (nan_sum)
+      add_sum(e, nan_sum, x0);
+    LLVMBuildStore(e->b, x0, acc[u]);
     LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
   }
   /* acc_idx holds the position of the iteration's first element: one
@@ -352,7 +361,9 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
     LLVMValueRef x = row_load(e, ec_add(e, off, pos), lanes, keys);
     LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
-    LLVMValueRef take = ec_take_next(e, x, a);
+    if (nan_sum)
+      add_sum(e, nan_sum, x);
+    LLVMValueRef take = nan_sum ? ec_take_ordered(e, x, a) : ec_take_next(e, x, a);
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
@@ -376,6 +387,8 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
     LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys);
+    if (nan_sum)
+      add_sum(e, nan_sum, w);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
     ec_merge_pair(e, &v[t], &vi[t], w, wi);
   }
@@ -393,7 +406,7 @@ static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   uint64_t tail = 1;
   if (len >= lanes) {
     LLVMValueRef v, vi, sv, si;
-    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), false, &v, &vi);
+    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), false, NULL, &v, &vi);
     ec_merge_lanes(e, v, vi, lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
     LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
@@ -1161,6 +1174,21 @@ static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t 
   store_results(e, o, idx, true);
 }
 
+/* The group of g rows from row r0: each row's lanes (row_lanes) into
+ * vals[q], idxs[q]; by ordered compares, every value added to nan_sum,
+ * when nan_sum. */
+static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, uint32_t unroll,
+                       bool keys, LLVMValueRef nan_sum, LLVMValueRef vals, LLVMValueRef idxs) {
+  ec_loop lq;
+  LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
+  LLVMValueRef v, vi;
+  row_lanes(e, row_base(e, e->k->read_strides, ec_add(e, r0, q)), len, unroll, keys, nan_sum, &v,
+            &vi);
+  LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, LLVMTypeOf(v), vals, &q, 1, ""));
+  LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, LLVMTypeOf(vi), idxs, &q, 1, ""));
+  ec_loop_end(e, &lq);
+}
+
 /* A task is a group of G rows; the last task also the rows after the last
  * whole group, one at a time. */
 static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
@@ -1175,6 +1203,12 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   if (len < 16ull * g && unroll > 2)
     unroll = 2;
   const bool keys = group_keys(e);
+  /* f32 first by ordered compares, every value added to a sum (one mask
+   * compare on each accumulator's chain, not two); a group whose sum is
+   * NaN (it saw a NaN, or infinities of both signs) is taken again by
+   * the exact rule. From DRAM f32 [*,80] 0.85-0.96 of the time, [*,48]
+   * 0.95-0.97, [*,200] 0.95; in the L3 [*,80] 0.81-0.95. */
+  const bool fast = k->read_dtype == DMLC_DTYPE_F32;
   LLVMTypeRef vt = LLVMVectorType(keys ? e->i16 : ec_cmp_type(e, k->read_dtype), g);
   LLVMTypeRef it = LLVMVectorType(e->i32, g);
   LLVMValueRef begin, end;
@@ -1186,13 +1220,20 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {
-    ec_loop lq;
-    LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
-    LLVMValueRef v, vi;
-    row_lanes(e, row_base(e, k->read_strides, ec_add(e, r0, q)), len, unroll, keys, &v, &vi);
-    LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, vt, vals, &q, 1, ""));
-    LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, it, idxs, &q, 1, ""));
-    ec_loop_end(e, &lq);
+    LLVMValueRef nan_sum = NULL;
+    if (fast) {
+      nan_sum = ec_var(e, vt, "nan_sum");
+      LLVMBuildStore(e->b, LLVMConstNull(vt), nan_sum);
+    }
+    group_rows(e, r0, g, len, unroll, keys, nan_sum, vals, idxs);
+    if (fast) {
+      LLVMValueRef sum = LLVMBuildLoad2(e->b, vt, nan_sum, "");
+      ec_if again;
+      ec_if_begin(e, &again, ec_any_lane(e, LLVMBuildFCmp(e->b, LLVMRealUNO, sum, sum, "")));
+      group_rows(e, r0, g, len, unroll, keys, NULL, vals, idxs);
+      ec_if_else(e, &again);
+      ec_if_end(e, &again);
+    }
     LLVMValueRef gv[ROW_GROUP_MAX_LANES], gi[ROW_GROUP_MAX_LANES];
     for (uint32_t r = 0; r < g; r++) {
       LLVMValueRef at = ec_i64(e, r);
@@ -1207,7 +1248,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
     LLVMValueRef zero = ec_i64(e, 0);
     LLVMBuildStore(e->b, gi[0], LLVMBuildGEP2(e->b, it, idxs, &zero, 1, ""));
     ec_loop lo;
-    q = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, g), 1);
+    LLVMValueRef q = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, g), 1);
     LLVMValueRef at = LLVMBuildGEP2(e->b, e->i32, idxs, &q, 1, "");
     row_outputs(e, ec_add(e, r0, q),
                 LLVMBuildZExt(e->b, LLVMBuildLoad2(e->b, e->i32, at, ""), e->i64, ""), len);
