@@ -218,6 +218,10 @@ LLVMValueRef ec_f16_key(emit_ctx *e, LLVMValueRef v, uint32_t lanes) {
   return LLVMBuildSelect(e->b, nan, ec_splat(e, LLVMConstInt(e->i16, nan_key, 0), lanes), k, "key");
 }
 
+LLVMValueRef ec_load_read_key(emit_ctx *e, LLVMValueRef off, uint32_t lanes) {
+  return ec_f16_key(e, ec_load(e, DMLC_DTYPE_F16, e->read, off, lanes), lanes);
+}
+
 LLVMValueRef ec_load_read_cmp(emit_ctx *e, LLVMValueRef off, uint32_t lanes) {
   const dmlc_dtype dt = e->k->read_dtype;
   LLVMValueRef v = ec_load(e, dt, e->read, off, lanes);

@@ -103,6 +103,8 @@ LLVMValueRef ec_f16_key(emit_ctx *e, LLVMValueRef v, uint32_t lanes);
 /* The same without the NaN rule (a NaN's key is its bits' two's
  * complement); *mag gets the magnitude bits (sign cleared). */
 LLVMValueRef ec_f16_twos(emit_ctx *e, LLVMValueRef v, uint32_t lanes, LLVMValueRef *mag);
+/* lanes f16 elements of the read at off as ec_f16_key's keys. */
+LLVMValueRef ec_load_read_key(emit_ctx *e, LLVMValueRef off, uint32_t lanes);
 /* The coordinates (i64) of the row-major position t over the dims in list:
  * coords[i] along list[i]. */
 void ec_coords(emit_ctx *e, const uint32_t *list, uint32_t n, LLVMValueRef t, LLVMValueRef *coords);
@@ -130,7 +132,7 @@ void ec_if_else(emit_ctx *e, ec_if *f);
 void ec_if_end(emit_ctx *e, ec_if *f);
 
 /* ---- the argmax / argmin order (scalars or vectors of ec_cmp_type, or of
- * i16 keys for f16: emit_column's f16_key) ---- */
+ * i16 keys for f16: ec_f16_key) ---- */
 /* x comes after best in index order: true where x replaces best. */
 LLVMValueRef ec_take_next(emit_ctx *e, LLVMValueRef x, LLVMValueRef best);
 /* ec_take_next for floats by one ordered compare: exact when neither x
@@ -139,10 +141,10 @@ LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v);
 /* Two candidates with any indices (unsigned ai, bi): true where b wins. */
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi);
-/* Merges n candidates (val[u], idx[u]) pairwise as a tree into val[0],
- * idx[0] (the merge is by value, then index: the order does not matter). */
 /* (*a, *ai) becomes the better of itself and (b, bi) by value, then index. */
 void ec_merge_pair(emit_ctx *e, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b, LLVMValueRef bi);
+/* Merges n candidates (val[u], idx[u]) pairwise as a tree into val[0],
+ * idx[0] (the merge is by value, then index: the order does not matter). */
 void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n);
 /* Reduces a vector of candidates (val, idx) to lane 0; returns scalars. */
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,

@@ -324,7 +324,7 @@ static uint32_t one_pass_unroll(const emit_ctx *e, uint32_t lanes, uint64_t len)
 static LLVMValueRef row_load(emit_ctx *e, LLVMValueRef off, uint32_t lanes, bool keys,
                              LLVMValueRef nan) {
   if (keys && !nan)
-    return ec_f16_key(e, ec_load(e, DMLC_DTYPE_F16, e->read, off, lanes), lanes);
+    return ec_load_read_key(e, off, lanes);
   if (keys) {
     LLVMValueRef mag;
     LLVMValueRef k = ec_f16_twos(e, ec_load(e, DMLC_DTYPE_F16, e->read, off, lanes), lanes, &mag);
@@ -353,7 +353,7 @@ static LLVMValueRef saw_nan(emit_ctx *e, LLVMValueRef nan, bool keys) {
  * (value, position) over the row, in one vector of each (position as i32;
  * the row's result is their merge across lanes). */
 static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll, bool keys,
-                      LLVMValueRef nan_sum, LLVMValueRef *out_val, LLVMValueRef *out_idx) {
+                      LLVMValueRef nan, LLVMValueRef *out_val, LLVMValueRef *out_idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
@@ -362,7 +362,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   for (uint32_t u = 0; u < unroll; u++) {
     acc[u] = ec_var(e, vt, "acc");
     acc_idx[u] = ec_var(e, it, "acc_idx");
-    LLVMBuildStore(e->b, row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys, nan_sum),
+    LLVMBuildStore(e->b, row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys, nan),
                    acc[u]);
     LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
   }
@@ -376,9 +376,9 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
   for (uint32_t u = 0; u < unroll; u++) {
     LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
-    LLVMValueRef x = row_load(e, ec_add(e, off, pos), lanes, keys, nan_sum);
+    LLVMValueRef x = row_load(e, ec_add(e, off, pos), lanes, keys, nan);
     LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
-    LLVMValueRef take = nan_sum && !keys ? ec_take_ordered(e, x, a) : ec_take_next(e, x, a);
+    LLVMValueRef take = nan && !keys ? ec_take_ordered(e, x, a) : ec_take_next(e, x, a);
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
@@ -401,7 +401,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   uint32_t t = 0;
   for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
-    LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, nan_sum);
+    LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, nan);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
     ec_merge_pair(e, &v[t], &vi[t], w, wi);
   }
@@ -1048,15 +1048,13 @@ static uint64_t row_gap_bytes(const emit_ctx *e, uint64_t len) {
  * or 32 KiB ahead, 4-8 KiB was the fastest, and into L1 (prefetcht0) than
  * L2. Rows in the caches took 1.16-1.58 of the time with it, and the row
  * groups (no branch on the data) 1.0-1.27, so neither has it. */
-static void prefetch_ahead(emit_ctx *e, LLVMValueRef off, uint64_t rows) {
+static void prefetch_ahead(emit_ctx *e, LLVMValueRef off) {
   const dmlc_kdesc *k = e->k;
-  const uint64_t size = dmlc_dtype_size(k->read_dtype);
-  const uint64_t row_bytes = k->dims[k->rank - 1] * size;
+  const uint64_t row_bytes = k->dims[k->rank - 1] * dmlc_dtype_size(k->read_dtype);
   if (!e->from_dram || !e->prefetch_bytes || k->rank != 2 || row_bytes >= ROW_AHEAD_MAX_BYTES)
     return;
-  const uint64_t span = (rows - 1) * k->read_strides[0] * size + row_bytes;
   ec_loop l;
-  LLVMValueRef line = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, (span + 63) / 64), 1);
+  LLVMValueRef line = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, (row_bytes + 63) / 64), 1);
   ec_prefetch_read_at(e, off, ec_add(e, ec_mul(e, line, 64), ec_i64(e, ROW_AHEAD_BYTES)), true);
   ec_loop_end(e, &l);
 }
@@ -1071,7 +1069,7 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMValueRef val, idx, base = row_base(e, k->read_strides, o);
   const uint64_t gap = row_gap_bytes(e, len);
   if (!gap) /* (the gap's lines are prefetched below) */
-    prefetch_ahead(e, base, 1);
+    prefetch_ahead(e, base);
   ec_reduce_row(e, base, len, &val, &idx);
   if (gap) {
     /* every line from the row's end to the next row's first (prefetched,
@@ -1188,14 +1186,13 @@ static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t 
 }
 
 /* The group of g rows from row r0: each row's lanes (row_lanes) into
- * vals[q], idxs[q]; a fast pass when nan_sum (row_load). */
+ * vals[q], idxs[q]; a fast pass when nan (row_load). */
 static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, uint32_t unroll,
-                       bool keys, LLVMValueRef nan_sum, LLVMValueRef vals, LLVMValueRef idxs) {
+                       bool keys, LLVMValueRef nan, LLVMValueRef vals, LLVMValueRef idxs) {
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
   LLVMValueRef v, vi;
-  row_lanes(e, row_base(e, e->k->read_strides, ec_add(e, r0, q)), len, unroll, keys, nan_sum, &v,
-            &vi);
+  row_lanes(e, row_base(e, e->k->read_strides, ec_add(e, r0, q)), len, unroll, keys, nan, &v, &vi);
   LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, LLVMTypeOf(v), vals, &q, 1, ""));
   LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, LLVMTypeOf(vi), idxs, &q, 1, ""));
   ec_loop_end(e, &lq);
@@ -1234,15 +1231,15 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {
-    LLVMValueRef nan_sum = NULL;
+    LLVMValueRef nan = NULL;
     if (fast) {
-      nan_sum = ec_var(e, vt, "nan_sum");
-      LLVMBuildStore(e->b, LLVMConstNull(vt), nan_sum);
+      nan = ec_var(e, vt, "nan");
+      LLVMBuildStore(e->b, LLVMConstNull(vt), nan);
     }
-    group_rows(e, r0, g, len, unroll, keys, nan_sum, vals, idxs);
+    group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs);
     if (fast) {
       ec_if again;
-      ec_if_begin(e, &again, saw_nan(e, nan_sum, keys));
+      ec_if_begin(e, &again, saw_nan(e, nan, keys));
       group_rows(e, r0, g, len, unroll, keys, NULL, vals, idxs);
       ec_if_else(e, &again);
       ec_if_end(e, &again);

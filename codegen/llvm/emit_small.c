@@ -144,11 +144,8 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g
   LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
   LLVMValueRef row = ec_mul(e, gi, g);
   /* f16 widened as loaded: one conversion of contiguous elements */
-  LLVMValueRef wide =
-      small_keys(e)
-          ? ec_f16_key(e, ec_load(e, DMLC_DTYPE_F16, e->read, ec_mul(e, row, len), g * len),
-                       g * len)
-          : ec_load_read_cmp(e, ec_mul(e, row, len), g * len);
+  LLVMValueRef wide = small_keys(e) ? ec_load_read_key(e, ec_mul(e, row, len), g * len)
+                                    : ec_load_read_cmp(e, ec_mul(e, row, len), g * len);
   LLVMValueRef best = NULL, idx = LLVMConstNull(it);
   for (uint32_t c = 0; c < len; c++) {
     LLVMValueRef mask[64];
