@@ -638,6 +638,17 @@ static void check_reductions(dmlc_kdesc k, dmlc_dtype dt) {
   check_reductions_modes(k, dt, default_modes, NUM_DEFAULT_MODES);
 }
 
+/* check_reductions, and for f16 (compared as i16 keys on some paths) raw
+ * bit patterns too: NaNs of both signs, +-0, subnormals. */
+static void check_reductions_keys(dmlc_kdesc k, dmlc_dtype dt) {
+  static const data_mode modes[] = {DATA_RANDOM,  DATA_TIES,        DATA_SPECIALS,
+                                    DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
+  _Static_assert(sizeof modes / sizeof modes[0] == NUM_DEFAULT_MODES + 1,
+                 "the default modes and DATA_F16_BITS");
+  check_reductions_modes(k, dt, modes,
+                         dt == DMLC_DTYPE_F16 ? NUM_DEFAULT_MODES + 1 : NUM_DEFAULT_MODES);
+}
+
 /* ---- rows ---- */
 
 START_TEST(test_row_1d) {
@@ -1742,15 +1753,11 @@ START_TEST(test_small_rows) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     ck_assert_msg(ec_small_rows_matches(&k), "length %u does not take the short-rows path",
                   lens[s]);
-    /* f16 as i16 keys (64-byte vectors, rows over 16, or soft_half): raw
-     * bit patterns too (NaNs of both signs, +-0) */
-    const data_mode modes[] = {DATA_RANDOM,  DATA_TIES,        DATA_SPECIALS,
-                               DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
-    const int nmodes = dt == DMLC_DTYPE_F16 ? 6 : NUM_DEFAULT_MODES;
-    check_reductions_modes(k, dt, modes, nmodes);
+    /* f16 as i16 keys: 64-byte vectors, rows over 16, or soft_half */
+    check_reductions_keys(k, dt);
     if (dt == DMLC_DTYPE_F16) { /* f16 widened in integer operations (no F16C) */
       soft_half = true;
-      check_reductions_modes(k, dt, modes, nmodes);
+      check_reductions_keys(k, dt);
       soft_half = false;
     }
   }
@@ -1834,10 +1841,7 @@ START_TEST(test_row_groups) {
                     (unsigned long long)j.info.num_tasks, (unsigned long long)want);
       release(&j);
     }
-    /* f16 as keys: raw bit patterns too (NaNs of both signs, +-0) */
-    const data_mode modes[] = {DATA_RANDOM,  DATA_TIES,        DATA_SPECIALS,
-                               DATA_ALL_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
-    check_reductions_modes(k, dt, modes, dt == DMLC_DTYPE_F16 ? 6 : NUM_DEFAULT_MODES);
+    check_reductions_keys(k, dt); /* f16 as keys */
   }
   vec_bytes = 32;
   l2_bytes = 0;
