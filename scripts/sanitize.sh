@@ -26,14 +26,14 @@ cmake --build "$build" -j"$(nproc)" >/dev/null
 # kernels and the emitter's code are the same, the reference's work on
 # the data was most of its 15 minutes under ASan.
 export CK_TIMEOUT_MULTIPLIER=10 UBSAN_OPTIONS=print_stacktrace=1 DMLC_TEST_SWEEP_CHUNKS=6
-# unit.test_llvm_emit also optimizes, compiles and runs one kernel in 3
+# unit.test_llvm_emit also optimizes, compiles and runs one kernel in 4
 # (DMLC_TEST_RUN_SHARE, picked by a hash of the kernel's description) and
 # only emits and verifies the others: the emitter, dmlc's code, runs under
 # the sanitizers on every kernel. LLVM's passes and code generation are
 # not dmlc's code and are not instrumented, but ASan's allocator serves
 # their allocations: they were most of the test's 28 minutes on a Zen 5
 # (21 at -O1). The plain run compiles and runs every kernel.
-export DMLC_TEST_DATA_MODES=2 DMLC_TEST_RUN_SHARE=3
+export DMLC_TEST_DATA_MODES=2 DMLC_TEST_RUN_SHARE=4
 # The Vulkan variants of the device suite (unit.test_device.windows, .split,
 # .vulkan_unmapped: the whole suite again with one Vulkan path forced) run
 # each half of the loop cases' iterations (DMLC_TEST_CASE_PART in

@@ -165,6 +165,52 @@ static LLVMValueRef bits_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
   return hit_mask(e, bits_at(e, b, pos), b->find, LLVMGetVectorSize(b->vt));
 }
 
+/* Whether search_row looks at every vector of a row of len elements:
+ * 8-bit rows of up to FLAT_SEARCH_MAX_VECS 32-byte vectors. The early
+ * exit's branch follows where the row's best is; for a best anywhere in
+ * the row (random bytes) it was mispredicted about once a row. Alternated
+ * on a Zen 3 (AVX2, two threads; new over old time), random bytes: u8
+ * [16384,80] 0.36, [16384,96] 0.29, i8 [8192,128] 0.26, u8 [8192,160]
+ * 0.42, [8192,192] 0.57, [8192,256] 0.52, from DRAM u8 [2097152,80] 0.46,
+ * [1048576,128] 0.61; bytes in [-4, 4] (the best in the first vector, the
+ * branch predicted): u8 [16384,80] 1.04-1.17, [16384,96] 1.0, i8
+ * [8192,128] 1.35, u8 [8192,160] 1.52, [8192,192] 1.35-1.8, [8192,256]
+ * 1.6-1.9, from DRAM 0.96-1.0. The slowest case (one flat search reads
+ * 19-25 GB/s either way, the early exit 6-13 with its best anywhere)
+ * decides. Not with 16-bit rows (from DRAM f16 [524288,160] 1.03 and 1.29
+ * with ties; the groups take the shorter ones), nor with 16-byte vectors
+ * (random bytes 0.46-0.82, ties 1.23-2.24), nor a first vector with an
+ * early exit before a flat rest (u8 [16384,80], random bytes 1.75-1.9: the
+ * first vector holds the best too often to predict). */
+enum { FLAT_SEARCH_MAX_VECS = 8 };
+static bool flat_search(const emit_ctx *e, uint64_t len) {
+  return dmlc_dtype_size(e->k->read_dtype) == 1 && e->target_vector_bytes == 32 &&
+         len <= FLAT_SEARCH_MAX_VECS * ec_vector_lanes(e, e->k->read_dtype);
+}
+
+/* search_row's flat form: every vector's hits, the first (last) vector
+ * with one chosen by selects from the far end; no branch. */
+static void search_row_flat(emit_ctx *e, const bits_hits *bh, uint64_t len, bool last,
+                            LLVMValueRef where) {
+  const uint32_t lanes = LLVMGetVectorSize(bh->vt);
+  LLVMValueRef w = NULL;
+  for (uint64_t q = (len + lanes - 1) / lanes; q-- > 0;) {
+    /* the q-th vector from the start (last: from the end); the one left
+     * over overlaps its neighbour */
+    const bool whole = q * lanes + lanes <= len;
+    const uint64_t at =
+        last ? (whole ? len - lanes - q * lanes : 0) : (whole ? q * lanes : len - lanes);
+    LLVMValueRef pos = ec_i64(e, at);
+    LLVMValueRef mask = hit_mask(e, bits_at(e, bh, pos), bh->find, lanes);
+    LLVMValueRef i = mask_index(e, pos, mask, lanes, last);
+    w = w ? LLVMBuildSelect(
+                e->b, LLVMBuildICmp(e->b, LLVMIntNE, mask, LLVMConstNull(LLVMTypeOf(mask)), ""), i,
+                w, "")
+          : i;
+  }
+  LLVMBuildStore(e->b, w, where);
+}
+
 /* Searches the whole row (bh's, len elements) for the first (last: from
  * the end) element that bh->find looks for, stores its position in where
  * and branches to done: full vectors, then the one vector left over, which
@@ -172,6 +218,11 @@ static LLVMValueRef bits_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
 static void search_row(emit_ctx *e, const bits_hits *bh, uint64_t len, bool last,
                        LLVMValueRef where, LLVMBasicBlockRef done) {
   const uint32_t lanes = LLVMGetVectorSize(bh->vt);
+  if (flat_search(e, len)) {
+    search_row_flat(e, bh, len, last, where);
+    LLVMBuildBr(e->b, done);
+    return;
+  }
   find_hit(e, ec_i64(e, last ? len - lanes : 0), len / lanes, lanes, last, bits_hit, bh, where,
            done);
   /* not found in the full vectors (len is not a multiple of lanes) */
@@ -349,6 +400,31 @@ static LLVMValueRef saw_nan(emit_ctx *e, LLVMValueRef nan, bool keys) {
   return ec_any_lane(e, LLVMBuildFCmp(e->b, LLVMRealUNO, v, v, ""));
 }
 
+/* The positions' type of row_lanes: the compare's width where it is 8 or
+ * 16 bits and holds every position of a row of len (unsigned: ec_take_merge
+ * compares positions so), i32 otherwise. The position vectors follow the
+ * compare's mask lane for lane: with i32 positions a 16-bit compare's mask
+ * was widened and two blends (four for 8-bit) kept the positions of each
+ * vector of values. Alternated on a Zen 3 (AVX2, one thread; row groups,
+ * new over old time): f16 [8192,80] 0.43, i16 [8192,40] 0.53, u16
+ * [4096,160] 0.44, f16 [524288,80] from DRAM 0.69-0.81 (two threads),
+ * u8 [16384,40] 0.33, i8 [16384,48] 0.32; SSE4.2 f16 [8192,80] 0.75, i16
+ * [8192,40] 0.61. */
+static LLVMTypeRef row_index_type(emit_ctx *e, bool keys, uint64_t len) {
+  LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
+  if (LLVMGetTypeKind(ct) != LLVMIntegerTypeKind)
+    return e->i32;
+  const unsigned w = LLVMGetIntTypeWidth(ct);
+  return (w == 8 || w == 16) && len <= (1ull << w) ? ct : e->i32;
+}
+
+static LLVMValueRef index_iota(LLVMTypeRef ix, uint32_t lanes) {
+  LLVMValueRef elems[EC_MAX_LANES];
+  for (uint32_t i = 0; i < lanes; i++)
+    elems[i] = LLVMConstInt(ix, i, false);
+  return LLVMConstVector(elems, lanes);
+}
+
 /* The vector part of a one-pass row at least lanes long: each lane's best
  * (value, position) over the row, in one vector of each (position as i32;
  * the row's result is their merge across lanes). */
@@ -357,7 +433,8 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
-  LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(e->i32, lanes);
+  LLVMTypeRef ix = row_index_type(e, keys, len);
+  LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(ix, lanes);
   LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL];
   for (uint32_t u = 0; u < unroll; u++) {
     acc[u] = ec_var(e, vt, "acc");
@@ -369,7 +446,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   /* acc_idx holds the position of the iteration's first element: one
    * vector add per iteration; lanes and accumulators are added after. */
   LLVMValueRef jvar = ec_var(e, it, "j");
-  LLVMBuildStore(e->b, ec_splat(e, ec_i32(e, step), lanes), jvar);
+  LLVMBuildStore(e->b, ec_splat(e, LLVMConstInt(ix, step, false), lanes), jvar);
   ec_loop l;
   LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
   LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
@@ -383,7 +460,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
     LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
   }
-  LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, ec_i32(e, step), lanes)), jvar);
+  LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, LLVMConstInt(ix, step, false), lanes)), jvar);
   ec_loop_end(e, &l);
   /* The accumulators with their absolute positions; then the rest: whole
    * vectors, then one that ends at the row's end (it overlaps elements
@@ -391,18 +468,18 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
    * accumulator; then the accumulators as a tree. The merge (by value,
    * then index) does not mind the order, and the tree's depth is the
    * log of what a serial merge's was. */
-  LLVMValueRef iota = ec_iota(e, lanes);
+  LLVMValueRef iota = index_iota(ix, lanes);
   LLVMValueRef v[ROW_MAX_UNROLL], vi[ROW_MAX_UNROLL];
   for (uint32_t u = 0; u < unroll; u++) {
     v[u] = LLVMBuildLoad2(e->b, vt, acc[u], "");
-    LLVMValueRef lane = ec_add(e, iota, ec_splat(e, ec_i32(e, u * lanes), lanes));
+    LLVMValueRef lane = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, u * lanes, false), lanes));
     vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
   }
   uint32_t t = 0;
   for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
     LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, nan);
-    LLVMValueRef wi = ec_add(e, iota, ec_splat(e, ec_i32(e, at), lanes));
+    LLVMValueRef wi = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, at, false), lanes));
     ec_merge_pair(e, &v[t], &vi[t], w, wi);
   }
   ec_merge_tree(e, v, vi, unroll);
@@ -1115,34 +1192,45 @@ enum { ROW_GROUP_MAX_LEN = 512, ROW_GROUP_MAX_LANES = 32, GROUP_BITS_MAX_VECS = 
 static bool group_keys(const emit_ctx *e) { return e->k->read_dtype == DMLC_DTYPE_F16; }
 
 /* 16-bit rows (f16, i16, u16) of len elements that the two-pass path
- * would take and the groups take instead: up to GROUP_BITS_MAX_VECS
- * vectors, f16 rows under four vectors always, the others (and longer
- * f16 rows) where the read is more than four L2s (or the L2 unknown).
- * The two-pass path ends each row with a search whose exit is a branch
- * on the data, and the rows' loads wait for it: from beyond the L2 it read
- * 9-15 GB/s on one thread, the groups (no branch on the data) 30-40.
- * Alternated on a Zen 5 (AVX-512), new over old time: f16 [*,40] and
- * [*,48] 0.25-0.34 from anywhere (narrowed to 16 lanes, the two passes'
- * per-row work dominates), f16 [*,64] in L2 0.81-0.86, [*,80] 0.84-1.0,
- * [*,128] 1.14 (so four vectors); 12 MB reads of f16 and u16 [*,100]
+ * would take and the groups take instead. The two-pass path ends each row
+ * with a search whose exit is a branch on the data, and the rows' loads
+ * wait for it: from beyond the L2 it read 9-15 GB/s on one thread of a
+ * Zen 5, the groups (no branch on the data) 30-40; on a Zen 3 it read
+ * 6-12 GB/s from the L2 as well.
+ *
+ * With 64-byte vectors (measured on a Zen 5, AVX-512): up to
+ * GROUP_BITS_MAX_VECS vectors, f16 rows under four vectors always, the
+ * others (and longer f16 rows) where the read is more than four L2s (or
+ * the L2 unknown); from DRAM up to twice as many vectors (the rows
+ * narrowed to 32-byte vectors, ec_emit_row). New over old time: f16
+ * [*,40] and [*,48] 0.25-0.34 from anywhere, f16 [*,64] in L2 0.81-0.86,
+ * [*,80] 0.84-1.0, [*,128] 1.14; 12 MB reads of f16 and u16 [*,100]
  * 0.39-0.51, [*,200] 0.53-0.90; from DRAM i16 [*,80] 0.37, f16 [*,100]
- * 0.36; but reads within four L2s (1-4 MB) of i16 [*,64..128] 1.6-2.0
- * (the two passes read 60-100 GB/s from L2), and 12 MB of f16 and u16
- * [*,400] 1.13-1.4. AVX2: f16 and u16 [*,40] 0.42-0.54, [*,100] 0.63-0.87,
- * [*,200] (12.5 vectors) 1.06-1.6; SSE4.2: [*,40] and [*,64] 0.35-0.6.
- * From DRAM on a target with 64-byte vectors (AVX-512's masks and 32
- * registers; the rows narrowed to 32-byte vectors, ec_emit_row), up to
- * twice as many vectors: beside the two passes' prefetch_ahead, f16
- * [*,160] 0.54, [*,200] 0.63, [*,256] 0.70-0.80, [*,300] 0.88-0.96, i16
- * [*,160] and [*,200] 0.51-0.56, but i16 [*,300] 1.03 and u16 [*,512]
- * 1.07; under AVX2 f16 and u16 [*,200] 0.92-1.07 (so not there). */
+ * 0.36, f16 [*,160] 0.54, [*,200] 0.63, [*,256] 0.70-0.80, [*,300]
+ * 0.88-0.96, i16 [*,160] and [*,200] 0.51-0.56; but reads within four L2s
+ * (1-4 MB) of i16 [*,64..128] 1.6-2.0 (the two passes read 60-100 GB/s
+ * from L2 there), 12 MB of f16 and u16 [*,400] 1.13-1.4, i16 [*,300] from
+ * DRAM 1.03.
+ *
+ * With narrower vectors (measured on a Zen 3, the groups with i16
+ * positions, row_index_type): any length in the caches, from DRAM up to
+ * GROUP_BITS_MAX_VECS 32-byte vectors or any number of 16-byte ones.
+ * AVX2, one thread: f16 [8192,80] 0.43, [8192,160] 0.52, [2048,512] 0.66,
+ * i16 [8192,80] 0.41, u16 [8192,64] 0.30, f16 [16384,400] (13 MB, two
+ * threads) 0.65; from DRAM (two threads) f16 [524288,80] 0.68-0.81, but
+ * [524288,256] 1.10 and u16 [524288,160] 1.12. SSE4.2, one thread: f16
+ * [8192,80] 0.31, u16 [4096,160] 0.87, f16 [2048,200] 0.79, i16
+ * [2048,400] 1.0, from DRAM f16 [524288,160] 0.80. 8-bit rows lost in
+ * groups (u8 [4096,256] 1.28, [4096,400] 3.2: i32 positions past 256);
+ * on 32-byte vectors their search is flat (flat_search). */
 static bool group_bits(const emit_ctx *e, uint64_t len) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   if (dmlc_dtype_size(e->k->read_dtype) != 2 || !two_pass(e, len))
     return false;
+  if (e->target_vector_bytes < 64)
+    return !e->from_dram || e->target_vector_bytes < 32 || len <= GROUP_BITS_MAX_VECS * lanes;
   if (len > GROUP_BITS_MAX_VECS * lanes)
-    return e->from_dram && e->target_vector_bytes >= 64 &&
-           len <= 2ull * GROUP_BITS_MAX_VECS * lanes;
+    return e->from_dram && len <= 2ull * GROUP_BITS_MAX_VECS * lanes;
   if (e->k->read_dtype == DMLC_DTYPE_F16 && len < 4ull * lanes)
     return true;
   return !e->l2_bytes || ec_read_bytes(e->k) > 4 * e->l2_bytes;
@@ -1221,7 +1309,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * 0.83-0.90); in the L3 f32 [*,80] 0.81-0.95, f16 [*,48] 0.86-1.0. */
   const bool fast = k->read_dtype == DMLC_DTYPE_F32 || keys;
   LLVMTypeRef vt = LLVMVectorType(keys ? e->i16 : ec_cmp_type(e, k->read_dtype), g);
-  LLVMTypeRef it = LLVMVectorType(e->i32, g);
+  LLVMTypeRef ix = row_index_type(e, keys, len), it = LLVMVectorType(ix, g);
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
   LLVMValueRef vals = ec_array(e, vt, g, 64), idxs = ec_array(e, it, g, 64);
@@ -1259,9 +1347,9 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
     LLVMBuildStore(e->b, gi[0], LLVMBuildGEP2(e->b, it, idxs, &zero, 1, ""));
     ec_loop lo;
     LLVMValueRef q = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, g), 1);
-    LLVMValueRef at = LLVMBuildGEP2(e->b, e->i32, idxs, &q, 1, "");
+    LLVMValueRef at = LLVMBuildGEP2(e->b, ix, idxs, &q, 1, "");
     row_outputs(e, ec_add(e, r0, q),
-                LLVMBuildZExt(e->b, LLVMBuildLoad2(e->b, e->i32, at, ""), e->i64, ""), len);
+                LLVMBuildZExt(e->b, LLVMBuildLoad2(e->b, ix, at, ""), e->i64, ""), len);
     ec_loop_end(e, &lo);
   }
   ec_if_else(e, &whole);

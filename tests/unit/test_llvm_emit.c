@@ -1783,6 +1783,27 @@ START_TEST(test_small_rows) {
 }
 END_TEST
 
+/* 8-bit rows of two-pass lengths whose search looks at every vector
+ * (emit_row.c's flat_search: up to 8 32-byte vectors), either side of the
+ * limit, and the same rows with 16- and 64-byte vectors (an early exit). */
+START_TEST(test_row_flat_search) {
+  static const dmlc_dtype types[2] = {DMLC_DTYPE_U8, DMLC_DTYPE_I8};
+  static const uint32_t lens[] = {64, 65, 100, 255, 256, 257};
+  static const uint32_t vecs[] = {32, 16, 64};
+  for (size_t v = 0; v < sizeof vecs / sizeof vecs[0]; v++)
+    for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+      if (v && s % 2) /* the other widths: half the lengths */
+        continue;
+      vec_bytes = vecs[v];
+      const uint32_t dims[2] = {5, lens[s]};
+      dmlc_kdesc k = kd_make(2, dims, 2);
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
+      check_reductions(k, types[(v + s) % 2]);
+    }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* ---- row groups: short one-pass rows merged across lanes a group at a
  * time (emit_row.c's emit_row_groups) ---- */
 
@@ -1795,7 +1816,7 @@ START_TEST(test_row_groups) {
   } cases[] = {
       {37, 33, 32, 0, false},  /* four whole groups of 8 f32 rows, then 5 rows one at a time */
       {16, 48, 64, 0, false},  /* one group of 16 (64-byte vectors) */
-      {19, 100, 16, 0, false}, /* groups of 4 */
+      {19, 100, 16, 0, false}, /* groups of 4 (16-bit: 8, two-pass lengths at 16-byte vectors) */
       {24, 300, 32, 0, false}, /* longer rows: four chains a row */
       {9, 8, 16, 0, false},    /* rows of 8: short rows (emit_small.c), not groups */
       {70, 40, 32, 0, false},  /* 8-bit values: groups of 32 rows, then 6 */
@@ -1806,6 +1827,12 @@ START_TEST(test_row_groups) {
       {21, 120, 32, 1 << 20, false}, /* the same, f16 of four vectors or more not either */
       {40, 300, 64, 1 << 20, true},  /* from DRAM with 64-byte vectors: up to 16 vectors */
       {40, 520, 64, 1 << 20, true},  /* past ROW_GROUP_MAX_LEN: not */
+      /* narrower vectors: 16-bit rows of any length in the caches, from
+       * DRAM up to 8 32-byte vectors (any 16-byte ones) */
+      {40, 200, 32, 1 << 20, false},
+      {40, 200, 32, 1 << 20, true},
+      {40, 128, 32, 0, true},
+      {40, 300, 16, 0, true},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     vec_bytes = cases[c].vec;
@@ -1820,18 +1847,25 @@ START_TEST(test_row_groups) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     const uint32_t size = dmlc_dtype_size(dt), lanes = vec / size;
     const bool bytes = size == 1;
-    /* 16-bit rows: in groups under two vectors (one pass), and up to 8
-     * vectors (two-pass lengths) where the L2 is unknown or (f16 under
-     * four vectors) always, or up to 16 from DRAM with 64-byte vectors;
-     * else a task a row. No group is longer than 512. */
-    const bool wide16 =
-        size == 2 && len >= lanes && rows >= lanes &&
-        (len < 2 * lanes ||
-         (len <= 8 * lanes && (!cases[c].l2 || (dt == DMLC_DTYPE_F16 && len < 4 * lanes))) ||
-         (cases[c].dram && vec >= 64 && len <= 16 * lanes));
-    const bool grouped =
-        len <= 512 && (dt == DMLC_DTYPE_F32 || (bytes && vec == 32 && len < 64) || wide16);
-    if (len > 32 && (grouped || size == 2 || dt == DMLC_DTYPE_F32)) {
+    /* Rows of 8 and 16 bits in groups under two vectors (one pass); of
+     * two-pass lengths: 16-bit rows with 64-byte vectors up to 8 vectors
+     * where the L2 is unknown or (f16 under four vectors) always, or up
+     * to 16 from DRAM; with narrower vectors 16-bit rows from the caches,
+     * from DRAM up to 8 32-byte vectors or any 16-byte ones. Else a task a
+     * row. No group is longer than 512 or wider than 32 rows. */
+    const bool narrow = vec < 64, dram = cases[c].dram, two = len >= 2 * lanes;
+    const bool fits = len >= lanes && rows >= lanes && len <= 512 && lanes <= 32;
+    /* (f32 rows of 64 vectors or more take blocks) */
+    bool grouped = dt == DMLC_DTYPE_F32 && len <= 512 && len < 64 * lanes;
+    if (size == 2)
+      grouped = fits &&
+                (!two || (narrow ? !dram || vec < 32 || len <= 8 * lanes
+                                 : (len <= 8 * lanes &&
+                                    (!cases[c].l2 || (dt == DMLC_DTYPE_F16 && len < 4 * lanes))) ||
+                                       (dram && len <= 16 * lanes)));
+    if (bytes)
+      grouped = fits && !two;
+    if (len > 32 && (grouped || size == 2 || dt == DMLC_DTYPE_F32 || (bytes && narrow))) {
       jitted j;
       compile(&k, &j, NULL);
       const uint64_t want = grouped ? (rows + lanes - 1) / lanes : rows;
@@ -2264,6 +2298,7 @@ static Suite *emit_suite(void) {
   TCase *groups = tcase_create("row_groups");
   tcase_set_timeout(groups, 120);
   tcase_add_loop_test(groups, test_row_groups, 0, NUM_REDUCE_TYPES);
+  tcase_add_test(groups, test_row_flat_search);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
