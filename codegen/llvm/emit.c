@@ -233,6 +233,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.l2_bytes = target ? target->l2_bytes : 0;
   e.long_column_runs = target && target->long_column_runs;
   e.short_row_blocks = target && target->short_row_blocks;
+  e.long_row_ahead = target && target->long_row_ahead;
   e.no_column_run_prefetch = target && target->no_column_run_prefetch;
   e.psign_bytes = target ? target->psign_bytes : 0;
   e.soft_half = target && target->soft_half;

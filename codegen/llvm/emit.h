@@ -70,6 +70,10 @@ typedef struct dmlc_llvm_target {
    * software prefetches of the next group of rows (emit_column.c): the JIT
    * sets it on CPUs measured faster so (jit.c). */
   bool no_column_run_prefetch;
+  /* Whole rows from DRAM prefetch their span ahead (emit_row.c's
+   * prefetch_ahead) up to 8 KiB a row, not 3.5 KiB: the JIT sets it on
+   * CPUs measured faster so (jit.c). */
+  bool long_row_ahead;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -24,6 +24,7 @@ typedef struct emit_ctx {
   uint64_t l2_bytes;            /* dmlc_llvm_target.l2_bytes */
   bool long_column_runs;        /* dmlc_llvm_target.long_column_runs */
   bool short_row_blocks;        /* dmlc_llvm_target.short_row_blocks */
+  bool long_row_ahead;          /* dmlc_llvm_target.long_row_ahead */
   bool no_column_run_prefetch;  /* dmlc_llvm_target.no_column_run_prefetch */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */

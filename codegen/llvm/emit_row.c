@@ -23,17 +23,18 @@
 #define KS(v) LLVMConstInt(e->i16, (uint64_t)(v), false)
 
 enum {
-  ROW_SPLIT_MIN = 1u << 18,        /* rows longer than this are split into chunks */
-  ROW_CHUNK = 1u << 16,            /* elements per chunk (a multiple of every U * lanes) */
-  ROW_MAX_UNROLL = 8,              /* accumulators per row */
-  PARTIAL_BYTES = 16,              /* value (as compared) at 0, u64 index at 8 */
-  TWO_PASS_MAX_BYTES = 1u << 18,   /* two-pass rows: at most this many bytes (fit in L2) */
-  TURN_VECS = 8,                   /* f32 block rows: vectors per turn (a NaN check each) */
-  BLOCK_VECS = 32,                 /* block rows: vectors per block (row_block_vecs) */
-  BLOCK_VECS_L2 = 24,              /* the same, short_row_blocks (row_block_vecs) */
-  ROW_NARROW_F32_BYTES = 1u << 14, /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
-  ROW_AHEAD_MAX_BYTES = 1u << 13,  /* rows from DRAM shorter than this: prefetch_ahead */
-  ROW_AHEAD_BYTES = 1u << 12,      /* how far ahead prefetch_ahead prefetches */
+  ROW_SPLIT_MIN = 1u << 18,         /* rows longer than this are split into chunks */
+  ROW_CHUNK = 1u << 16,             /* elements per chunk (a multiple of every U * lanes) */
+  ROW_MAX_UNROLL = 8,               /* accumulators per row */
+  PARTIAL_BYTES = 16,               /* value (as compared) at 0, u64 index at 8 */
+  TWO_PASS_MAX_BYTES = 1u << 18,    /* two-pass rows: at most this many bytes (fit in L2) */
+  TURN_VECS = 8,                    /* f32 block rows: vectors per turn (a NaN check each) */
+  BLOCK_VECS = 32,                  /* block rows: vectors per block (row_block_vecs) */
+  BLOCK_VECS_L2 = 24,               /* the same, short_row_blocks (row_block_vecs) */
+  ROW_NARROW_F32_BYTES = 1u << 14,  /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
+  ROW_AHEAD_MAX_BYTES = 1u << 13,   /* rows from DRAM shorter than this: prefetch_ahead */
+  ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without long_row_ahead */
+  ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -1111,7 +1112,8 @@ static uint64_t row_gap_bytes(const emit_ctx *e, uint64_t len) {
   return (k->read_strides[0] - len) * dmlc_dtype_size(k->read_dtype);
 }
 
-/* Whole rows read from DRAM, shorter than ROW_AHEAD_MAX_BYTES: each row
+/* Whole rows read from DRAM, shorter than ROW_AHEAD_MAX_BYTES (with
+ * long_row_ahead; else ROW_AHEAD_SHORT_MAX_BYTES): each row
  * (rows elements at read offset off, rows packed or padded apart by the
  * read's stride) first prefetches the lines of its own span
  * ROW_AHEAD_BYTES further on. A row's result waits on a branch on its data
@@ -1124,11 +1126,17 @@ static uint64_t row_gap_bytes(const emit_ctx *e, uint64_t len) {
  * u8 [*,3000] 0.62-0.83, i8 [*,1000] 0.91-1.07; prefetched 2.5, 4, 8, 16
  * or 32 KiB ahead, 4-8 KiB was the fastest, and into L1 (prefetcht0) than
  * L2. Rows in the caches took 1.16-1.58 of the time with it, and the row
- * groups (no branch on the data) 1.0-1.27, so neither has it. */
+ * groups (no branch on the data) 1.0-1.27, so neither has it. On a Zen 3
+ * (AVX2), without it over with it: f32 [*,640] 1.12, [*,768] 1.04, f16
+ * [*,600] 1.2, [*,1000] 1.10, [*,1500] 1.14, u8 [*,2000] 1.06, [*,3000]
+ * 1.05, but f32 [*,896] (3.5 KiB) 0.97, [*,1000] 0.86-0.91, [*,1536]
+ * 0.84; a distance of 2, 8 or 16 KiB changed nothing. Hence rows under
+ * 3.5 KiB, and under 8 KiB with long_row_ahead (the Zen 5's tuning). */
 static void prefetch_ahead(emit_ctx *e, LLVMValueRef off) {
   const dmlc_kdesc *k = e->k;
   const uint64_t row_bytes = k->dims[k->rank - 1] * dmlc_dtype_size(k->read_dtype);
-  if (!e->from_dram || !e->prefetch_bytes || k->rank != 2 || row_bytes >= ROW_AHEAD_MAX_BYTES)
+  const uint64_t most = e->long_row_ahead ? ROW_AHEAD_MAX_BYTES : ROW_AHEAD_SHORT_MAX_BYTES;
+  if (!e->from_dram || !e->prefetch_bytes || k->rank != 2 || row_bytes >= most)
     return;
   ec_loop l;
   LLVMValueRef line = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, (row_bytes + 63) / 64), 1);

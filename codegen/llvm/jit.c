@@ -171,6 +171,10 @@ static bool short_row_blocks;
  * figures, from a Zen 5; a Zen 4 read f16 [16,64,128,128] over the
  * channels in 0.72-0.79 of the time with the prefetches). */
 static bool no_column_run_prefetch;
+/* dmlc_llvm_target.long_row_ahead of the JIT (emit_row.c's prefetch_ahead
+ * has the figures: rows up to 8 KiB gained on a Zen 5, f32 rows of 3.5 KiB
+ * and more lost on a Zen 3). */
+static bool long_row_ahead;
 /* Tuning keyed by the host's CPU (LLVM's name for it), as it is the
  * hardware's prefetchers that decide, whatever DMLC_CPU says; only CPUs
  * measured are listed. On a Zen 5 (twenty-second session, alternated in
@@ -181,8 +185,10 @@ static bool no_column_run_prefetch;
  * neither is set there. */
 static const struct cpu_tuning {
   const char *cpu;
-  bool no_l3_row_prefetch, long_column_runs, short_row_blocks, no_column_run_prefetch;
-} cpu_tunings[] = {{"znver4", true, true, false, false}, {"znver5", false, false, true, true}};
+  bool no_l3_row_prefetch, long_column_runs, short_row_blocks, no_column_run_prefetch,
+      long_row_ahead;
+} cpu_tunings[] = {{"znver4", true, true, false, false, false},
+                   {"znver5", false, false, true, true, true}};
 
 static void init_native(void) {
   native_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
@@ -199,6 +205,7 @@ static void init_native(void) {
     long_column_runs = cpu_tunings[i].long_column_runs;
     short_row_blocks = cpu_tunings[i].short_row_blocks;
     no_column_run_prefetch = cpu_tunings[i].no_column_run_prefetch;
+    long_row_ahead = cpu_tunings[i].long_row_ahead;
   }
   LLVMDisposeMessage(cpu);
 }
@@ -217,6 +224,7 @@ void dmlc_llvm_host_tuning(dmlc_llvm_target *t) {
   t->long_column_runs = long_column_runs;
   t->short_row_blocks = short_row_blocks;
   t->no_column_run_prefetch = no_column_run_prefetch;
+  t->long_row_ahead = long_row_ahead;
 }
 
 /* Records err's message (consuming err) and returns status. */

@@ -52,6 +52,8 @@ static uint32_t row_narrow;
 static uint64_t l2_bytes;
 /* dmlc_llvm_target.short_row_blocks */
 static bool short_row_blocks;
+/* dmlc_llvm_target.long_row_ahead */
+static bool long_row_ahead;
 /* dmlc_llvm_target.row_prefetch_max_bytes (0: no further limit) */
 static uint64_t row_prefetch_max;
 /* dmlc_llvm_target.long_column_runs */
@@ -422,6 +424,7 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
                                    .row_prefetch_max_bytes = row_prefetch_max,
                                    .long_column_runs = long_column_runs,
                                    .short_row_blocks = short_row_blocks,
+                                   .long_row_ahead = long_row_ahead,
                                    .no_column_run_prefetch = no_column_run_prefetch};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
@@ -1095,17 +1098,20 @@ START_TEST(test_row_ahead) {
   static const struct {
     uint32_t rows, len, pitch;
     dmlc_dtype dt;
-    uint64_t limit; /* stream_prefetch_max_bytes: 0 from DRAM */
+    uint64_t limit;  /* stream_prefetch_max_bytes: 0 from DRAM */
+    bool long_ahead; /* long_row_ahead: rows under 8 KiB, not 3.5 */
     bool want;
   } cases[] = {
-      {9, 1000, 1000, DMLC_DTYPE_F32, 0, true},           /* block rows */
-      {9, 640, 3000, DMLC_DTYPE_F32, 0, true},            /* padded, the gap too long to touch */
-      {9, 1000, 1000, DMLC_DTYPE_F16, 0, true},           /* two passes */
-      {5, 3000, 3000, DMLC_DTYPE_U8, 0, true},            /* bit blocks */
-      {9, 2048, 2048, DMLC_DTYPE_F32, 0, false},          /* 8 KiB */
-      {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, false}, /* from the caches (no stream
-                                                           * prefetch either: below) */
-      {40, 80, 80, DMLC_DTYPE_F32, 0, false},             /* groups */
+      {9, 1000, 1000, DMLC_DTYPE_F32, 0, true, true},   /* block rows */
+      {9, 1000, 1000, DMLC_DTYPE_F32, 0, false, false}, /* 3.5 KiB or more */
+      {9, 880, 880, DMLC_DTYPE_F32, 0, false, true},    /* under 3.5 KiB */
+      {9, 640, 3000, DMLC_DTYPE_F32, 0, false, true},   /* padded, the gap too long to touch */
+      {9, 1000, 1000, DMLC_DTYPE_F16, 0, false, true},  /* two passes */
+      {5, 3000, 3000, DMLC_DTYPE_U8, 0, false, true},   /* bit blocks */
+      {9, 2048, 2048, DMLC_DTYPE_F32, 0, true, false},  /* 8 KiB */
+      {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, true, false}, /* from the caches (no stream
+                                                                 * prefetch either: below) */
+      {40, 80, 80, DMLC_DTYPE_F32, 0, true, false},             /* groups */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
@@ -1115,9 +1121,11 @@ START_TEST(test_row_ahead) {
     snprintf(what, sizeof what, "%s rows of %u, pitch %u", dmlc_dtype_name(cases[c].dt),
              cases[c].len, cases[c].pitch);
     row_prefetch_max = 1; /* no rows' stream prefetches from the caches */
+    long_row_ahead = cases[c].long_ahead;
     expect_prefetch(k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, cases[c].limit,
                     cases[c].want, what);
     row_prefetch_max = 0;
+    long_row_ahead = false;
   }
 }
 END_TEST
