@@ -427,8 +427,9 @@ static LLVMValueRef index_iota(LLVMTypeRef ix, uint32_t lanes) {
 }
 
 /* The vector part of a one-pass row at least lanes long: each lane's best
- * (value, position) over the row, in one vector of each (position as i32;
- * the row's result is their merge across lanes). */
+ * (value, position) over the row, in one vector of each (positions as
+ * row_index_type; the row's result is their merge across lanes). A step
+ * of the whole row wraps in narrow positions, but is never read then. */
 static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll, bool keys,
                       LLVMValueRef nan, LLVMValueRef *out_val, LLVMValueRef *out_idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
