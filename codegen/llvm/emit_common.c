@@ -59,14 +59,16 @@ LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes) {
   return LLVMBuildShuffleVector(e->b, v, LLVMGetPoison(vt), zeros, "splat");
 }
 
-LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes) {
+LLVMValueRef ec_iota_of(LLVMTypeRef t, uint32_t lanes) {
   LLVMValueRef elems[EC_MAX_LANES];
   if (lanes > EC_MAX_LANES)
     lanes = EC_MAX_LANES; /* never: no path builds vectors this long */
   for (uint32_t i = 0; i < lanes; i++)
-    elems[i] = ec_i32(e, i);
+    elems[i] = LLVMConstInt(t, i, false);
   return lanes == 1 ? elems[0] : LLVMConstVector(elems, lanes);
 }
+
+LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes) { return ec_iota_of(e->i32, lanes); }
 
 LLVMValueRef ec_const_elem(emit_ctx *e, dmlc_dtype dt, int64_t value) {
   /* The element's bits, as an integer of its width, seen as its type. */

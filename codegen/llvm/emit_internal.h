@@ -78,8 +78,10 @@ LLVMTypeRef ec_lanes(LLVMTypeRef t, uint32_t lanes);   /* t itself when lanes ==
 LLVMValueRef ec_i32(emit_ctx *e, uint64_t v);
 LLVMValueRef ec_i64(emit_ctx *e, uint64_t v);
 LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes);
-/* <0, 1, ..., lanes-1> as i32. */
+/* <0, 1, ..., lanes-1> as i32 (ec_iota) or integers of type t (a scalar 0
+ * when lanes is 1). */
 LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes);
+LLVMValueRef ec_iota_of(LLVMTypeRef t, uint32_t lanes);
 /* value (an int64 as the constant op holds it) as a dtype element. */
 LLVMValueRef ec_const_elem(emit_ctx *e, dmlc_dtype dt, int64_t value);
 /* Elements per vector for dtype dt: vector_bytes / size. */

@@ -401,7 +401,8 @@ static LLVMValueRef saw_nan(emit_ctx *e, LLVMValueRef nan, bool keys) {
   return ec_any_lane(e, LLVMBuildFCmp(e->b, LLVMRealUNO, v, v, ""));
 }
 
-/* The positions' type of row_lanes: the compare's width where it is 8 or
+/* The positions' type of row_lanes beside compares of type ct (ec_cmp_type,
+ * or i16 keys): the compare's width where it is 8 or
  * 16 bits and holds every position of a row of len (unsigned: ec_take_merge
  * compares positions so), i32 otherwise. The position vectors follow the
  * compare's mask lane for lane: with i32 positions a 16-bit compare's mask
@@ -411,19 +412,11 @@ static LLVMValueRef saw_nan(emit_ctx *e, LLVMValueRef nan, bool keys) {
  * [4096,160] 0.44, f16 [524288,80] from DRAM 0.69-0.81 (two threads),
  * u8 [16384,40] 0.33, i8 [16384,48] 0.32; SSE4.2 f16 [8192,80] 0.75, i16
  * [8192,40] 0.61. */
-static LLVMTypeRef row_index_type(emit_ctx *e, bool keys, uint64_t len) {
-  LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
+static LLVMTypeRef row_index_type(emit_ctx *e, LLVMTypeRef ct, uint64_t len) {
   if (LLVMGetTypeKind(ct) != LLVMIntegerTypeKind)
     return e->i32;
   const unsigned w = LLVMGetIntTypeWidth(ct);
   return (w == 8 || w == 16) && len <= (1ull << w) ? ct : e->i32;
-}
-
-static LLVMValueRef index_iota(LLVMTypeRef ix, uint32_t lanes) {
-  LLVMValueRef elems[EC_MAX_LANES];
-  for (uint32_t i = 0; i < lanes; i++)
-    elems[i] = LLVMConstInt(ix, i, false);
-  return LLVMConstVector(elems, lanes);
 }
 
 /* The vector part of a one-pass row at least lanes long: each lane's best
@@ -435,7 +428,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
-  LLVMTypeRef ix = row_index_type(e, keys, len);
+  LLVMTypeRef ix = row_index_type(e, ct, len);
   LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(ix, lanes);
   LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL];
   for (uint32_t u = 0; u < unroll; u++) {
@@ -470,7 +463,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
    * accumulator; then the accumulators as a tree. The merge (by value,
    * then index) does not mind the order, and the tree's depth is the
    * log of what a serial merge's was. */
-  LLVMValueRef iota = index_iota(ix, lanes);
+  LLVMValueRef iota = ec_iota_of(ix, lanes);
   LLVMValueRef v[ROW_MAX_UNROLL], vi[ROW_MAX_UNROLL];
   for (uint32_t u = 0; u < unroll; u++) {
     v[u] = LLVMBuildLoad2(e->b, vt, acc[u], "");
@@ -1114,10 +1107,9 @@ static uint64_t row_gap_bytes(const emit_ctx *e, uint64_t len) {
 }
 
 /* Whole rows read from DRAM, shorter than ROW_AHEAD_MAX_BYTES (with
- * long_row_ahead; else ROW_AHEAD_SHORT_MAX_BYTES): each row
- * (rows elements at read offset off, rows packed or padded apart by the
- * read's stride) first prefetches the lines of its own span
- * ROW_AHEAD_BYTES further on. A row's result waits on a branch on its data
+ * long_row_ahead; else ROW_AHEAD_SHORT_MAX_BYTES): the row at read offset
+ * off first prefetches the lines of its own span ROW_AHEAD_BYTES further
+ * on. A row's result waits on a branch on its data
  * (which block holds the best, where the two-pass search stops), and the
  * hardware prefetcher, trained by the loads that follow it, fell behind:
  * f32 rows of 640 from DRAM read 13.5 GB/s on one thread of a Zen 5.
@@ -1317,8 +1309,8 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * 0.95-0.97, [*,200] 0.95, f16 [*,80] 0.79-0.94 (one thread
    * 0.83-0.90); in the L3 f32 [*,80] 0.81-0.95, f16 [*,48] 0.86-1.0. */
   const bool fast = k->read_dtype == DMLC_DTYPE_F32 || keys;
-  LLVMTypeRef vt = LLVMVectorType(keys ? e->i16 : ec_cmp_type(e, k->read_dtype), g);
-  LLVMTypeRef ix = row_index_type(e, keys, len), it = LLVMVectorType(ix, g);
+  LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, k->read_dtype), vt = LLVMVectorType(ct, g);
+  LLVMTypeRef ix = row_index_type(e, ct, len), it = LLVMVectorType(ix, g);
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
   LLVMValueRef vals = ec_array(e, vt, g, 64), idxs = ec_array(e, it, g, 64);

@@ -1815,6 +1815,22 @@ END_TEST
 /* ---- row groups: short one-pass rows merged across lanes a group at a
  * time (emit_row.c's emit_row_groups) ---- */
 
+/* Whether 16-bit rows of len (lanes a vector of vec bytes) go in groups:
+ * under two vectors (one pass) always; of two-pass lengths with narrower
+ * vectors from the caches, from DRAM up to 8 32-byte vectors or any
+ * 16-byte ones; with 64-byte vectors past 8 vectors from DRAM up to 16,
+ * else where the L2 is unknown or (f16 under four vectors) always. */
+static bool groups_16bit(bool f16, uint32_t len, uint32_t lanes, uint32_t vec, uint64_t l2,
+                         bool dram) {
+  if (len < 2 * lanes)
+    return true;
+  if (vec < 64)
+    return !dram || vec < 32 || len <= 8 * lanes;
+  if (len > 8 * lanes)
+    return dram && len <= 16 * lanes;
+  return !l2 || (f16 && len < 4 * lanes);
+}
+
 START_TEST(test_row_groups) {
   const dmlc_dtype dt = reduce_types[_i];
   static const struct {
@@ -1855,25 +1871,17 @@ START_TEST(test_row_groups) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     const uint32_t size = dmlc_dtype_size(dt), lanes = vec / size;
     const bool bytes = size == 1;
-    /* Rows of 8 and 16 bits in groups under two vectors (one pass); of
-     * two-pass lengths: 16-bit rows with 64-byte vectors up to 8 vectors
-     * where the L2 is unknown or (f16 under four vectors) always, or up
-     * to 16 from DRAM; with narrower vectors 16-bit rows from the caches,
-     * from DRAM up to 8 32-byte vectors or any 16-byte ones. Else a task a
+    /* f32 rows (of 64 vectors or more: blocks), 8-bit rows under two
+     * vectors, 16-bit rows as groups_16bit says: in groups; else a task a
      * row. No group is longer than 512 or wider than 32 rows. */
-    const bool narrow = vec < 64, dram = cases[c].dram, two = len >= 2 * lanes;
     const bool fits = len >= lanes && rows >= lanes && len <= 512 && lanes <= 32;
-    /* (f32 rows of 64 vectors or more take blocks) */
     bool grouped = dt == DMLC_DTYPE_F32 && len <= 512 && len < 64 * lanes;
     if (size == 2)
-      grouped = fits &&
-                (!two || (narrow ? !dram || vec < 32 || len <= 8 * lanes
-                                 : (len <= 8 * lanes &&
-                                    (!cases[c].l2 || (dt == DMLC_DTYPE_F16 && len < 4 * lanes))) ||
-                                       (dram && len <= 16 * lanes)));
+      grouped =
+          fits && groups_16bit(dt == DMLC_DTYPE_F16, len, lanes, vec, cases[c].l2, cases[c].dram);
     if (bytes)
-      grouped = fits && !two;
-    if (len > 32 && (grouped || size == 2 || dt == DMLC_DTYPE_F32 || (bytes && narrow))) {
+      grouped = fits && len < 2 * lanes;
+    if (len > 32 && (grouped || size == 2 || dt == DMLC_DTYPE_F32 || (bytes && vec < 64))) {
       jitted j;
       compile(&k, &j, NULL);
       const uint64_t want = grouped ? (rows + lanes - 1) / lanes : rows;
