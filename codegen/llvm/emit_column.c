@@ -560,7 +560,7 @@ static void plane_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef
   emit_ctx *e = c->e;
   LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, lanes), bv, "");
   LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, lanes), bi, "");
-  ec_merge_pair(e, &a, &ai, v, vi);
+  ec_merge_pair(e, false, &a, &ai, v, vi);
   LLVMBuildStore(e->b, a, bv);
   LLVMBuildStore(e->b, ai, bi);
 }

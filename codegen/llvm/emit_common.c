@@ -353,19 +353,32 @@ LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v) {
   return LLVMBuildFCmp(e->b, p, x, v, "take");
 }
 
-LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
-                           LLVMValueRef bi) {
-  LLVMValueRef eq;
-  if (order_kind(e, a) == DMLC_KIND_FLOAT) {
+/* ec_take_merge; when ordered, floats by ordered compares (exact where
+ * neither value is NaN: a fast pass that checks for NaN apart). */
+static LLVMValueRef take_merge(emit_ctx *e, bool ordered, LLVMValueRef a, LLVMValueRef ai,
+                               LLVMValueRef b, LLVMValueRef bi) {
+  LLVMValueRef eq, win;
+  const bool fl = order_kind(e, a) == DMLC_KIND_FLOAT;
+  if (fl && ordered) {
+    eq = LLVMBuildFCmp(e->b, LLVMRealOEQ, a, b, "tie");
+    win = LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealOGT : LLVMRealOLT, b, a, "better");
+  } else if (fl) {
     LLVMValueRef both_nan = LLVMBuildAnd(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, ""),
                                          LLVMBuildFCmp(e->b, LLVMRealUNO, b, b, ""), "");
     eq = LLVMBuildOr(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, a, b, ""), both_nan, "tie");
+    win = better(e, b, a);
   } else {
     eq = LLVMBuildICmp(e->b, LLVMIntEQ, a, b, "tie");
+    win = better(e, b, a);
   }
   const LLVMIntPredicate p = e->k->direction == DMLC_DIRECTION_INCREASING ? LLVMIntULT : LLVMIntUGT;
   LLVMValueRef by_index = LLVMBuildAnd(e->b, eq, LLVMBuildICmp(e->b, p, bi, ai, ""), "");
-  return LLVMBuildOr(e->b, better(e, b, a), by_index, "take");
+  return LLVMBuildOr(e->b, win, by_index, "take");
+}
+
+LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
+                           LLVMValueRef bi) {
+  return take_merge(e, false, a, ai, b, bi);
 }
 
 static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_t first) {
@@ -378,18 +391,18 @@ static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_
                                 "");
 }
 
-void ec_merge_pair(emit_ctx *e, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b,
+void ec_merge_pair(emit_ctx *e, bool ordered, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b,
                    LLVMValueRef bi) {
-  LLVMValueRef take = ec_take_merge(e, *a, *ai, b, bi);
+  LLVMValueRef take = take_merge(e, ordered, *a, *ai, b, bi);
   *a = LLVMBuildSelect(e->b, take, b, *a, "");
   *ai = LLVMBuildSelect(e->b, take, bi, *ai, "");
 }
 
-void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n) {
+void ec_merge_tree(emit_ctx *e, bool ordered, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n) {
   for (; n > 1; n = (n + 1) / 2)
     for (uint32_t u = 0; u < n / 2; u++) {
       const uint32_t o = (n + 1) / 2 + u;
-      ec_merge_pair(e, &val[u], &idx[u], val[o], idx[o]);
+      ec_merge_pair(e, ordered, &val[u], &idx[u], val[o], idx[o]);
     }
 }
 
@@ -399,7 +412,7 @@ void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t la
     const uint32_t h = lanes / 2;
     LLVMValueRef av = half_of(e, val, h, 0), ai = half_of(e, idx, h, 0);
     LLVMValueRef bv = half_of(e, val, h, h), bi = half_of(e, idx, h, h);
-    ec_merge_pair(e, &av, &ai, bv, bi);
+    ec_merge_pair(e, false, &av, &ai, bv, bi);
     val = av;
     idx = ai;
     lanes = h;

@@ -144,11 +144,14 @@ LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v);
 /* Two candidates with any indices (unsigned ai, bi): true where b wins. */
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi);
-/* (*a, *ai) becomes the better of itself and (b, bi) by value, then index. */
-void ec_merge_pair(emit_ctx *e, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b, LLVMValueRef bi);
+/* (*a, *ai) becomes the better of itself and (b, bi) by value, then index;
+ * when ordered, floats are compared as ec_take_ordered does (exact where
+ * neither is NaN). */
+void ec_merge_pair(emit_ctx *e, bool ordered, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b,
+                   LLVMValueRef bi);
 /* Merges n candidates (val[u], idx[u]) pairwise as a tree into val[0],
  * idx[0] (the merge is by value, then index: the order does not matter). */
-void ec_merge_tree(emit_ctx *e, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n);
+void ec_merge_tree(emit_ctx *e, bool ordered, LLVMValueRef *val, LLVMValueRef *idx, uint32_t n);
 /* Reduces a vector of candidates (val, idx) to lane 0; returns scalars. */
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
                     LLVMValueRef *out_val, LLVMValueRef *out_idx);

@@ -288,7 +288,7 @@ static void mrow_row(mrow *v, LLVMValueRef p, LLVMValueRef off, LLVMValueRef bas
     LLVMValueRef iota = ec_iota(e, L);
     for (uint32_t u = 0; u < n; u++)
       ai[u] = ec_add(e, ai[u], ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L)));
-    ec_merge_tree(e, a, ai, n);
+    ec_merge_tree(e, false, a, ai, n);
     LLVMValueRef pa = mrow_ptr(v, false, p, 0), pi = mrow_ptr(v, true, p, 0);
     LLVMValueRef best = LLVMBuildLoad2(e->b, v->vt, pa, "");
     LLVMValueRef take = ec_take_next(e, a[0], best);
@@ -317,7 +317,7 @@ static void mrow_fold(mrow *v, LLVMValueRef p, LLVMValueRef *val, LLVMValueRef *
     if (!v->compact && !v->wx) /* the index of lane 0 of vector u: whole */
       ai[u] = ec_add(e, ai[u], ec_add(e, iota, ec_splat(e, ec_i32(e, u * L), L)));
   }
-  ec_merge_tree(e, a, ai, n);
+  ec_merge_tree(e, false, a, ai, n);
   LLVMValueRef si;
   ec_merge_lanes(e, a[0], ai[0], L, val, &si);
   *idx = LLVMBuildZExt(e->b, si, e->i64, "");

@@ -1899,6 +1899,31 @@ START_TEST(test_row_groups) {
 }
 END_TEST
 
+/* Float row groups' fast pass (ordered compares and merges, the NaN check
+ * per accumulator) on data without NaN, with one NaN or with infinities of
+ * both signs, which take the exact pass again: f32 and f16 rows of 1-4
+ * chains, whole groups then single rows. */
+START_TEST(test_row_groups_fast) {
+  const dmlc_dtype dt = _i < 4 ? DMLC_DTYPE_F32 : DMLC_DTYPE_F16;
+  static const uint32_t lens[] = {33, 80, 200, 500};
+  static const data_mode modes[] = {DATA_TIES,      DATA_NEGATIVE, DATA_POSITIVE,
+                                    DATA_ASCENDING, DATA_INFS,     DATA_RARE_NAN};
+  const uint32_t dims[2] = {37, lens[_i % 4]};
+  dmlc_kdesc k = kd_make(2, dims, 2);
+  kd_out(&k, DMLC_KOUT_INDEX, index_types[_i % 4], 1);
+  if (_i % 2)
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[_i % 6], 1);
+  kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  jitted j;
+  compile(&k, &j, NULL);
+  const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt);
+  ck_assert_msg(j.info.num_tasks == (37 + lanes - 1) / lanes, "%s [37,%u]: %llu tasks, not groups",
+                dmlc_dtype_get(dt)->name, dims[1], (unsigned long long)j.info.num_tasks);
+  release(&j);
+  check_reductions_modes(k, dt, modes, sizeof modes / sizeof modes[0]);
+}
+END_TEST
+
 /* ---- merged rows: the innermost dim reduced and contiguous, other
  * reduced dims further out, or rows that do not merge ---- */
 
@@ -2315,6 +2340,7 @@ static Suite *emit_suite(void) {
   tcase_set_timeout(groups, 120);
   tcase_add_loop_test(groups, test_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_test(groups, test_row_flat_search);
+  tcase_add_loop_test(groups, test_row_groups_fast, 0, 8);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
