@@ -419,6 +419,30 @@ static LLVMTypeRef row_index_type(emit_ctx *e, LLVMTypeRef ct, uint64_t len) {
   return (w == 8 || w == 16) && len <= (1ull << w) ? ct : e->i32;
 }
 
+/* row_lanes' chains: unroll accumulators of (value, position), with a
+ * fast pass's NaN check each (nans, else NULLs). */
+typedef struct lanes_acc {
+  LLVMValueRef acc[ROW_MAX_UNROLL], idx[ROW_MAX_UNROLL], nans[ROW_MAX_UNROLL];
+  LLVMTypeRef vt, it;
+  uint32_t unroll, lanes;
+  bool keys, ordered;
+} lanes_acc;
+
+/* One step of row_lanes: the unroll vectors from element j (i64) of the
+ * row at off into the chains; jv holds the step's first position. */
+static void lanes_step(emit_ctx *e, const lanes_acc *a, LLVMValueRef off, LLVMValueRef j,
+                       LLVMValueRef jv) {
+  for (uint32_t u = 0; u < a->unroll; u++) {
+    LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * a->lanes));
+    LLVMValueRef x = row_load(e, ec_add(e, off, pos), a->lanes, a->keys, a->nans[u]);
+    LLVMValueRef v = LLVMBuildLoad2(e->b, a->vt, a->acc[u], "");
+    LLVMValueRef take = a->ordered ? ec_take_ordered(e, x, v) : ec_take_next(e, x, v);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, v, ""), a->acc[u]);
+    LLVMValueRef vi = LLVMBuildLoad2(e->b, a->it, a->idx[u], "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, vi, ""), a->idx[u]);
+  }
+}
+
 /* The vector part of a one-pass row at least lanes long: each lane's best
  * (value, position) over the row, in one vector of each (positions as
  * row_index_type; the row's result is their merge across lanes). A step
@@ -431,46 +455,52 @@ static LLVMTypeRef row_index_type(emit_ctx *e, LLVMTypeRef ct, uint64_t len) {
  * the caches: f32 [8192,33] 0.81, [4096,80] 0.83, [2048,160] 0.77,
  * [2048,200] 0.77, [640,512] 1.0, f16 [*,80] and [*,160] 0.97-0.99; from
  * DRAM (two threads) f32 [524288,80] 78-80% of the plain loop's speed
- * before, 87-89% after (bench_cpu). */
-static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll, bool keys,
-                      LLVMValueRef nan, LLVMValueRef *out_val, LLVMValueRef *out_idx) {
+ * before, 87-89% after (bench_cpu). straight: the steps as straight-line
+ * code, not a loop (emit_row_groups). */
+static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unroll, bool straight,
+                      bool keys, LLVMValueRef nan, LLVMValueRef *out_val, LLVMValueRef *out_idx) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   LLVMTypeRef ct = keys ? e->i16 : ec_cmp_type(e, e->k->read_dtype);
   const uint64_t step = (uint64_t)unroll * lanes, vend = len / step * step;
   LLVMTypeRef ix = row_index_type(e, ct, len);
-  LLVMTypeRef vt = LLVMVectorType(ct, lanes), it = LLVMVectorType(ix, lanes);
-  const bool ordered = nan && !keys;
-  LLVMValueRef acc[ROW_MAX_UNROLL], acc_idx[ROW_MAX_UNROLL], nans[ROW_MAX_UNROLL] = {0};
+  lanes_acc a = {.vt = LLVMVectorType(ct, lanes),
+                 .it = LLVMVectorType(ix, lanes),
+                 .unroll = unroll,
+                 .lanes = lanes,
+                 .keys = keys,
+                 .ordered = nan && !keys};
+  LLVMTypeRef vt = a.vt, it = a.it;
+  const bool ordered = a.ordered;
   for (uint32_t u = 0; nan && u < unroll; u++) {
-    nans[u] = ec_var(e, LLVMGetAllocatedType(nan), "nan_acc");
-    LLVMBuildStore(e->b, LLVMConstNull(LLVMGetAllocatedType(nan)), nans[u]);
+    a.nans[u] = ec_var(e, LLVMGetAllocatedType(nan), "nan_acc");
+    LLVMBuildStore(e->b, LLVMConstNull(LLVMGetAllocatedType(nan)), a.nans[u]);
   }
   for (uint32_t u = 0; u < unroll; u++) {
-    acc[u] = ec_var(e, vt, "acc");
-    acc_idx[u] = ec_var(e, it, "acc_idx");
-    LLVMBuildStore(e->b, row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys, nans[u]),
-                   acc[u]);
-    LLVMBuildStore(e->b, LLVMConstNull(it), acc_idx[u]);
+    a.acc[u] = ec_var(e, vt, "acc");
+    a.idx[u] = ec_var(e, it, "acc_idx");
+    LLVMBuildStore(e->b, row_load(e, ec_add(e, off, ec_i64(e, u * lanes)), lanes, keys, a.nans[u]),
+                   a.acc[u]);
+    LLVMBuildStore(e->b, LLVMConstNull(it), a.idx[u]);
   }
-  /* acc_idx holds the position of the iteration's first element: one
-   * vector add per iteration; lanes and accumulators are added after. */
-  LLVMValueRef jvar = ec_var(e, it, "j");
-  LLVMBuildStore(e->b, ec_splat(e, LLVMConstInt(ix, step, false), lanes), jvar);
-  ec_loop l;
-  LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
-  LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
-  ec_prefetch_stream(e, ec_add(e, off, j), step * dmlc_dtype_size(e->k->read_dtype));
-  for (uint32_t u = 0; u < unroll; u++) {
-    LLVMValueRef pos = ec_add(e, j, ec_i64(e, u * lanes));
-    LLVMValueRef x = row_load(e, ec_add(e, off, pos), lanes, keys, nans[u]);
-    LLVMValueRef a = LLVMBuildLoad2(e->b, vt, acc[u], "");
-    LLVMValueRef take = ordered ? ec_take_ordered(e, x, a) : ec_take_next(e, x, a);
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), acc[u]);
-    LLVMValueRef ai = LLVMBuildLoad2(e->b, it, acc_idx[u], "");
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, jv, ai, ""), acc_idx[u]);
+  /* acc_idx holds the position of the step's first element: one vector
+   * add per step in a loop; lanes and accumulators are added after. */
+  const uint64_t step_bytes = step * dmlc_dtype_size(e->k->read_dtype);
+  if (straight) {
+    for (uint64_t j = step; j < vend; j += step) {
+      ec_prefetch_stream(e, ec_add(e, off, ec_i64(e, j)), step_bytes);
+      lanes_step(e, &a, off, ec_i64(e, j), ec_splat(e, LLVMConstInt(ix, j, false), lanes));
+    }
+  } else {
+    LLVMValueRef jvar = ec_var(e, it, "j");
+    LLVMBuildStore(e->b, ec_splat(e, LLVMConstInt(ix, step, false), lanes), jvar);
+    ec_loop l;
+    LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, step), ec_i64(e, vend), step);
+    LLVMValueRef jv = LLVMBuildLoad2(e->b, it, jvar, "");
+    ec_prefetch_stream(e, ec_add(e, off, j), step_bytes);
+    lanes_step(e, &a, off, j, jv);
+    LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, LLVMConstInt(ix, step, false), lanes)), jvar);
+    ec_loop_end(e, &l);
   }
-  LLVMBuildStore(e->b, ec_add(e, jv, ec_splat(e, LLVMConstInt(ix, step, false), lanes)), jvar);
-  ec_loop_end(e, &l);
   /* The accumulators with their absolute positions; then the rest: whole
    * vectors, then one that ends at the row's end (it overlaps elements
    * already seen, at their own indices), each merged into its own
@@ -480,14 +510,14 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
   LLVMValueRef iota = ec_iota_of(ix, lanes);
   LLVMValueRef v[ROW_MAX_UNROLL], vi[ROW_MAX_UNROLL];
   for (uint32_t u = 0; u < unroll; u++) {
-    v[u] = LLVMBuildLoad2(e->b, vt, acc[u], "");
+    v[u] = LLVMBuildLoad2(e->b, vt, a.acc[u], "");
     LLVMValueRef lane = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, u * lanes, false), lanes));
-    vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, acc_idx[u], ""), lane);
+    vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, a.idx[u], ""), lane);
   }
   uint32_t t = 0;
   for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
-    LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, nans[t]);
+    LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, a.nans[t]);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, at, false), lanes));
     ec_merge_pair(e, ordered, &v[t], &vi[t], w, wi);
   }
@@ -496,7 +526,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     LLVMTypeRef nt = LLVMGetAllocatedType(nan);
     LLVMValueRef sum = LLVMBuildLoad2(e->b, nt, nan, "");
     for (uint32_t u = 0; u < unroll; u++) {
-      LLVMValueRef y = LLVMBuildLoad2(e->b, nt, nans[u], "");
+      LLVMValueRef y = LLVMBuildLoad2(e->b, nt, a.nans[u], "");
       sum = keys ? minmax(e, "smax", sum, y) : LLVMBuildFAdd(e->b, sum, y, "");
     }
     LLVMBuildStore(e->b, sum, nan);
@@ -514,7 +544,7 @@ static void reduce_row_one_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   uint64_t tail = 1;
   if (len >= lanes) {
     LLVMValueRef v, vi, sv, si;
-    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), false, NULL, &v, &vi);
+    row_lanes(e, off, len, one_pass_unroll(e, lanes, len), false, false, NULL, &v, &vi);
     ec_merge_lanes(e, v, vi, lanes, &sv, &si);
     LLVMBuildStore(e->b, sv, best);
     LLVMBuildStore(e->b, LLVMBuildZExt(e->b, si, e->i64, ""), best_idx);
@@ -1304,7 +1334,8 @@ static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, u
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
   LLVMValueRef v, vi;
-  row_lanes(e, row_base(e, e->k->read_strides, ec_add(e, r0, q)), len, unroll, keys, nan, &v, &vi);
+  row_lanes(e, row_base(e, e->k->read_strides, ec_add(e, r0, q)), len, unroll, unroll == 1, keys,
+            nan, &v, &vi);
   LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, LLVMTypeOf(v), vals, &q, 1, ""));
   LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, LLVMTypeOf(vi), idxs, &q, 1, ""));
   ec_loop_end(e, &lq);
@@ -1350,12 +1381,19 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   const uint64_t len = k->dims[1], rows = k->dims[0];
   const uint32_t g = ec_vector_lanes(e, k->read_dtype);
   const uint64_t groups = rows / g;
-  /* Rows under 16 vectors: two chains a row, not four (the group's rows
-   * run side by side; f32 [*,33] 0.79-0.89 of the time, [*,80] 0.87-0.97,
-   * [*,128] a tie, [*,200] 1.1) */
+  /* Rows under 16 vectors: one chain a row, its steps straight-line code
+   * (the group's rows run side by side), or with 64-byte vectors two (one
+   * is not measured there). Two chains over four, on a Zen 5: f32 [*,33]
+   * 0.79-0.89 of the time, [*,80] 0.87-0.97, [*,128] a tie, [*,200] 1.1.
+   * One straight-line chain over two in a loop, on a Zen 3 (AVX2, one
+   * thread): in L2 f32 [768,80] 0.76-0.81, f16 [1536,80] 0.90-1.01; in
+   * L3 f32 [4096,40] 0.91, [4096,80] 0.82, [2048,160] 1.0, f16 [8192,80]
+   * 0.85-1.06 (with the machine's drift), [8192,160] 0.83, u16 [8192,80]
+   * 0.92; from DRAM (two threads) f32 and f16 [524288,80] 0.99-1.01. One
+   * chain as a loop lost (f16 [*,80] 1.43). */
   uint32_t unroll = one_pass_unroll(e, g, len);
-  if (len < 16ull * g && unroll > 2)
-    unroll = 2;
+  if (len < 16ull * g)
+    unroll = e->target_vector_bytes < 64 ? 1 : unroll > 2 ? 2 : unroll;
   const bool keys = group_keys(e);
   /* f32 first by ordered compares, every value added to a sum (one mask
    * compare on each accumulator's chain, not two), f16 by keys without
