@@ -1901,8 +1901,9 @@ END_TEST
 
 /* Float row groups' fast pass (ordered compares and merges, the NaN check
  * per accumulator) on data without NaN, with one NaN or with infinities of
- * both signs, which take the exact pass again: f32 and f16 rows of 1-4
- * chains, whole groups then single rows. */
+ * both signs, which take the exact pass again: f32 and f16 rows of one
+ * straight-line chain to four, whole groups then single rows; results
+ * stored as vectors (index outputs, contiguous) or row by row. */
 START_TEST(test_row_groups_fast) {
   const dmlc_dtype dt = _i < 4 ? DMLC_DTYPE_F32 : DMLC_DTYPE_F16;
   static const uint32_t lens[] = {33, 80, 200, 500};
@@ -1911,8 +1912,10 @@ START_TEST(test_row_groups_fast) {
   const uint32_t dims[2] = {37, lens[_i % 4]};
   dmlc_kdesc k = kd_make(2, dims, 2);
   kd_out(&k, DMLC_KOUT_INDEX, index_types[_i % 4], 1);
-  if (_i % 2)
+  if (_i % 2) /* results stored row by row */
     kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[_i % 6], 1);
+  else /* a second index: contiguous (a group's results stored as vectors) or every third element */
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[(_i + 1) % 4], _i % 4 == 2 ? 3 : 1);
   kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
   jitted j;
   compile(&k, &j, NULL);
