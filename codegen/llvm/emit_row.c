@@ -31,6 +31,8 @@ enum {
   TURN_VECS = 8,                    /* f32 block rows: vectors per turn (a NaN check each) */
   BLOCK_VECS = 32,                  /* block rows: vectors per block (row_block_vecs) */
   BLOCK_VECS_L2 = 24,               /* the same, short_row_blocks (row_block_vecs) */
+  SHORT_BLOCK_BYTES = 256,          /* short f32 block rows: bytes per block (f32_block_vecs) */
+  SHORT_BLOCK_ROW_BYTES = 4096,     /* f32 block rows shorter than this are short */
   ROW_NARROW_F32_BYTES = 1u << 14,  /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
   ROW_AHEAD_MAX_BYTES = 1u << 13,   /* rows from DRAM shorter than this: prefetch_ahead */
   ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without long_row_ahead */
@@ -590,8 +592,25 @@ static uint32_t row_block_vecs(const emit_ctx *e) {
              : BLOCK_VECS;
 }
 
+/* Vectors per block of f32 block rows of len elements: rows under
+ * SHORT_BLOCK_ROW_BYTES on vectors under 64 bytes in blocks of
+ * SHORT_BLOCK_BYTES (fewer vectors for the last search, one block's
+ * record more per 256 bytes), else row_block_vecs. Alternated on a Zen 3,
+ * one thread, reads of 256 KiB, 256-byte blocks over 32 vectors as time:
+ * AVX2 (8 vectors) f32 [1,600] 0.82, [109,600] 0.72, [1,1000] 0.81,
+ * [65,1000] 0.88, but [1,2000] 1.06, [1,3000] 1.08-1.13 (with [32,2000]
+ * 0.97, [16,4000] 0.95); SSE4.2 (16 vectors) [1,1000] 0.85, [65,1000]
+ * 0.86-0.90, [109,600] 0.90; two threads, AVX2 [4096,1000] 0.91,
+ * [32768,1000] 0.97, SSE4.2 [4096,1000] 0.97. Not measured with 64-byte
+ * vectors. */
+static uint32_t f32_block_vecs(const emit_ctx *e, uint64_t len) {
+  if (e->target_vector_bytes < 64 && len * 4 < SHORT_BLOCK_ROW_BYTES)
+    return SHORT_BLOCK_BYTES / e->vector_bytes;
+  return row_block_vecs(e);
+}
+
 /* Whether rows of len elements take the block path: f32, at least two
- * blocks long. */
+ * blocks long (row_block_vecs, whatever f32_block_vecs says). */
 static bool blocks(const emit_ctx *e, uint64_t len) {
   return e->k->read_dtype == DMLC_DTYPE_F32 && len <= INT32_MAX &&
          len >= 2ull * row_block_vecs(e) * ec_vector_lanes(e, DMLC_DTYPE_F32);
@@ -610,19 +629,20 @@ typedef struct row_blocks {
   LLVMValueRef chain[8]; /* vars: a block's extreme by chain */
   LLVMValueRef nans;     /* var (it): all ones in a lane where a turn's products were unordered */
   LLVMTypeRef vt, it;
-  uint32_t lanes, chains;
+  uint32_t lanes, chains, vecs; /* vecs: vectors per block (f32_block_vecs) */
   bool mx, last;
 } row_blocks;
 
 /* One block's work, from element start (row_blocks or bit_blocks). */
 typedef void (*block_fn)(emit_ctx *e, const void *arg, LLVMValueRef start);
 
-/* The row (len elements, two blocks or more) in blocks of BLOCK_VECS
- * vectors of lanes, then, when it is no whole number of them, a block
- * ending at its end that overlaps the one before (an element seen twice
- * cannot beat itself). */
-static void for_blocks(emit_ctx *e, uint64_t len, uint32_t lanes, block_fn step, const void *arg) {
-  const uint64_t be = (uint64_t)row_block_vecs(e) * lanes;
+/* The row (len elements, two blocks or more) in blocks of vecs vectors
+ * of lanes, then, when it is no whole number of them, a block ending at
+ * its end that overlaps the one before (an element seen twice cannot beat
+ * itself). */
+static void for_blocks(emit_ctx *e, uint64_t len, uint32_t lanes, uint32_t vecs, block_fn step,
+                       const void *arg) {
+  const uint64_t be = (uint64_t)vecs * lanes;
   ec_loop l;
   LLVMValueRef b = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, len / be), 1);
   step(e, arg, ec_mul(e, b, be));
@@ -641,12 +661,11 @@ static LLVMValueRef held_block(emit_ctx *e, LLVMValueRef holds, LLVMValueRef at_
   return LLVMBuildZExt(e->b, reduce_minmax(e, last ? "umax" : "umin", ats), e->i64, "");
 }
 
-/* find_hit over the block of BLOCK_VECS vectors of lanes from element
- * start (i64), from its end when last. */
-static void find_in_block(emit_ctx *e, LLVMValueRef start, uint32_t lanes, bool last,
+/* find_hit over the block of vecs vectors of lanes from element start
+ * (i64), from its end when last. */
+static void find_in_block(emit_ctx *e, LLVMValueRef start, uint32_t lanes, uint32_t vecs, bool last,
                           row_hits_fn hits, const void *arg, LLVMValueRef where,
                           LLVMBasicBlockRef done) {
-  const uint32_t vecs = row_block_vecs(e);
   find_hit(e, last ? ec_add(e, start, ec_i64(e, (uint64_t)vecs * lanes - lanes)) : start, vecs,
            lanes, last, hits, arg, where, done);
 }
@@ -727,7 +746,7 @@ static void block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
   block_turn(e, rb, first, true);
   ec_loop l;
   LLVMValueRef j =
-      ec_loop_begin(e, &l, ec_i64(e, turn), ec_i64(e, (uint64_t)row_block_vecs(e) * lanes), turn);
+      ec_loop_begin(e, &l, ec_i64(e, turn), ec_i64(e, (uint64_t)rb->vecs * lanes), turn);
   block_turn(e, rb, ec_add(e, first, j), false);
   ec_loop_end(e, &l);
   LLVMValueRef m[8];
@@ -779,6 +798,7 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   row_blocks rb = {.off = off,
                    .lanes = lanes,
                    .chains = e->vector_bytes >= 64 ? 8 : 4,
+                   .vecs = f32_block_vecs(e, len),
                    .mx = e->k->reduction == DMLC_OP_ARGMAX,
                    .last = e->k->direction == DMLC_DIRECTION_DECREASING};
   rb.vt = LLVMVectorType(e->f32, lanes);
@@ -792,7 +812,7 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
     rb.chain[c] = ec_var(e, rb.vt, "chain");
   rb.nans = ec_var(e, rb.it, "nans");
   LLVMBuildStore(e->b, LLVMConstNull(rb.it), rb.nans);
-  for_blocks(e, len, lanes, block_step, &rb);
+  for_blocks(e, len, lanes, rb.vecs, block_step, &rb);
 
   /* a turn whose products were unordered: the row looked at again, pair
    * by pair, for a NaN; none (0 x inf, say) keeps the blocks' answer */
@@ -822,7 +842,7 @@ static void reduce_row_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMV
   LLVMValueRef start = held_block(e, holds, rb.at, rb.it, rb.last);
   LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
   const equal_hits eh = {off, bv};
-  find_in_block(e, start, lanes, rb.last, equal_hit, &eh, where, done);
+  find_in_block(e, start, lanes, rb.vecs, rb.last, equal_hit, &eh, where, done);
   LLVMBuildBr(e->b, done);
 
   LLVMPositionBuilderAtEnd(e->b, done);
@@ -944,7 +964,7 @@ static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValue
   LLVMBuildStore(e->b, LLVMConstNull(it), bb->at);
   for (uint32_t c = 0; bb->side_op && c < BIT_CHAINS; c++)
     LLVMBuildStore(e->b, first, bb->side[c]);
-  for_blocks(e, len, lanes, bit_block_step, bb);
+  for_blocks(e, len, lanes, row_block_vecs(e), bit_block_step, bb);
 
   LLVMValueRef bests = LLVMBuildLoad2(e->b, vt, bb->best, "");
   *top = reduce_minmax(e, bb->op, bests);
@@ -1030,7 +1050,7 @@ static void reduce_row_bit_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, L
     start = LLVMBuildLoad2(e->b, e->i64, from, "");
   }
   LLVMBuildStore(e->b, start, where); /* not kept: the block holds the best */
-  find_in_block(e, start, lanes, last, bits_hit, &bb.bh, where, done);
+  find_in_block(e, start, lanes, row_block_vecs(e), last, bits_hit, &bb.bh, where, done);
   LLVMBuildBr(e->b, done);
   LLVMPositionBuilderAtEnd(e->b, done);
   *idx = LLVMBuildLoad2(e->b, e->i64, where, "");

@@ -739,9 +739,12 @@ static void check_block_rows(dmlc_dtype dt, uint32_t be, const char *needle, con
     ck_assert_msg(ir_has(&k, needle) == !below, "len %u: the block path is %s taken", dims[1],
                   below ? "" : "not");
   }
-  const uint32_t lens[] = {2 * be - 1, 2 * be, 2 * be + 1, 3 * be - 1, 3 * be + be / 2, 5 * be + 7};
+  /* f32 rows under 4 KiB on 16- and 32-byte vectors: blocks of 256 bytes
+   * (f32_block_vecs), the last length not */
+  const uint32_t lens[] = {2 * be - 1,      2 * be,     2 * be + 1, 3 * be - 1,
+                           3 * be + be / 2, 5 * be + 7, 8 * be + 3};
   for (size_t s = 0; s < sizeof lens / sizeof lens[0]; s++) {
-    const uint32_t dims[2] = {s == 5 ? 2 : 5, lens[s]};
+    const uint32_t dims[2] = {s >= 5 ? 2 : 5, lens[s]};
     dmlc_kdesc k = kd_make(2, dims, 2);
     kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
     if (s % 2)
@@ -783,9 +786,15 @@ END_TEST
  * look tells the rows with a NaN from those without: the last rows have
  * none). block_case's vectors and blocks; every (op, direction) pair. */
 START_TEST(test_row_blocks_lone_nan) {
-  const uint32_t vecs = block_case(_i);
+  const uint32_t vecs = block_case(_i % 4);
   const uint32_t lanes = vec_bytes / 4, turn = 8, be = vecs * lanes;
-  const uint32_t rows = 5, len = 2 * be + be / 2; /* the last block starts at len - be */
+  /* the last block starts at len - be; from _i 4 on, rows of 4 KiB or
+   * more (under it, 16- and 32-byte vectors take blocks of 256 bytes:
+   * f32_block_vecs) */
+  const uint32_t rows = 5;
+  uint32_t len = 2 * be + be / 2;
+  while (_i >= 4 && len * 4 < 4096)
+    len += be;
   const uint32_t at[] = {0,
                          1,
                          lanes,
@@ -2307,7 +2316,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(tc, test_row_split, 0, 4);
   tcase_add_loop_test(tc, test_row_two_pass, 0, 4);
   tcase_add_loop_test(tc, test_row_blocks, 0, 4);
-  tcase_add_loop_test(tc, test_row_blocks_lone_nan, 0, 4);
+  tcase_add_loop_test(tc, test_row_blocks_lone_nan, 0, 8);
   tcase_add_loop_test(tc, test_row_bit_blocks, 0, 36);
   tcase_add_loop_test(tc, test_column, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_column_split, 0, NUM_REDUCE_TYPES);
