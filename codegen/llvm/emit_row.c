@@ -37,6 +37,7 @@ enum {
   ROW_AHEAD_MAX_BYTES = 1u << 13,   /* rows from DRAM shorter than this: prefetch_ahead */
   ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without long_row_ahead */
   ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
+  GROUP_AHEAD_BYTES = 1u << 11,     /* how far ahead row groups prefetch (emit_row_groups) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -1179,6 +1180,15 @@ static uint64_t row_gap_bytes(const emit_ctx *e, uint64_t len) {
   return (k->read_strides[0] - len) * dmlc_dtype_size(k->read_dtype);
 }
 
+/* Prefetches (into L1) the lines of the bytes from read offset off,
+ * `ahead` bytes further on. */
+static void prefetch_lines(emit_ctx *e, LLVMValueRef off, uint64_t bytes, uint64_t ahead) {
+  ec_loop l;
+  LLVMValueRef line = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, (bytes + 63) / 64), 1);
+  ec_prefetch_read_at(e, off, ec_add(e, ec_mul(e, line, 64), ec_i64(e, ahead)), true);
+  ec_loop_end(e, &l);
+}
+
 /* Whole rows read from DRAM, shorter than ROW_AHEAD_MAX_BYTES (with
  * long_row_ahead; else ROW_AHEAD_SHORT_MAX_BYTES): the row at read offset
  * off first prefetches the lines of its own span ROW_AHEAD_BYTES further
@@ -1204,10 +1214,7 @@ static void prefetch_ahead(emit_ctx *e, LLVMValueRef off) {
   const uint64_t most = e->long_row_ahead ? ROW_AHEAD_MAX_BYTES : ROW_AHEAD_SHORT_MAX_BYTES;
   if (!e->from_dram || !e->prefetch_bytes || k->rank != 2 || row_bytes >= most)
     return;
-  ec_loop l;
-  LLVMValueRef line = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, (row_bytes + 63) / 64), 1);
-  ec_prefetch_read_at(e, off, ec_add(e, ec_mul(e, line, 64), ec_i64(e, ROW_AHEAD_BYTES)), true);
-  ec_loop_end(e, &l);
+  prefetch_lines(e, off, row_bytes, ROW_AHEAD_BYTES);
 }
 
 static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
@@ -1535,6 +1542,16 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef r0 = ec_mul(e, t, g);
+  /* From DRAM on vectors under 64 bytes, each group's lines are first
+   * prefetched GROUP_AHEAD_BYTES ahead (prefetch_lines). bench_cpu on a
+   * Zen 3 (AVX2), rounds of the classes' rows against the plain loop, with
+   * over without: f32 [524288,80] 83-87% against 80-87%, f16 87-93%
+   * against 80-88%, u16 87-99% against 82-90%, i8 [1048576,40] 80-98%
+   * against 68-73%; 3 and 4 KiB ahead about as fast. On a Zen 5 (AVX-512)
+   * groups took 1.0-1.27 of the time with prefetch_ahead. */
+  if (e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64)
+    prefetch_lines(e, row_base(e, k->read_strides, r0),
+                   (uint64_t)g * len * dmlc_dtype_size(k->read_dtype), GROUP_AHEAD_BYTES);
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {

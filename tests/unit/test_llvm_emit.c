@@ -1120,7 +1120,10 @@ START_TEST(test_row_ahead) {
       {9, 2048, 2048, DMLC_DTYPE_F32, 0, true, false},  /* 8 KiB */
       {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, true, false}, /* from the caches (no stream
                                                                  * prefetch either: below) */
-      {40, 80, 80, DMLC_DTYPE_F32, 0, true, false},             /* groups */
+      {40, 80, 80, DMLC_DTYPE_F32, 0, true, true},              /* groups, 32-byte vectors */
+      {70, 40, 40, DMLC_DTYPE_U8, 0, false, true},              /* groups of 32 */
+      {40, 80, 80, DMLC_DTYPE_F32, UINT64_MAX, false, false},   /* groups from the caches */
+      {40, 80, 80, DMLC_DTYPE_F16, 0, false, false},            /* groups, 64-byte vectors */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
@@ -1131,10 +1134,12 @@ START_TEST(test_row_ahead) {
              cases[c].len, cases[c].pitch);
     row_prefetch_max = 1; /* no rows' stream prefetches from the caches */
     long_row_ahead = cases[c].long_ahead;
+    vec_bytes = c == sizeof cases / sizeof cases[0] - 1 ? 64 : 32;
     expect_prefetch(k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, cases[c].limit,
                     cases[c].want, what);
     row_prefetch_max = 0;
     long_row_ahead = false;
+    vec_bytes = 32;
   }
 }
 END_TEST
