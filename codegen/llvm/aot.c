@@ -49,6 +49,7 @@ struct dmlc_llvm_aot {
   LLVMModuleRef module;
   LLVMTargetMachineRef tm;
   char *triple, *cpu, *features; /* LLVM-allocated; cpu as given ("a,b,c") */
+  char *codegen_features;        /* features avoiding dmlc_llvm_avoided_features: LLVM's */
   /* The host's triple, CPU and features by default: the kernels are tuned
    * for this machine's caches too (dmlc_llvm_host_tuning), as the JIT's. */
   bool host_tuned;
@@ -81,6 +82,7 @@ void dmlc_llvm_aot_destroy(dmlc_llvm_aot *aot) {
   LLVMDisposeMessage(aot->triple);
   LLVMDisposeMessage(aot->cpu);
   LLVMDisposeMessage(aot->features);
+  LLVMDisposeMessage(aot->codegen_features);
   for (uint32_t v = 0; aot->variants && v < aot->num_variants; v++) {
     free(aot->variants[v].cpu);
     free(aot->variants[v].enabled);
@@ -335,9 +337,16 @@ static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *
   static const LLVMCodeGenOptLevel levels[4] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                 LLVMCodeGenLevelDefault,
                                                 LLVMCodeGenLevelAggressive};
+  aot->codegen_features = dmlc_llvm_features_avoiding(aot->triple, aot->features);
+  char *tm_features = n > 1 ? dmlc_llvm_features_avoiding(aot->triple, NULL) : NULL;
+  if (!aot->codegen_features || (n > 1 && !tm_features)) {
+    LLVMDisposeMessage(tm_features);
+    return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
+  }
   aot->tm = LLVMCreateTargetMachine(target, aot->triple, n > 1 ? "generic" : aot->cpu,
-                                    n > 1 ? "" : aot->features, levels[o->opt_level], LLVMRelocPIC,
-                                    LLVMCodeModelDefault);
+                                    n > 1 ? tm_features : aot->codegen_features,
+                                    levels[o->opt_level], LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMDisposeMessage(tm_features);
   if (!aot->tm)
     return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
                          "cannot create a target machine for '%s' (CPU '%s', features '%s')",
@@ -706,7 +715,7 @@ static dmlc_status build_variant(dmlc_llvm_aot *aot, builder *b, const dmlc_kern
                          aot->temp_offsets, aot->scratch_offset);
     if (multi) {
       LLVMSetLinkage(*out, LLVMInternalLinkage);
-      tag_functions(b, last, var->cpu, aot->features);
+      tag_functions(b, last, var->cpu, aot->codegen_features);
     }
   }
   free(kernels);
