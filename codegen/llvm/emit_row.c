@@ -1365,7 +1365,8 @@ static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t 
 }
 
 /* The group of g rows from row r0: each row's lanes (row_lanes) into
- * vals[q], idxs[q]; a fast pass when nan (row_load). */
+ * vals[q], idxs[q]; a fast pass when nan (row_load); one chain (unroll 1)
+ * as straight-line code. */
 static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, uint32_t unroll,
                        bool keys, LLVMValueRef nan, LLVMValueRef vals, LLVMValueRef idxs) {
   ec_loop lq;
