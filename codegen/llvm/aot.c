@@ -49,7 +49,7 @@ struct dmlc_llvm_aot {
   LLVMModuleRef module;
   LLVMTargetMachineRef tm;
   char *triple, *cpu, *features; /* LLVM-allocated; cpu as given ("a,b,c") */
-  char *codegen_features;        /* features avoiding dmlc_llvm_avoided_features: LLVM's */
+  char *codegen_features;        /* dmlc_llvm_features_avoiding(features): LLVM's */
   /* The host's triple, CPU and features by default: the kernels are tuned
    * for this machine's caches too (dmlc_llvm_host_tuning), as the JIT's. */
   bool host_tuned;
@@ -338,15 +338,11 @@ static dmlc_status make_target(dmlc_llvm_aot *aot, const dmlc_llvm_aot_options *
                                                 LLVMCodeGenLevelDefault,
                                                 LLVMCodeGenLevelAggressive};
   aot->codegen_features = dmlc_llvm_features_avoiding(aot->triple, aot->features);
-  char *tm_features = n > 1 ? dmlc_llvm_features_avoiding(aot->triple, NULL) : NULL;
-  if (!aot->codegen_features || (n > 1 && !tm_features)) {
-    LLVMDisposeMessage(tm_features);
+  if (!aot->codegen_features)
     return dmlc_diag_set(diag, DMLC_ERROR_OUT_OF_MEMORY, "out of memory compiling");
-  }
   aot->tm = LLVMCreateTargetMachine(target, aot->triple, n > 1 ? "generic" : aot->cpu,
-                                    n > 1 ? tm_features : aot->codegen_features,
-                                    levels[o->opt_level], LLVMRelocPIC, LLVMCodeModelDefault);
-  LLVMDisposeMessage(tm_features);
+                                    n > 1 ? "" : aot->codegen_features, levels[o->opt_level],
+                                    LLVMRelocPIC, LLVMCodeModelDefault);
   if (!aot->tm)
     return dmlc_diag_set(diag, DMLC_ERROR_INVALID_ARGUMENT,
                          "cannot create a target machine for '%s' (CPU '%s', features '%s')",

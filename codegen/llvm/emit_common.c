@@ -357,20 +357,21 @@ LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v) {
  * neither value is NaN: a fast pass that checks for NaN apart). */
 static LLVMValueRef take_merge(emit_ctx *e, bool ordered, LLVMValueRef a, LLVMValueRef ai,
                                LLVMValueRef b, LLVMValueRef bi) {
-  LLVMValueRef eq, win;
+  LLVMValueRef eq;
   const bool fl = order_kind(e, a) == DMLC_KIND_FLOAT;
-  if (fl && ordered) {
+  if (fl) {
+    LLVMValueRef both_nan = ordered ? NULL
+                                    : LLVMBuildAnd(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, ""),
+                                                   LLVMBuildFCmp(e->b, LLVMRealUNO, b, b, ""), "");
     eq = LLVMBuildFCmp(e->b, LLVMRealOEQ, a, b, "tie");
-    win = LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealOGT : LLVMRealOLT, b, a, "better");
-  } else if (fl) {
-    LLVMValueRef both_nan = LLVMBuildAnd(e->b, LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, ""),
-                                         LLVMBuildFCmp(e->b, LLVMRealUNO, b, b, ""), "");
-    eq = LLVMBuildOr(e->b, LLVMBuildFCmp(e->b, LLVMRealOEQ, a, b, ""), both_nan, "tie");
-    win = better(e, b, a);
+    if (both_nan)
+      eq = LLVMBuildOr(e->b, eq, both_nan, "tie");
   } else {
     eq = LLVMBuildICmp(e->b, LLVMIntEQ, a, b, "tie");
-    win = better(e, b, a);
   }
+  LLVMValueRef win =
+      fl && ordered ? LLVMBuildFCmp(e->b, is_argmax(e) ? LLVMRealOGT : LLVMRealOLT, b, a, "better")
+                    : better(e, b, a);
   const LLVMIntPredicate p = e->k->direction == DMLC_DIRECTION_INCREASING ? LLVMIntULT : LLVMIntUGT;
   LLVMValueRef by_index = LLVMBuildAnd(e->b, eq, LLVMBuildICmp(e->b, p, bi, ai, ""), "");
   return LLVMBuildOr(e->b, win, by_index, "take");

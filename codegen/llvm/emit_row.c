@@ -473,7 +473,6 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
                  .keys = keys,
                  .ordered = nan && !keys};
   LLVMTypeRef vt = a.vt, it = a.it;
-  const bool ordered = a.ordered;
   for (uint32_t u = 0; nan && u < unroll; u++) {
     a.nans[u] = ec_var(e, LLVMGetAllocatedType(nan), "nan_acc");
     LLVMBuildStore(e->b, LLVMConstNull(LLVMGetAllocatedType(nan)), a.nans[u]);
@@ -522,9 +521,9 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     const uint64_t at = q + lanes <= len ? q : len - lanes;
     LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, a.nans[t]);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, at, false), lanes));
-    ec_merge_pair(e, ordered, &v[t], &vi[t], w, wi);
+    ec_merge_pair(e, a.ordered, &v[t], &vi[t], w, wi);
   }
-  ec_merge_tree(e, ordered, v, vi, unroll);
+  ec_merge_tree(e, a.ordered, v, vi, unroll);
   if (nan) {
     LLVMTypeRef nt = LLVMGetAllocatedType(nan);
     LLVMValueRef sum = LLVMBuildLoad2(e->b, nt, nan, "");
@@ -1400,8 +1399,6 @@ typedef struct group_out {
   LLVMTypeRef vt, it; /* vals' and idxs' vector types */
 } group_out;
 
-/* The group's rows' lanes merged (merge_row_pairs; ordered: as
- * ec_merge_pair) into each row's result, and its outputs. */
 /* Whether a group's merge packs each candidate into one integer
  * (packed_results): 8- and 16-bit compares beside positions as wide, on
  * vectors under 64 bytes (not measured with 64). Packed over value and
@@ -1469,6 +1466,8 @@ static LLVMValueRef packed_results(emit_ctx *e, const group_out *o, LLVMValueRef
   return invert ? LLVMBuildNot(e->b, pos, "") : pos;
 }
 
+/* The group's rows' lanes merged (packed_results, or merge_row_pairs;
+ * ordered: as ec_merge_pair) into each row's result, and its outputs. */
 static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
   const uint32_t g = LLVMGetVectorSize(o->vt);
   LLVMValueRef gv[ROW_GROUP_MAX_LANES] = {0}, gi[ROW_GROUP_MAX_LANES] = {0};
@@ -1486,7 +1485,6 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
         merge_row_pairs(e, ordered, g, m, gv[2 * p], gi[2 * p], gv[2 * p + 1], gi[2 * p + 1],
                         &gv[p], &gi[p]);
   }
-  LLVMTypeRef ix = LLVMGetElementType(o->it);
   if (vector_outputs(e)) {
     LLVMValueRef wide = LLVMBuildZExt(e->b, gi[0], LLVMVectorType(e->i64, g), "");
     for (uint32_t i = 0; i < e->k->num_outputs; i++) {
@@ -1496,6 +1494,7 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
     }
     return;
   }
+  LLVMTypeRef ix = LLVMGetElementType(o->it);
   LLVMValueRef zero = ec_i64(e, 0);
   LLVMBuildStore(e->b, gi[0], LLVMBuildGEP2(e->b, o->it, o->idxs, &zero, 1, ""));
   ec_loop lo;
@@ -1524,8 +1523,10 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * 0.92; from DRAM (two threads) f32 and f16 [524288,80] 0.99-1.01. One
    * chain as a loop lost (f16 [*,80] 1.43). */
   uint32_t unroll = one_pass_unroll(e, g, len);
-  if (len < 16ull * g)
-    unroll = e->target_vector_bytes < 64 ? 1 : unroll > 2 ? 2 : unroll;
+  if (len < 16ull * g && unroll > 2)
+    unroll = 2;
+  if (len < 16ull * g && e->target_vector_bytes < 64)
+    unroll = 1;
   const bool keys = group_keys(e);
   /* f32 first by ordered compares, every value added to a sum (one mask
    * compare on each accumulator's chain, not two), f16 by keys without

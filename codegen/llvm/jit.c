@@ -278,12 +278,10 @@ static bool is_x86(const char *triple) {
  * encodings: on a Zen 3 VM each took about 115 ns with the upper halves of
  * the YMM registers in use (5 ns without), and u8 [65536,24] ran 28.7 ms
  * with them, 0.39 ms without (one thread). */
-const char *dmlc_llvm_avoided_features(const char *triple) {
-  return is_x86(triple) ? "-sse4a" : "";
-}
+static const char *avoided_features(const char *triple) { return is_x86(triple) ? "-sse4a" : ""; }
 
 char *dmlc_llvm_features_avoiding(const char *triple, const char *features) {
-  const char *avoid = dmlc_llvm_avoided_features(triple);
+  const char *avoid = avoided_features(triple);
   dmlc_strbuf b = {0};
   dmlc_strbuf_printf(&b, "%s%s%s", features ? features : "",
                      features && *features && *avoid ? "," : "", avoid);

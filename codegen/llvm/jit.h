@@ -34,12 +34,10 @@ typedef struct dmlc_llvm_text {
  * non-temporal and prefetch thresholds the JIT uses too. */
 void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_target *out);
 
-/* What the code generator is kept from using on triple, in llc's -mattr
- * spelling, appended to every target machine's and function's features:
- * "-sse4a" on x86 (jit.c says why), "" elsewhere. */
-const char *dmlc_llvm_avoided_features(const char *triple);
-/* features (NULL: none) with dmlc_llvm_avoided_features(triple) after
- * them, as an LLVM string (LLVMDisposeMessage). */
+/* features (NULL: none) with what the code generator is kept from using
+ * on triple after them ("-sse4a" on x86: jit.c says why), as an LLVM
+ * string (LLVMDisposeMessage): every target machine's and function's
+ * features but the "generic" CPU's, which has none of them. */
 char *dmlc_llvm_features_avoiding(const char *triple, const char *features);
 
 /* The caches the JIT's tuning assumes: one core's L2 and the last-level

@@ -1110,6 +1110,7 @@ START_TEST(test_row_ahead) {
     uint64_t limit;  /* stream_prefetch_max_bytes: 0 from DRAM */
     bool long_ahead; /* long_row_ahead: rows under 8 KiB, not 3.5 */
     bool want;
+    uint32_t vec; /* vec_bytes; 0: 32 */
   } cases[] = {
       {9, 1000, 1000, DMLC_DTYPE_F32, 0, true, true},   /* block rows */
       {9, 1000, 1000, DMLC_DTYPE_F32, 0, false, false}, /* 3.5 KiB or more */
@@ -1123,7 +1124,7 @@ START_TEST(test_row_ahead) {
       {40, 80, 80, DMLC_DTYPE_F32, 0, true, true},              /* groups, 32-byte vectors */
       {70, 40, 40, DMLC_DTYPE_U8, 0, false, true},              /* groups of 32 */
       {40, 80, 80, DMLC_DTYPE_F32, UINT64_MAX, false, false},   /* groups from the caches */
-      {40, 80, 80, DMLC_DTYPE_F16, 0, false, false},            /* groups, 64-byte vectors */
+      {40, 80, 80, DMLC_DTYPE_F16, 0, false, false, 64},        /* groups, 64-byte vectors */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
@@ -1134,7 +1135,7 @@ START_TEST(test_row_ahead) {
              cases[c].len, cases[c].pitch);
     row_prefetch_max = 1; /* no rows' stream prefetches from the caches */
     long_row_ahead = cases[c].long_ahead;
-    vec_bytes = c == sizeof cases / sizeof cases[0] - 1 ? 64 : 32;
+    vec_bytes = cases[c].vec ? cases[c].vec : 32;
     expect_prefetch(k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, cases[c].limit,
                     cases[c].want, what);
     row_prefetch_max = 0;
