@@ -1110,21 +1110,21 @@ START_TEST(test_row_ahead) {
     uint64_t limit;  /* stream_prefetch_max_bytes: 0 from DRAM */
     bool long_ahead; /* long_row_ahead: rows under 8 KiB, not 3.5 */
     bool want;
-    uint32_t vec; /* vec_bytes; 0: 32 */
+    uint32_t vec; /* vec_bytes */
   } cases[] = {
-      {9, 1000, 1000, DMLC_DTYPE_F32, 0, true, true},   /* block rows */
-      {9, 1000, 1000, DMLC_DTYPE_F32, 0, false, false}, /* 3.5 KiB or more */
-      {9, 880, 880, DMLC_DTYPE_F32, 0, false, true},    /* under 3.5 KiB */
-      {9, 640, 3000, DMLC_DTYPE_F32, 0, false, true},   /* padded, the gap too long to touch */
-      {9, 1000, 1000, DMLC_DTYPE_F16, 0, false, true},  /* two passes */
-      {5, 3000, 3000, DMLC_DTYPE_U8, 0, false, true},   /* bit blocks */
-      {9, 2048, 2048, DMLC_DTYPE_F32, 0, true, false},  /* 8 KiB */
-      {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, true, false}, /* from the caches (no stream
-                                                                 * prefetch either: below) */
-      {40, 80, 80, DMLC_DTYPE_F32, 0, true, true},              /* groups, 32-byte vectors */
-      {70, 40, 40, DMLC_DTYPE_U8, 0, false, true},              /* groups of 32 */
-      {40, 80, 80, DMLC_DTYPE_F32, UINT64_MAX, false, false},   /* groups from the caches */
-      {40, 80, 80, DMLC_DTYPE_F16, 0, false, false, 64},        /* groups, 64-byte vectors */
+      {9, 1000, 1000, DMLC_DTYPE_F32, 0, true, true, 32},   /* block rows */
+      {9, 1000, 1000, DMLC_DTYPE_F32, 0, false, false, 32}, /* 3.5 KiB or more */
+      {9, 880, 880, DMLC_DTYPE_F32, 0, false, true, 32},    /* under 3.5 KiB */
+      {9, 640, 3000, DMLC_DTYPE_F32, 0, false, true, 32},   /* padded, the gap too long to touch */
+      {9, 1000, 1000, DMLC_DTYPE_F16, 0, false, true, 32},  /* two passes */
+      {5, 3000, 3000, DMLC_DTYPE_U8, 0, false, true, 32},   /* bit blocks */
+      {9, 2048, 2048, DMLC_DTYPE_F32, 0, true, false, 32},  /* 8 KiB */
+      {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, true, false, 32}, /* from the caches (no stream
+                                                                     * prefetch either: below) */
+      {40, 80, 80, DMLC_DTYPE_F32, 0, true, true, 32},              /* groups, 32-byte vectors */
+      {70, 40, 40, DMLC_DTYPE_U8, 0, false, true, 32},              /* groups of 32 */
+      {40, 80, 80, DMLC_DTYPE_F32, UINT64_MAX, false, false, 32},   /* groups from the caches */
+      {40, 80, 80, DMLC_DTYPE_F16, 0, false, false, 64},            /* groups, 64-byte vectors */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
@@ -1135,7 +1135,7 @@ START_TEST(test_row_ahead) {
              cases[c].len, cases[c].pitch);
     row_prefetch_max = 1; /* no rows' stream prefetches from the caches */
     long_row_ahead = cases[c].long_ahead;
-    vec_bytes = cases[c].vec ? cases[c].vec : 32;
+    vec_bytes = cases[c].vec;
     expect_prefetch(k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, cases[c].limit,
                     cases[c].want, what);
     row_prefetch_max = 0;
