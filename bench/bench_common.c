@@ -89,6 +89,9 @@ const workload bench_workloads[] = {
     {"argmax_nchw3_f16", WORK_REDUCE, "f16", "argmax", 4, {16, 3, 1024, 1024}, 1, {1}, 0},
     {"argmax_nchw64_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 64, 256, 256}, 1, {1}, 0},
     {"argmax_nhwc_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 1024, 3}, 1, {3}, 0},
+    /* a quantized segmentation head's 21 classes, channels last: rows of
+     * 21 bytes (short row groups, emit_row.c) */
+    {"argmax_nhwc21_u8", WORK_REDUCE, "u8", "argmax", 4, {16, 512, 512, 21}, 1, {3}, 0},
     {"argmax_head", WORK_REDUCE, "f32", "argmax", 2, {4096, 1000}, 1, {1}, 0},
     /* the same head over a batch read from DRAM (128 MiB) */
     {"argmax_head_batch", WORK_REDUCE, "f32", "argmax", 2, {32768, 1000}, 1, {1}, 0},

@@ -38,6 +38,7 @@ WORKLOADS = [
     ("argmax_nchw3_f16", "argmax", np.float16, (16, 3, 1024, 1024), 1),
     ("argmax_nchw64_u8", "argmax", np.uint8, (16, 64, 256, 256), 1),
     ("argmax_nhwc_u8", "argmax", np.uint8, (16, 512, 1024, 3), 3),
+    ("argmax_nhwc21_u8", "argmax", np.uint8, (16, 512, 512, 21), 3),
     ("argmax_head", "argmax", np.float32, (4096, 1000), 1),
     ("argmax_head_batch", "argmax", np.float32, (32768, 1000), 1),
     ("argmax_vocab_f32", "argmax", np.float32, (64, 128256), 1),

@@ -15,6 +15,7 @@
  * per vector, no conversion; so do integer rows, one max or min per
  * vector. Two-pass rows are then the shorter f16 and narrow integer rows. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/llvm/emit_internal.h"
@@ -517,7 +518,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, a.idx[u], ""), lane);
   }
   uint32_t t = 0;
-  for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
+  for (uint64_t q = vend; len >= lanes && q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
     LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, a.nans[t]);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, at, false), lanes));
@@ -1316,6 +1317,38 @@ static bool group_bits(const emit_ctx *e, uint64_t len) {
   return !e->l2_bytes || ec_read_bytes(e->k) > 4 * e->l2_bytes;
 }
 
+/* Short row groups: rows shorter than a vector but at least half one,
+ * packed one after another, of a type whose group merge packs (packs: 8-
+ * and 16-bit integers, f16 as keys; vectors under 64 bytes). Each row is
+ * one vector loaded from its start, the lanes past the row (the next
+ * rows' elements) left out of its merge (short_group). The rows' vectors
+ * overlap, and the last row's would run past the read: a group is whole
+ * only where a row follows it (a row at least half a vector long holds
+ * the rest of the last row's vector); the rest go row by row. They took
+ * these rows from ec_emit_small_rows, whose de-interleaving costs more a
+ * row the longer the row. Alternated on a Zen 3, two threads, 12 MB in
+ * the L3, groups over de-interleaving as time: AVX2 u8 [*,16] 0.71,
+ * [*,17] 0.42, [*,24] 0.35, [*,31] 0.31, i8 [*,17] 0.43, [*,24] 0.31, u16
+ * [*,8] 0.59, [*,12] 0.40, f16 [*,8] 0.85-0.92, [*,15] 0.43-0.49; SSE4.2
+ * u8 [*,8] 0.58, [*,12] 0.34, i16 and f16 [*,4] 0.74-0.83, [*,7]
+ * 0.63-0.78; from DRAM (AVX2) u8 [*,24] 0.29, i8 [*,17] 0.46, f16 [*,12]
+ * 0.64, u16 [*,8] 0.66. Under half a vector they lost (AVX2 u8 [*,6]
+ * 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
+bool ec_short_row_groups(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64)
+    return false;
+  const uint64_t len = k->dims[1];
+  const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
+  if (2 * len < lanes || len >= lanes || lanes > ROW_GROUP_MAX_LANES || k->read_strides[1] != 1 ||
+      k->read_strides[0] != len || k->dims[0] <= lanes)
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  return true;
+}
+
 static bool row_groups(const emit_ctx *e, uint64_t len) {
   const dmlc_kdesc *k = e->k;
   const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
@@ -1413,48 +1446,67 @@ static bool packs(const emit_ctx *e, const group_out *o) {
          LLVMGetIntTypeWidth(ct) <= 16 && ct == LLVMGetElementType(o->it);
 }
 
-/* The group's rows' positions (g lanes, rows in order) from their lanes'
- * values gv and positions gi, merged packed: each candidate one integer of
- * twice their width, the value above the position (its complement where
- * the least position of equal values wins the extreme), so the merge is
- * one integer max or min, no compare of positions and no blend. Each
- * row's lanes are halved by one max (min), then merged across rows in
- * rounds as merge_row_pairs does. */
-static LLVMValueRef packed_results(emit_ctx *e, const group_out *o, LLVMValueRef *gv,
-                                   const LLVMValueRef *gi) {
+/* How a group's merge packs each candidate (packs): one integer (wt) of
+ * twice the positions' width, the value above the position, complemented
+ * (invert) where the least position of equal values wins the extreme, so
+ * that each merge is one integer op (max or min): no compare of positions
+ * and no blend. lo and hi pack a row's g lanes of positions p and values v
+ * into two vectors of g / 2 candidates: lo the lower half of each 16 bytes
+ * of lanes, hi the upper (x86's unpacks stay within 16 bytes; a row's
+ * merge does not mind the order of its lanes). */
+typedef struct packing {
+  LLVMTypeRef wt;
+  const char *op;
+  bool invert;
+  LLVMValueRef lo, hi;
+} packing;
+
+static packing packing_of(emit_ctx *e, LLVMTypeRef ix, uint32_t g) {
   const dmlc_kdesc *k = e->k;
-  const uint32_t g = LLVMGetVectorSize(o->vt), h = g / 2;
-  LLVMTypeRef ix = LLVMGetElementType(o->it);
-  LLVMTypeRef wt = LLVMIntTypeInContext(e->c, 2 * LLVMGetIntTypeWidth(ix));
+  const unsigned w = LLVMGetIntTypeWidth(ix);
   const bool mx = k->reduction == DMLC_OP_ARGMAX;
-  const bool invert = mx == (k->direction == DMLC_DIRECTION_INCREASING);
   const bool s = group_keys(e) || dmlc_dtype_get(k->read_dtype)->kind == DMLC_KIND_SIGNED;
-  const char *op = mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin");
-  LLVMValueRef pair[2 * ROW_GROUP_MAX_LANES], lo[ROW_GROUP_MAX_LANES], hi[ROW_GROUP_MAX_LANES];
-  for (uint32_t q = 0; q < g; q++) {
-    pair[2 * q] = ec_i32(e, q);         /* the position, low */
-    pair[2 * q + 1] = ec_i32(e, g + q); /* the value, high */
+  packing pk = {.wt = LLVMIntTypeInContext(e->c, 2 * w),
+                .op = mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin"),
+                .invert = mx == (k->direction == DMLC_DIRECTION_INCREASING)};
+  const uint32_t chunk = 128 / w < g ? 128 / w : g;
+  LLVMValueRef lo[ROW_GROUP_MAX_LANES], hi[ROW_GROUP_MAX_LANES];
+  for (uint32_t q = 0, n = 0; q < g; q++) {
+    if (q % chunk >= chunk / 2)
+      continue;
+    lo[2 * n] = ec_i32(e, q);             /* the position, low */
+    lo[2 * n + 1] = ec_i32(e, g + q);     /* the value, high */
+    hi[2 * n] = ec_i32(e, q + chunk / 2); /* the same, upper half */
+    hi[2 * n + 1] = ec_i32(e, g + q + chunk / 2);
+    n++;
   }
-  for (uint32_t q = 0; q < h; q++) {
-    lo[q] = ec_i32(e, q);
-    hi[q] = ec_i32(e, h + q);
-  }
-  LLVMValueRef pm = LLVMConstVector(pair, 2 * g), lm = LLVMConstVector(lo, h),
-               hm = LLVMConstVector(hi, h);
-  for (uint32_t r = 0; r < g; r++) {
-    LLVMValueRef p = invert ? LLVMBuildNot(e->b, gi[r], "") : gi[r];
-    LLVMValueRef c = LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, gv[r], pm, ""),
-                                      LLVMVectorType(wt, g), "");
-    LLVMValueRef none = LLVMGetPoison(LLVMTypeOf(c));
-    gv[r] = minmax(e, op, LLVMBuildShuffleVector(e->b, c, none, lm, ""),
-                   LLVMBuildShuffleVector(e->b, c, none, hm, ""));
-  }
+  pk.lo = LLVMConstVector(lo, g);
+  pk.hi = LLVMConstVector(hi, g);
+  return pk;
+}
+
+/* A row's candidates packed (packing) from its lanes' positions p (already
+ * complemented where pk->invert) and values v, halved by one merge: g / 2
+ * lanes of pk->wt. */
+static LLVMValueRef pack_row(emit_ctx *e, const packing *pk, LLVMValueRef p, LLVMValueRef v) {
+  LLVMTypeRef ht = LLVMVectorType(pk->wt, LLVMGetVectorSize(LLVMTypeOf(v)) / 2);
+  return minmax(e, pk->op,
+                LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, pk->lo, ""), ht, ""),
+                LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, pk->hi, ""), ht, ""));
+}
+
+/* The group's rows' positions (g lanes of it, rows in order) from their
+ * packed candidates gv (pack_row, g / 2 lanes each), merged across rows in
+ * rounds as merge_row_pairs does. */
+static LLVMValueRef packed_rounds(emit_ctx *e, const packing *pk, LLVMValueRef *gv, uint32_t g,
+                                  LLVMTypeRef it) {
+  const uint32_t h = g / 2;
   uint32_t n = g;
   for (uint32_t m = h; m > 1; m /= 2, n /= 2)
     for (uint32_t p = 0; p < n / 2; p++) {
       LLVMValueRef a, b;
       pair_masks(e, h, m, &a, &b);
-      gv[p] = minmax(e, op, LLVMBuildShuffleVector(e->b, gv[2 * p], gv[2 * p + 1], a, ""),
+      gv[p] = minmax(e, pk->op, LLVMBuildShuffleVector(e->b, gv[2 * p], gv[2 * p + 1], a, ""),
                      LLVMBuildShuffleVector(e->b, gv[2 * p], gv[2 * p + 1], b, ""));
     }
   /* two vectors left, h rows each */
@@ -1462,8 +1514,43 @@ static LLVMValueRef packed_results(emit_ctx *e, const group_out *o, LLVMValueRef
   for (uint32_t q = 0; q < g; q++)
     all[q] = ec_i32(e, q);
   LLVMValueRef rows = LLVMBuildShuffleVector(e->b, gv[0], gv[1], LLVMConstVector(all, g), "");
-  LLVMValueRef pos = LLVMBuildTrunc(e->b, rows, o->it, "");
-  return invert ? LLVMBuildNot(e->b, pos, "") : pos;
+  LLVMValueRef pos = LLVMBuildTrunc(e->b, rows, it, "");
+  return pk->invert ? LLVMBuildNot(e->b, pos, "") : pos;
+}
+
+/* The group's rows' positions (g lanes, rows in order) from their lanes'
+ * values gv and positions gi, merged packed (packing). */
+static LLVMValueRef packed_results(emit_ctx *e, const group_out *o, LLVMValueRef *gv,
+                                   const LLVMValueRef *gi) {
+  const uint32_t g = LLVMGetVectorSize(o->vt);
+  const packing pk = packing_of(e, LLVMGetElementType(o->it), g);
+  for (uint32_t r = 0; r < g; r++)
+    gv[r] = pack_row(e, &pk, pk.invert ? LLVMBuildNot(e->b, gi[r], "") : gi[r], gv[r]);
+  return packed_rounds(e, &pk, gv, g, o->it);
+}
+
+/* The group's outputs from its rows' positions pos (g lanes, rows in
+ * order): vectors (vector_outputs), or row by row through o->idxs. */
+static void group_store(emit_ctx *e, const group_out *o, LLVMValueRef pos) {
+  const uint32_t g = LLVMGetVectorSize(o->vt);
+  if (vector_outputs(e)) {
+    LLVMValueRef wide = LLVMBuildZExt(e->b, pos, LLVMVectorType(e->i64, g), "");
+    for (uint32_t i = 0; i < e->k->num_outputs; i++) {
+      const dmlc_kout *out = &e->k->outputs[i];
+      ec_store(e, out->dtype, e->out[i], row_base(e, out->strides, o->r0),
+               ec_convert(e, wide, DMLC_DTYPE_U64, out->dtype));
+    }
+    return;
+  }
+  LLVMTypeRef ix = LLVMGetElementType(o->it);
+  LLVMValueRef zero = ec_i64(e, 0);
+  LLVMBuildStore(e->b, pos, LLVMBuildGEP2(e->b, o->it, o->idxs, &zero, 1, ""));
+  ec_loop lo;
+  LLVMValueRef q = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, g), 1);
+  LLVMValueRef at = LLVMBuildGEP2(e->b, ix, o->idxs, &q, 1, "");
+  row_outputs(e, ec_add(e, o->r0, q),
+              LLVMBuildZExt(e->b, LLVMBuildLoad2(e->b, ix, at, ""), e->i64, ""), o->len);
+  ec_loop_end(e, &lo);
 }
 
 /* The group's rows' lanes merged (packed_results, or merge_row_pairs;
@@ -1485,24 +1572,39 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
         merge_row_pairs(e, ordered, g, m, gv[2 * p], gi[2 * p], gv[2 * p + 1], gi[2 * p + 1],
                         &gv[p], &gi[p]);
   }
-  if (vector_outputs(e)) {
-    LLVMValueRef wide = LLVMBuildZExt(e->b, gi[0], LLVMVectorType(e->i64, g), "");
-    for (uint32_t i = 0; i < e->k->num_outputs; i++) {
-      const dmlc_kout *out = &e->k->outputs[i];
-      ec_store(e, out->dtype, e->out[i], row_base(e, out->strides, o->r0),
-               ec_convert(e, wide, DMLC_DTYPE_U64, out->dtype));
-    }
-    return;
+  group_store(e, o, gi[0]);
+}
+
+/* A short row group (ec_short_row_groups): each row one vector from its
+ * start (row_load; a fast pass when nan), the lanes past the row made the
+ * least of the packed order: the value the least (one blend) and the
+ * position's bits the least (in the constant positions). No lane of the
+ * row loses to them: equal, a lane's candidate is the least itself, whose
+ * position bits are then the lane's own (0 or ~0: position 0). */
+static void short_group(emit_ctx *e, const group_out *o, bool keys, LLVMValueRef nan) {
+  const uint32_t g = LLVMGetVectorSize(o->vt);
+  LLVMTypeRef ct = LLVMGetElementType(o->vt), ix = LLVMGetElementType(o->it);
+  const packing pk = packing_of(e, ix, g);
+  const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
+  const bool s = pk.op[0] == 's';
+  const unsigned w = LLVMGetIntTypeWidth(ct);
+  const uint64_t top = 1ull << (w - 1), ones = (1ull << w) - 1;
+  LLVMValueRef least =
+      ec_splat(e, LLVMConstInt(ct, mx ? (s ? top : 0) : (s ? top - 1 : ones), false), g);
+  LLVMValueRef m[ROW_GROUP_MAX_LANES], p[ROW_GROUP_MAX_LANES];
+  for (uint32_t q = 0; q < g; q++) {
+    m[q] = LLVMConstInt(e->i1, q < o->len, false);
+    const uint64_t pos = q < o->len ? (pk.invert ? ~(uint64_t)q : q) : (mx ? 0 : ones);
+    p[q] = LLVMConstInt(ix, pos & ((1ull << LLVMGetIntTypeWidth(ix)) - 1), false);
   }
-  LLVMTypeRef ix = LLVMGetElementType(o->it);
-  LLVMValueRef zero = ec_i64(e, 0);
-  LLVMBuildStore(e->b, gi[0], LLVMBuildGEP2(e->b, o->it, o->idxs, &zero, 1, ""));
-  ec_loop lo;
-  LLVMValueRef q = ec_loop_begin(e, &lo, ec_i64(e, 0), ec_i64(e, g), 1);
-  LLVMValueRef at = LLVMBuildGEP2(e->b, ix, o->idxs, &q, 1, "");
-  row_outputs(e, ec_add(e, o->r0, q),
-              LLVMBuildZExt(e->b, LLVMBuildLoad2(e->b, ix, at, ""), e->i64, ""), o->len);
-  ec_loop_end(e, &lo);
+  LLVMValueRef in_row = LLVMConstVector(m, g), pos = LLVMConstVector(p, g);
+  LLVMValueRef gv[ROW_GROUP_MAX_LANES];
+  for (uint32_t r = 0; r < g; r++) {
+    LLVMValueRef x =
+        row_load(e, row_base(e, e->k->read_strides, ec_add(e, o->r0, ec_i64(e, r))), g, keys, nan);
+    gv[r] = pack_row(e, &pk, pos, LLVMBuildSelect(e->b, in_row, x, least, ""));
+  }
+  group_store(e, o, packed_rounds(e, &pk, gv, g, o->it));
 }
 
 /* A task is a group of G rows; the last task also the rows after the last
@@ -1511,7 +1613,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   const dmlc_kdesc *k = e->k;
   const uint64_t len = k->dims[1], rows = k->dims[0];
   const uint32_t g = ec_vector_lanes(e, k->read_dtype);
-  const uint64_t groups = rows / g;
+  const uint64_t groups = (len < g ? rows - 1 : rows) / g; /* short rows: ec_short_row_groups */
   /* Rows under 16 vectors: one chain a row, its steps straight-line code
    * (the group's rows run side by side), or with 64-byte vectors two (one
    * is not measured there). Two chains over four, on a Zen 5: f32 [*,33]
@@ -1562,19 +1664,31 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
       nan = ec_var(e, vt, "nan");
       LLVMBuildStore(e->b, LLVMConstNull(vt), nan);
     }
-    group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs);
     const group_out out = {.r0 = r0, .len = len, .vals = vals, .idxs = idxs, .vt = vt, .it = it};
-    if (fast) {
-      /* f32 merges by ordered compares where no NaN was seen */
-      ec_if again;
-      ec_if_begin(e, &again, saw_nan(e, nan, keys));
-      group_rows(e, r0, g, len, unroll, keys, NULL, vals, idxs);
-      group_results(e, &out, false);
-      ec_if_else(e, &again);
-      group_results(e, &out, true);
-      ec_if_end(e, &again);
+    if (len < g) {
+      /* a NaN seen: the group again by the exact rule, its outputs over */
+      short_group(e, &out, keys, nan);
+      if (fast) {
+        ec_if again;
+        ec_if_begin(e, &again, saw_nan(e, nan, keys));
+        short_group(e, &out, keys, NULL);
+        ec_if_else(e, &again);
+        ec_if_end(e, &again);
+      }
     } else {
-      group_results(e, &out, false);
+      group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs);
+      if (fast) {
+        /* f32 merges by ordered compares where no NaN was seen */
+        ec_if again;
+        ec_if_begin(e, &again, saw_nan(e, nan, keys));
+        group_rows(e, r0, g, len, unroll, keys, NULL, vals, idxs);
+        group_results(e, &out, false);
+        ec_if_else(e, &again);
+        group_results(e, &out, true);
+        ec_if_end(e, &again);
+      } else {
+        group_results(e, &out, false);
+      }
     }
   }
   ec_if_else(e, &whole);
@@ -1719,7 +1833,7 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
     e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
-  else if (row_groups(e, e->k->dims[e->k->rank - 1]))
+  else if (row_groups(e, e->k->dims[e->k->rank - 1]) || ec_short_row_groups(e))
     emit_row_groups(e, name, info);
   else
     emit_whole_rows(e, name, info);

@@ -1942,6 +1942,44 @@ START_TEST(test_row_groups_fast) {
 }
 END_TEST
 
+/* Short row groups: 8- and 16-bit rows from half a vector long to one
+ * lane short of it, each row one vector loaded from its start (over the
+ * next rows' elements, left out of its merge). A group is whole only where
+ * a row follows it (the read ends at a PROT_NONE page: a vector past it
+ * faults); the other rows go one at a time. Results as vectors (index
+ * outputs, contiguous) or row by row (a strided second index). */
+START_TEST(test_short_row_groups) {
+  static const dmlc_dtype types[] = {DMLC_DTYPE_U8, DMLC_DTYPE_I8, DMLC_DTYPE_U16, DMLC_DTYPE_I16,
+                                     DMLC_DTYPE_F16};
+  static const data_mode modes[] = {DATA_RANDOM,   DATA_TIES,        DATA_SPECIALS, DATA_ALL_NAN,
+                                    DATA_RARE_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
+  const dmlc_dtype dt = types[_i];
+  const int nmodes = (int)(sizeof modes / sizeof modes[0]) - (dt != DMLC_DTYPE_F16);
+  for (uint32_t c = 0; c < 6; c++) {
+    vec_bytes = c < 3 ? 16 : 32;
+    const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt);
+    const uint32_t len = c % 3 == 0 ? lanes / 2 : c % 3 == 1 ? lanes / 2 + 1 : lanes - 1;
+    /* three groups' rows: the third row by row; or two more rows */
+    const uint32_t dims[2] = {3 * lanes + (c % 2 ? 2 : 0), len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
+    if (c % 3 == 1)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 2);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    jitted j;
+    compile(&k, &j, NULL);
+    const uint64_t groups = (dims[0] - 1) / lanes;
+    ck_assert_msg(j.info.num_tasks == groups + 1,
+                  "%s [%u,%u] at %u-byte vectors: %llu tasks, not %llu", dmlc_dtype_get(dt)->name,
+                  dims[0], len, vec_bytes, (unsigned long long)j.info.num_tasks,
+                  (unsigned long long)groups + 1);
+    release(&j);
+    check_reductions_modes(k, dt, modes, nmodes);
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* ---- merged rows: the innermost dim reduced and contiguous, other
  * reduced dims further out, or rows that do not merge ---- */
 
@@ -2359,6 +2397,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(groups, test_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_test(groups, test_row_flat_search);
   tcase_add_loop_test(groups, test_row_groups_fast, 0, 8);
+  tcase_add_loop_test(groups, test_short_row_groups, 0, 5);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
