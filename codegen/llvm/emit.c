@@ -269,7 +269,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   else if (e.reordered)
     st = ec_merged_rows_matches(k) ? ec_emit_merged_rows(&e, name, info)
                                    : ec_emit_merged_columns(&e, name, info);
-  else if (ec_small_rows_matches(k) && !ec_short_row_groups(&e))
+  else if (ec_small_rows_matches(k) && !ec_rows_as_groups(&e))
     st = ec_emit_small_rows(&e, name, info);
   else if (ec_row_matches(k))
     st = ec_emit_row(&e, name, info);

@@ -227,9 +227,9 @@ uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most);
 void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                    LLVMValueRef *idx);
 bool ec_row_matches(const dmlc_kdesc *k);
-/* Whether ec_emit_row takes short packed rows (which ec_small_rows_matches
- * also matches) as row groups. */
-bool ec_short_row_groups(const emit_ctx *e);
+/* Whether ec_emit_row takes packed rows that ec_small_rows_matches also
+ * matches (as row groups). */
+bool ec_rows_as_groups(const emit_ctx *e);
 bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_merged_columns_matches(const dmlc_kdesc *k);

@@ -15,7 +15,6 @@
  * per vector, no conversion; so do integer rows, one max or min per
  * vector. Two-pass rows are then the shorter f16 and narrow integer rows. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/llvm/emit_internal.h"
@@ -1265,7 +1264,12 @@ static void emit_whole_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
  * holds one row's result, rows in order. The merge is by (value, index),
  * which does not mind the order, so each row's result is the sequential
  * one. u8 rows of 48 (32 lanes): 0.46 of the time on one thread. */
-enum { ROW_GROUP_MAX_LEN = 512, ROW_GROUP_MAX_LANES = 32, GROUP_BITS_MAX_VECS = 8 };
+enum {
+  ROW_GROUP_MAX_LEN = 512,
+  ROW_GROUP_MAX_LANES = 32,
+  GROUP_BITS_MAX_VECS = 8,
+  SMALL_GROUPS_MAX_LEN = 16 /* 32- and 64-bit packed rows this short: emit_small.c */
+};
 
 /* Whether the groups compare f16 as i16 keys (ec_f16_key): 32 lanes of
  * integer work a 64-byte vector, and no compare of converted values, which
@@ -1334,7 +1338,7 @@ static bool group_bits(const emit_ctx *e, uint64_t len) {
  * 0.63-0.78; from DRAM (AVX2) u8 [*,24] 0.29, i8 [*,17] 0.46, f16 [*,12]
  * 0.64, u16 [*,8] 0.66. Under half a vector they lost (AVX2 u8 [*,6]
  * 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
-bool ec_short_row_groups(const emit_ctx *e) {
+static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64)
     return false;
@@ -1354,6 +1358,35 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
   const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
   return k->rank == 2 && len <= ROW_GROUP_MAX_LEN && len >= lanes && lanes <= ROW_GROUP_MAX_LANES &&
          k->dims[0] >= lanes && !row_gap_bytes(e, len) && (one_pass(e, len) || group_bits(e, len));
+}
+
+/* Packed rows that ec_small_rows_matches takes (up to 32 elements) with
+ * only index outputs, on vectors under 64 bytes (64 not measured), that
+ * go to the row groups instead: 8- and 16-bit rows from half a vector
+ * (short_row_groups) or a vector (row_groups), 32- and 64-bit ones over
+ * SMALL_GROUPS_MAX_LEN. The short rows' de-interleaving costs more a row
+ * the longer the row; the groups' about the same for any row under a few
+ * vectors. Alternated on a Zen 3, two threads, 12 MB in the L3, groups
+ * over de-interleaving as time: AVX2 f16 [*,16] 0.66, [*,21] 0.53,
+ * [*,32] 0.43, u16 [*,16] 0.57, [*,32] 0.37, f32 [*,20] 0.77, [*,24]
+ * 0.58, [*,32] 0.55, i32 [*,24] 0.81, [*,32] 0.64, i64 [*,24] 0.91,
+ * [*,32] 0.93; SSE4.2 u8 [*,16] 0.77, [*,21] 0.48, [*,24] 0.39, f16
+ * [*,8] 0.88, [*,16] 0.52, [*,32] 0.47, f32 [*,20] 0.83, [*,28] 0.77;
+ * from DRAM (AVX2) u8 [*,21] 0.43, i8 [*,28] 0.40, f16 [*,24] 0.59, f32
+ * [*,20] 0.60, [*,24] 0.68. Rows of 16 and under lost where they are 32
+ * or 64 bits: SSE4.2 f32 [*,8] 1.30, [*,12] 1.18, [*,16] 1.06, AVX2 i64
+ * [*,8] 1.35, [*,16] 1.07 (but AVX2 f32 [*,16] 0.81). */
+bool ec_rows_as_groups(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  if (k->rank != 2 || e->target_vector_bytes >= 64)
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  const uint64_t len = k->dims[1];
+  if (len < ec_vector_lanes(e, k->read_dtype))
+    return short_row_groups(e);
+  return row_groups(e, len) && (bits_type(e) || len > SMALL_GROUPS_MAX_LEN);
 }
 
 /* The shuffles of a round of the group merge (merge_row_pairs) on
@@ -1575,7 +1608,7 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
   group_store(e, o, gi[0]);
 }
 
-/* A short row group (ec_short_row_groups): each row one vector from its
+/* A short row group (short_row_groups): each row one vector from its
  * start (row_load; a fast pass when nan), the lanes past the row made the
  * least of the packed order: the value the least (one blend) and the
  * position's bits the least (in the constant positions). No lane of the
@@ -1613,7 +1646,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   const dmlc_kdesc *k = e->k;
   const uint64_t len = k->dims[1], rows = k->dims[0];
   const uint32_t g = ec_vector_lanes(e, k->read_dtype);
-  const uint64_t groups = (len < g ? rows - 1 : rows) / g; /* short rows: ec_short_row_groups */
+  const uint64_t groups = (len < g ? rows - 1 : rows) / g; /* short rows: short_row_groups */
   /* Rows under 16 vectors: one chain a row, its steps straight-line code
    * (the group's rows run side by side), or with 64-byte vectors two (one
    * is not measured there). Two chains over four, on a Zen 5: f32 [*,33]
@@ -1833,7 +1866,7 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
     e->vector_bytes = e->row_narrow_bytes;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
-  else if (row_groups(e, e->k->dims[e->k->rank - 1]) || ec_short_row_groups(e))
+  else if (row_groups(e, e->k->dims[e->k->rank - 1]) || short_row_groups(e))
     emit_row_groups(e, name, info);
   else
     emit_whole_rows(e, name, info);

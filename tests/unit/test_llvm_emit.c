@@ -1942,24 +1942,33 @@ START_TEST(test_row_groups_fast) {
 }
 END_TEST
 
-/* Short row groups: 8- and 16-bit rows from half a vector long to one
- * lane short of it, each row one vector loaded from its start (over the
- * next rows' elements, left out of its merge). A group is whole only where
- * a row follows it (the read ends at a PROT_NONE page: a vector past it
- * faults); the other rows go one at a time. Results as vectors (index
- * outputs, contiguous) or row by row (a strided second index). */
+/* Packed rows of up to 32 (which the short rows' path, emit_small.c, also
+ * takes) in row groups: 8- and 16-bit rows from half a vector long (short
+ * groups: each row one vector loaded from its start, over the next rows'
+ * elements, left out of its merge; a group is whole only where a row
+ * follows it, and the read ends at a PROT_NONE page, so a vector past it
+ * faults), 32- and 64-bit rows over 16 elements; not 32- and 64-bit rows
+ * of 16 or 8-bit rows of two 16-byte vectors (two passes). Results as
+ * vectors (index outputs, contiguous) or row by row (a strided second
+ * index). */
 START_TEST(test_short_row_groups) {
-  static const dmlc_dtype types[] = {DMLC_DTYPE_U8, DMLC_DTYPE_I8, DMLC_DTYPE_U16, DMLC_DTYPE_I16,
-                                     DMLC_DTYPE_F16};
   static const data_mode modes[] = {DATA_RANDOM,   DATA_TIES,        DATA_SPECIALS, DATA_ALL_NAN,
                                     DATA_RARE_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
-  const dmlc_dtype dt = types[_i];
+  const dmlc_dtype dt = reduce_types[_i];
+  const uint32_t size = dmlc_dtype_size(dt);
+  const bool bits = size <= 2;
   const int nmodes = (int)(sizeof modes / sizeof modes[0]) - (dt != DMLC_DTYPE_F16);
-  for (uint32_t c = 0; c < 6; c++) {
-    vec_bytes = c < 3 ? 16 : 32;
-    const uint32_t lanes = vec_bytes / dmlc_dtype_size(dt);
-    const uint32_t len = c % 3 == 0 ? lanes / 2 : c % 3 == 1 ? lanes / 2 + 1 : lanes - 1;
-    /* three groups' rows: the third row by row; or two more rows */
+  for (uint32_t c = 0; c < 10; c++) {
+    vec_bytes = c < 5 ? 16 : 32;
+    const uint32_t lanes = vec_bytes / size;
+    static const uint32_t wide[5] = {16, 17, 24, 32, 8};
+    const uint32_t bit_lens[5] = {lanes / 2, lanes / 2 + 1, lanes - 1, lanes, 32};
+    const uint32_t len = bits ? bit_lens[c % 5] : wide[c % 5];
+    if (len < 2)
+      continue;
+    const bool grouped = bits ? len < 2 * lanes || size == 2 : len > 16;
+    /* three groups' rows: for short rows the third row by row; or two more
+     * rows */
     const uint32_t dims[2] = {3 * lanes + (c % 2 ? 2 : 0), len};
     dmlc_kdesc k = kd_make(2, dims, 2);
     kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
@@ -1968,11 +1977,12 @@ START_TEST(test_short_row_groups) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     jitted j;
     compile(&k, &j, NULL);
-    const uint64_t groups = (dims[0] - 1) / lanes;
-    ck_assert_msg(j.info.num_tasks == groups + 1,
-                  "%s [%u,%u] at %u-byte vectors: %llu tasks, not %llu", dmlc_dtype_get(dt)->name,
-                  dims[0], len, vec_bytes, (unsigned long long)j.info.num_tasks,
-                  (unsigned long long)groups + 1);
+    const uint64_t groups = (dims[0] - (len < lanes)) / lanes;
+    const uint64_t want = groups + (groups * lanes < dims[0]);
+    ck_assert_msg((j.info.num_tasks == want) == grouped,
+                  "%s [%u,%u] at %u-byte vectors: %llu tasks (groups: %llu)",
+                  dmlc_dtype_get(dt)->name, dims[0], len, vec_bytes,
+                  (unsigned long long)j.info.num_tasks, (unsigned long long)want);
     release(&j);
     check_reductions_modes(k, dt, modes, nmodes);
   }
@@ -2397,7 +2407,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(groups, test_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_test(groups, test_row_flat_search);
   tcase_add_loop_test(groups, test_row_groups_fast, 0, 8);
-  tcase_add_loop_test(groups, test_short_row_groups, 0, 5);
+  tcase_add_loop_test(groups, test_short_row_groups, 0, NUM_REDUCE_TYPES);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
