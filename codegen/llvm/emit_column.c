@@ -1091,12 +1091,18 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   const uint64_t blocks = (c.cols + c.block - 1) / c.block;
   /* From DRAM, runs of half COLUMN_RUN_BYTES or more
    * are prefetched a group of rows ahead only when that group, the one
-   * being read and the accumulators fit in three quarters of a core's L2:
-   * else the prefetched lines evict the ones being read. Channel argmax
-   * over f16 [16,64,128,128] (groups of 8 runs of 32 KiB, 576 KiB in all):
-   * on a Zen 3 (512 KiB L2) 63% of the plain loop with the prefetches and
-   * 100% without; on a Zen 4 (1 MiB) 0.72-0.79 of the time with them, and
-   * the other DRAM column kernels 0.96-1.00. Shorter runs are prefetched
+   * being read and the accumulators fit in three quarters of a core's L2
+   * with 64-byte vectors, half with narrower ones: else the prefetched
+   * lines evict the ones being read. Channel argmax over f16
+   * [16,64,128,128] (groups of 8 runs of 32 KiB, 576 KiB in all): on a
+   * Zen 3 (512 KiB L2) 63% of the plain loop with the prefetches and 100%
+   * without; on a Zen 4 (1 MiB, AVX-512) 0.72-0.79 of the time with them,
+   * and the other DRAM column kernels 0.96-1.00. Half, not three quarters,
+   * under 64-byte vectors (a Zen 3, alternated in one process, without
+   * over with): f16 [8192,8192] over axis 0 (288 KiB) 0.85 of the time
+   * with AVX2, 0.57 with SSE4.2, u16 0.89 and 0.73, f32 [4,21,512,512]
+   * over axis 1 (320 KiB) 0.83 and 0.98, f32 [8192,8192] over axis 0 a
+   * tie. Shorter runs are prefetched
    * (argmin over the middle axis of f32 [64,1024,1024], 4 KiB runs, Zen 3:
    * 93% with, 84% without).
    * With no_column_run_prefetch (a Zen 5), those long runs are read
@@ -1118,10 +1124,12 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   const uint64_t footprint = 2 * group_bytes + c.block * (c.ct_size + c.it_size);
   const bool long_runs = c.block * dmlc_dtype_size(k->read_dtype) >= COLUMN_RUN_BYTES / 2;
   c.prefetch_rows =
-      e->prefetch_bytes && (!e->from_dram || !long_runs ||
-                            (e->l2_bytes && footprint <= e->l2_bytes / 4 * 3 &&
-                             !(e->no_column_run_prefetch && c.chunks == 1 &&
-                               (e->vector_bytes >= 64 || dmlc_dtype_size(k->read_dtype) <= 2))));
+      e->prefetch_bytes &&
+      (!e->from_dram || !long_runs ||
+       (e->l2_bytes &&
+        footprint <= (e->vector_bytes >= 64 ? e->l2_bytes / 4 * 3 : e->l2_bytes / 2) &&
+        !(e->no_column_run_prefetch && c.chunks == 1 &&
+          (e->vector_bytes >= 64 || dmlc_dtype_size(k->read_dtype) <= 2))));
   const uint64_t part_bytes = c.outer * c.chunks * c.cols * c.ct_size;
   c.part_idx = (part_bytes + 63) / 64 * 64;
   e->use_scratch = c.chunks > 1;

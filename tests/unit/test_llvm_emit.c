@@ -1256,13 +1256,23 @@ START_TEST(test_stream_prefetch_limit) {
     expect_prefetch(kd_make(3, short_dims, 2), DMLC_DTYPE_F32, DMLC_OP_ARGMIN, limit, true,
                     "columns, short runs");
   }
-  /* From DRAM, the long runs' groups (8 runs of 32 KiB, twice, and 64 KiB
-   * of accumulators: 576 KiB) are prefetched with an L2 of 1 MiB (three
-   * quarters: 768 KiB), not of 512 KiB */
+  /* From DRAM, the long runs' groups are prefetched where they fit in
+   * three quarters of the L2 with 64-byte vectors, half with narrower
+   * ones: 8 runs of 32 KiB, twice, and 64 KiB of accumulators (576 KiB)
+   * with an L2 of 1 MiB and 64-byte vectors only; 8 runs of 16 KiB and
+   * 32 KiB of accumulators (288 KiB) with 1 MiB and 32-byte vectors, not
+   * 512 KiB */
+  const uint32_t half_dims[3] = {4, 64, 8192};
   for (int big = 0; big < 2; big++) {
     l2_bytes = big ? 1u << 20 : 1u << 19;
-    expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMAX, 0, big,
-                    big ? "columns, long runs, 1 MiB L2" : "columns, long runs, 512 KiB L2");
+    for (int wide = 0; wide < 2; wide++) {
+      vec_bytes = wide ? 64 : 32;
+      expect_prefetch(kd_make(3, long_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMAX, 0, big && wide,
+                      big ? "columns, long runs, 1 MiB L2" : "columns, long runs, 512 KiB L2");
+    }
+    vec_bytes = 32;
+    expect_prefetch(kd_make(3, half_dims, 2), DMLC_DTYPE_F16, DMLC_OP_ARGMAX, 0, big,
+                    big ? "columns, 288 KiB, 1 MiB L2" : "columns, 288 KiB, 512 KiB L2");
   }
   /* With no_column_run_prefetch, the same long runs from DRAM are read
    * without prefetches under 64-byte vectors, or of values of one or two
