@@ -1321,29 +1321,43 @@ static bool group_bits(const emit_ctx *e, uint64_t len) {
   return !e->l2_bytes || ec_read_bytes(e->k) > 4 * e->l2_bytes;
 }
 
-/* Short row groups: rows shorter than a vector but at least half one,
- * packed one after another, of a type whose group merge packs (packs: 8-
- * and 16-bit integers, f16 as keys; vectors under 64 bytes). Each row is
- * one vector loaded from its start, the lanes past the row (the next
- * rows' elements) left out of its merge (short_group). The rows' vectors
- * overlap, and the last row's would run past the read: a group is whole
- * only where a row follows it (a row at least half a vector long holds
- * the rest of the last row's vector); the rest go row by row. They took
- * these rows from ec_emit_small_rows, whose de-interleaving costs more a
- * row the longer the row. Alternated on a Zen 3, two threads, 12 MB in
- * the L3, groups over de-interleaving as time: AVX2 u8 [*,16] 0.71,
- * [*,17] 0.42, [*,24] 0.35, [*,31] 0.31, i8 [*,17] 0.43, [*,24] 0.31, u16
- * [*,8] 0.59, [*,12] 0.40, f16 [*,8] 0.85-0.92, [*,15] 0.43-0.49; SSE4.2
- * u8 [*,8] 0.58, [*,12] 0.34, i16 and f16 [*,4] 0.74-0.83, [*,7]
- * 0.63-0.78; from DRAM (AVX2) u8 [*,24] 0.29, i8 [*,17] 0.46, f16 [*,12]
- * 0.64, u16 [*,8] 0.66. Under half a vector they lost (AVX2 u8 [*,6]
- * 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
+/* The vector bytes short row groups of len elements of size bytes take:
+ * vector_bytes, or 16 where the rows are under half a 32-byte vector but
+ * at least half a 16-byte one (AVX2 u8 rows of 8-15, 16-bit rows of 4-7),
+ * rather than the short rows' de-interleaving. Alternated on a Zen 3 (two
+ * threads, 12 MB in the L3), groups of 16-byte vectors over
+ * de-interleaving 32-byte ones as time: u8 [*,8] 0.45, [*,10] 0.79,
+ * [*,12] 0.62, [*,14] 0.40, [*,15] 0.35, i16 [*,4] 0.60, [*,5] 0.86,
+ * [*,7] 0.69, f16 [*,4] and [*,5] a tie, [*,7] 0.83; from DRAM u8 [*,8]
+ * 0.54, [*,12] 0.63, i8 [*,14] 0.48, f16 [*,7] 0.90, u16 [*,4] 0.82. */
+static uint32_t short_group_bytes(uint32_t vector_bytes, uint64_t len, uint32_t size) {
+  return vector_bytes == 32 && 2 * len * size < 32 && 2 * len * size >= 16 ? 16 : vector_bytes;
+}
+
+/* Short row groups: rows shorter than a vector but at least half one
+ * (short_group_bytes' vector), packed one after another, of a type whose
+ * group merge packs (packs: 8- and 16-bit integers, f16 as keys; vectors
+ * under 64 bytes). Each row is one vector loaded from its start, the lanes
+ * past the row (the next rows' elements) left out of its merge
+ * (short_group). The rows' vectors overlap, and the last row's would run
+ * past the read: a group is whole only where a row follows it (a row at
+ * least half a vector long holds the rest of the last row's vector); the
+ * rest go row by row. They took these rows from ec_emit_small_rows, whose
+ * de-interleaving costs more a row the longer the row. Alternated on a Zen
+ * 3, two threads, 12 MB in the L3, groups over de-interleaving as time:
+ * AVX2 u8 [*,16] 0.71, [*,17] 0.42, [*,24] 0.35, [*,31] 0.31, i8 [*,17]
+ * 0.43, [*,24] 0.31, u16 [*,8] 0.59, [*,12] 0.40, f16 [*,8] 0.85-0.92,
+ * [*,15] 0.43-0.49; SSE4.2 u8 [*,8] 0.58, [*,12] 0.34, i16 and f16 [*,4]
+ * 0.74-0.83, [*,7] 0.63-0.78; from DRAM (AVX2) u8 [*,24] 0.29, i8 [*,17]
+ * 0.46, f16 [*,12] 0.64, u16 [*,8] 0.66. Under half their vector they lost
+ * (AVX2 u8 [*,6] 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
 static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64)
     return false;
   const uint64_t len = k->dims[1];
-  const uint32_t lanes = ec_vector_lanes(e, k->read_dtype);
+  const uint32_t size = dmlc_dtype_size(k->read_dtype);
+  const uint32_t lanes = short_group_bytes(e->vector_bytes, len, size) / size;
   if (2 * len < lanes || len >= lanes || lanes > ROW_GROUP_MAX_LANES || k->read_strides[1] != 1 ||
       k->read_strides[0] != len || k->dims[0] <= lanes)
     return false;
@@ -1362,8 +1376,8 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
 
 /* Packed rows that ec_small_rows_matches takes (up to 32 elements) with
  * only index outputs, on vectors under 64 bytes (64 not measured), that
- * go to the row groups instead: 8- and 16-bit rows from half a vector
- * (short_row_groups) or a vector (row_groups), 32- and 64-bit ones over
+ * go to the row groups instead: 8- and 16-bit rows of 8 bytes or more
+ * (short_row_groups, from half a vector; row_groups, from one), 32- and 64-bit ones over
  * SMALL_GROUPS_MAX_LEN. The short rows' de-interleaving costs more a row
  * the longer the row; the groups' about the same for any row under a few
  * vectors. Alternated on a Zen 3, two threads, 12 MB in the L3, groups
@@ -1461,9 +1475,36 @@ static bool vector_outputs(const emit_ctx *e) {
 /* A group's rows' lanes (group_rows) and where their results go. */
 typedef struct group_out {
   LLVMValueRef r0, vals, idxs; /* the group's first row; arrays of its rows' lanes */
+  LLVMValueRef nt;             /* vector outputs stored non-temporal (group_nt), or NULL */
   uint64_t len;
   LLVMTypeRef vt, it; /* vals' and idxs' vector types */
 } group_out;
+
+/* Whether a group's vector outputs (vector_outputs) are stored around the
+ * caches: where every output is large beside the read (ec_nt_bytes: short
+ * rows), a group's store is a whole line or more, and the outputs are
+ * aligned for it (an i1, computed once), else NULL. From DRAM on a Zen 3
+ * (AVX2, two threads), with over without: u8 [*,8] 0.91, i8 [*,12] 0.97,
+ * u8 [*,21] 0.92, u16 [*,12] a tie; stores of 32 bytes (f16 [*,7] in
+ * groups of 8) 1.18. */
+static LLVMValueRef group_nt(emit_ctx *e, uint32_t g) {
+  const dmlc_kdesc *k = e->k;
+  if (!vector_outputs(e))
+    return NULL;
+  LLVMValueRef all = NULL;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const uint32_t size = dmlc_dtype_size(k->outputs[i].dtype);
+    if (!ec_nt_bytes(e, (uint64_t)k->dims[0] * size))
+      return NULL;
+    const uint64_t bytes = (uint64_t)g * size;
+    if (bytes < 64)
+      return NULL;
+    LLVMValueRef al = ec_is_aligned(e, k->outputs[i].dtype, e->out[i], ec_i64(e, 0),
+                                    bytes < e->vector_bytes ? bytes : e->vector_bytes);
+    all = all ? LLVMBuildAnd(e->b, all, al, "") : al;
+  }
+  return all;
+}
 
 /* Whether a group's merge packs each candidate into one integer
  * (packed_results): 8- and 16-bit compares beside positions as wide, on
@@ -1568,11 +1609,18 @@ static void group_store(emit_ctx *e, const group_out *o, LLVMValueRef pos) {
   const uint32_t g = LLVMGetVectorSize(o->vt);
   if (vector_outputs(e)) {
     LLVMValueRef wide = LLVMBuildZExt(e->b, pos, LLVMVectorType(e->i64, g), "");
-    for (uint32_t i = 0; i < e->k->num_outputs; i++) {
-      const dmlc_kout *out = &e->k->outputs[i];
-      ec_store(e, out->dtype, e->out[i], row_base(e, out->strides, o->r0),
-               ec_convert(e, wide, DMLC_DTYPE_U64, out->dtype));
+    ec_if f;
+    for (int nt = o->nt ? 1 : 0; nt >= 0; nt--) {
+      if (o->nt)
+        nt ? ec_if_begin(e, &f, o->nt) : ec_if_else(e, &f);
+      for (uint32_t i = 0; i < e->k->num_outputs; i++) {
+        const dmlc_kout *out = &e->k->outputs[i];
+        (nt ? ec_store_nt : ec_store)(e, out->dtype, e->out[i], row_base(e, out->strides, o->r0),
+                                      ec_convert(e, wide, DMLC_DTYPE_U64, out->dtype));
+      }
     }
+    if (o->nt)
+      ec_if_end(e, &f);
     return;
   }
   LLVMTypeRef ix = LLVMGetElementType(o->it);
@@ -1676,6 +1724,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
   LLVMValueRef vals = ec_array(e, vt, g, 64), idxs = ec_array(e, it, g, 64);
+  LLVMValueRef nt = group_nt(e, g);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef r0 = ec_mul(e, t, g);
@@ -1697,7 +1746,8 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
       nan = ec_var(e, vt, "nan");
       LLVMBuildStore(e->b, LLVMConstNull(vt), nan);
     }
-    const group_out out = {.r0 = r0, .len = len, .vals = vals, .idxs = idxs, .vt = vt, .it = it};
+    const group_out out = {
+        .r0 = r0, .len = len, .vals = vals, .idxs = idxs, .nt = nt, .vt = vt, .it = it};
     if (len < g) {
       /* a NaN seen: the group again by the exact rule, its outputs over */
       short_group(e, &out, keys, nan);
@@ -1864,6 +1914,9 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
        ((e->k->read_dtype == DMLC_DTYPE_F16 || dmlc_dtype_size(e->k->read_dtype) == 1) &&
         row_bytes < 2ull * e->vector_bytes)))
     e->vector_bytes = e->row_narrow_bytes;
+  if (short_row_groups(e))
+    e->vector_bytes =
+        short_group_bytes(e->vector_bytes, e->k->dims[1], dmlc_dtype_size(e->k->read_dtype));
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
   else if (row_groups(e, e->k->dims[e->k->rank - 1]) || short_row_groups(e))

@@ -9,9 +9,9 @@
  * so the sequential rule is exact. Rows left over after the last whole
  * group are reduced one at a time by the row code. With vectors under 64
  * bytes and index outputs only, the longer of these rows go to the row
- * groups instead (ec_rows_as_groups: 8- and 16-bit rows from half a
- * vector, 32- and 64-bit rows over 16), whose cost a row does not grow
- * with the row as the de-interleaving's does. */
+ * groups instead (ec_rows_as_groups: 8- and 16-bit rows of 8 bytes or
+ * more, 32- and 64-bit rows over 16), whose cost a row does not grow with
+ * the row as the de-interleaving's does. */
 #include "codegen/llvm/emit_internal.h"
 
 enum {

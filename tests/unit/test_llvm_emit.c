@@ -1968,18 +1968,23 @@ START_TEST(test_short_row_groups) {
   const uint32_t size = dmlc_dtype_size(dt);
   const bool bits = size <= 2;
   const int nmodes = (int)(sizeof modes / sizeof modes[0]) - (dt != DMLC_DTYPE_F16);
-  for (uint32_t c = 0; c < 10; c++) {
-    vec_bytes = c < 5 ? 16 : 32;
-    const uint32_t lanes = vec_bytes / size;
-    static const uint32_t wide[5] = {16, 17, 24, 32, 8};
-    const uint32_t bit_lens[5] = {lanes / 2, lanes / 2 + 1, lanes - 1, lanes, 32};
-    const uint32_t len = bits ? bit_lens[c % 5] : wide[c % 5];
+  for (uint32_t c = 0; c < 12; c++) {
+    vec_bytes = c < 6 ? 16 : 32;
+    const uint32_t vec_lanes = vec_bytes / size;
+    static const uint32_t wide[6] = {16, 17, 24, 32, 8, 20};
+    /* a quarter vector: short groups of 16-byte vectors where the vectors
+     * are 32 bytes, else the short rows' path */
+    const uint32_t bit_lens[6] = {vec_lanes / 2, vec_lanes / 2 + 1, vec_lanes - 1, vec_lanes, 32,
+                                  vec_lanes / 4};
+    const uint32_t len = bits ? bit_lens[c % 6] : wide[c % 6];
     if (len < 2)
       continue;
-    const bool grouped = bits ? len < 2 * lanes || size == 2 : len > 16;
+    const bool grouped =
+        bits ? 2 * len * size >= 16 && (len < 2 * vec_lanes || size == 2) : len > 16;
+    const uint32_t lanes = bits && 2 * len < vec_lanes ? 16 / size : vec_lanes;
     /* three groups' rows: for short rows the third row by row; or two more
      * rows */
-    const uint32_t dims[2] = {3 * lanes + (c % 2 ? 2 : 0), len};
+    const uint32_t dims[2] = {3 * vec_lanes + (c % 2 ? 2 : 0), len};
     dmlc_kdesc k = kd_make(2, dims, 2);
     kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
     if (c % 3 == 1)
@@ -1994,7 +1999,18 @@ START_TEST(test_short_row_groups) {
                   dmlc_dtype_get(dt)->name, dims[0], len, vec_bytes,
                   (unsigned long long)j.info.num_tasks, (unsigned long long)want);
     release(&j);
+    /* a group's index vectors of 64 bytes or more: non-temporal where the
+     * output is aligned for them (out_shift 4: not) */
+    const bool nt = c % 3 != 1 && lanes * dmlc_dtype_size(index_types[c % 4]) >= 64;
+    ck_assert_msg(!grouped || nontemporal_kernel(&k, 1) == nt,
+                  "%s [%u,%u] at %u-byte vectors: non-temporal %d", dmlc_dtype_get(dt)->name,
+                  dims[0], len, vec_bytes, !nt);
     check_reductions_modes(k, dt, modes, nmodes);
+    nt_min_bytes = 1;
+    out_shift = c % 4 == 0 ? 4 : 0;
+    check_reductions_modes(k, dt, modes, 2);
+    nt_min_bytes = 0;
+    out_shift = 0;
   }
   vec_bytes = 32;
 }
