@@ -517,7 +517,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     vi[u] = ec_add(e, LLVMBuildLoad2(e->b, it, a.idx[u], ""), lane);
   }
   uint32_t t = 0;
-  for (uint64_t q = vend; len >= lanes && q < len; q += lanes, t = (t + 1) % unroll) {
+  for (uint64_t q = vend; q < len; q += lanes, t = (t + 1) % unroll) {
     const uint64_t at = q + lanes <= len ? q : len - lanes;
     LLVMValueRef w = row_load(e, ec_add(e, off, ec_i64(e, at)), lanes, keys, a.nans[t]);
     LLVMValueRef wi = ec_add(e, iota, ec_splat(e, LLVMConstInt(ix, at, false), lanes));
@@ -1377,10 +1377,10 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
 /* Packed rows that ec_small_rows_matches takes (up to 32 elements) with
  * only index outputs, on vectors under 64 bytes (64 not measured), that
  * go to the row groups instead: 8- and 16-bit rows of 8 bytes or more
- * (short_row_groups, from half a vector; row_groups, from one), 32- and 64-bit ones over
- * SMALL_GROUPS_MAX_LEN. The short rows' de-interleaving costs more a row
- * the longer the row; the groups' about the same for any row under a few
- * vectors. Alternated on a Zen 3, two threads, 12 MB in the L3, groups
+ * (short_row_groups under a vector, row_groups from one), 32- and 64-bit
+ * ones over SMALL_GROUPS_MAX_LEN. The short rows' de-interleaving costs
+ * more a row the longer the row; the groups' about the same for any row
+ * under a few vectors. Alternated on a Zen 3, two threads, 12 MB in the L3, groups
  * over de-interleaving as time: AVX2 f16 [*,16] 0.66, [*,21] 0.53,
  * [*,32] 0.43, u16 [*,16] 0.57, [*,32] 0.37, f32 [*,20] 0.77, [*,24]
  * 0.58, [*,32] 0.55, i32 [*,24] 0.81, [*,32] 0.64, i64 [*,24] 0.91,
@@ -1603,24 +1603,37 @@ static LLVMValueRef packed_results(emit_ctx *e, const group_out *o, LLVMValueRef
   return packed_rounds(e, &pk, gv, g, o->it);
 }
 
+/* Each output's vector of the group's positions (wide: g lanes of i64),
+ * non-temporal when nt. */
+static void vector_stores(emit_ctx *e, const group_out *o, LLVMValueRef wide, bool nt) {
+  for (uint32_t i = 0; i < e->k->num_outputs; i++) {
+    const dmlc_kout *out = &e->k->outputs[i];
+    LLVMValueRef at = row_base(e, out->strides, o->r0);
+    LLVMValueRef v = ec_convert(e, wide, DMLC_DTYPE_U64, out->dtype);
+    if (nt)
+      ec_store_nt(e, out->dtype, e->out[i], at, v);
+    else
+      ec_store(e, out->dtype, e->out[i], at, v);
+  }
+}
+
 /* The group's outputs from its rows' positions pos (g lanes, rows in
- * order): vectors (vector_outputs), or row by row through o->idxs. */
+ * order): vectors (vector_outputs; non-temporal where o->nt holds), or
+ * row by row through o->idxs. */
 static void group_store(emit_ctx *e, const group_out *o, LLVMValueRef pos) {
   const uint32_t g = LLVMGetVectorSize(o->vt);
   if (vector_outputs(e)) {
     LLVMValueRef wide = LLVMBuildZExt(e->b, pos, LLVMVectorType(e->i64, g), "");
-    ec_if f;
-    for (int nt = o->nt ? 1 : 0; nt >= 0; nt--) {
-      if (o->nt)
-        nt ? ec_if_begin(e, &f, o->nt) : ec_if_else(e, &f);
-      for (uint32_t i = 0; i < e->k->num_outputs; i++) {
-        const dmlc_kout *out = &e->k->outputs[i];
-        (nt ? ec_store_nt : ec_store)(e, out->dtype, e->out[i], row_base(e, out->strides, o->r0),
-                                      ec_convert(e, wide, DMLC_DTYPE_U64, out->dtype));
-      }
-    }
-    if (o->nt)
+    if (o->nt) {
+      ec_if f;
+      ec_if_begin(e, &f, o->nt);
+      vector_stores(e, o, wide, true);
+      ec_if_else(e, &f);
+      vector_stores(e, o, wide, false);
       ec_if_end(e, &f);
+    } else {
+      vector_stores(e, o, wide, false);
+    }
     return;
   }
   LLVMTypeRef ix = LLVMGetElementType(o->it);
