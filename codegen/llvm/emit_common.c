@@ -612,6 +612,26 @@ bool ec_nt_bytes(const emit_ctx *e, uint64_t out_bytes) {
          (out_bytes >= read / 8 && read >= e->nt_min_bytes - out_bytes);
 }
 
+bool ec_index_nt(const emit_ctx *e, uint32_t i) {
+  const dmlc_kout *o = &e->k->outputs[i];
+  return o->kind == DMLC_KOUT_INDEX && o->strides[0] == 1 &&
+         ec_nt_bytes(e, (uint64_t)e->k->dims[0] * dmlc_dtype_size(o->dtype));
+}
+
+LLVMValueRef ec_index_nt_aligned(emit_ctx *e, uint32_t lanes) {
+  LLVMValueRef all = NULL;
+  for (uint32_t i = 0; i < e->k->num_outputs; i++) {
+    if (!ec_index_nt(e, i))
+      continue;
+    const dmlc_dtype dt = e->k->outputs[i].dtype;
+    const uint64_t bytes = (uint64_t)lanes * dmlc_dtype_size(dt);
+    LLVMValueRef al = ec_is_aligned(e, dt, e->out[i], ec_i64(e, 0),
+                                    bytes < e->vector_bytes ? bytes : e->vector_bytes);
+    all = all ? LLVMBuildAnd(e->b, all, al, "") : al;
+  }
+  return all;
+}
+
 bool ec_output_nt(const emit_ctx *e, uint32_t i) {
   const dmlc_kout *o = &e->k->outputs[i];
   if (o->kind == DMLC_KOUT_INDEX)

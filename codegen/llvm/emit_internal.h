@@ -214,6 +214,14 @@ bool ec_nt_bytes(const emit_ctx *e, uint64_t out_bytes);
 /* Whether output i is a full-size output large enough for non-temporal
  * stores. */
 bool ec_output_nt(const emit_ctx *e, uint32_t i);
+/* Whether output i of a kernel of rows ([K, R]: short packed rows, row
+ * groups) is stored with non-temporal stores where aligned: a contiguous
+ * INDEX output large enough (ec_nt_bytes; the channel argmax of a large
+ * NHWC image writes more than it reads). */
+bool ec_index_nt(const emit_ctx *e, uint32_t i);
+/* Whether every ec_index_nt output is aligned for a non-temporal store of
+ * lanes indices (as ec_store_nt aligns it), an i1; NULL when none is. */
+LLVMValueRef ec_index_nt_aligned(emit_ctx *e, uint32_t lanes);
 
 /* ---- paths ---- */
 /* (value, i32 index) vector accumulators of lanes that fit in 12 of the 16

@@ -1351,6 +1351,14 @@ static uint32_t short_group_bytes(uint32_t vector_bytes, uint64_t len, uint32_t 
  * 0.74-0.83, [*,7] 0.63-0.78; from DRAM (AVX2) u8 [*,24] 0.29, i8 [*,17]
  * 0.46, f16 [*,12] 0.64, u16 [*,8] 0.66. Under half their vector they lost
  * (AVX2 u8 [*,6] 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
+/* Whether every output is an INDEX. */
+static bool index_outputs(const emit_ctx *e) {
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    if (e->k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  return true;
+}
+
 static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64)
@@ -1358,13 +1366,9 @@ static bool short_row_groups(const emit_ctx *e) {
   const uint64_t len = k->dims[1];
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
   const uint32_t lanes = short_group_bytes(e->vector_bytes, len, size) / size;
-  if (2 * len < lanes || len >= lanes || lanes > ROW_GROUP_MAX_LANES || k->read_strides[1] != 1 ||
-      k->read_strides[0] != len || k->dims[0] <= lanes)
-    return false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
-      return false;
-  return true;
+  return 2 * len >= lanes && len < lanes && lanes <= ROW_GROUP_MAX_LANES &&
+         k->read_strides[1] == 1 && k->read_strides[0] == len && k->dims[0] > lanes &&
+         index_outputs(e);
 }
 
 static bool row_groups(const emit_ctx *e, uint64_t len) {
@@ -1394,13 +1398,10 @@ bool ec_rows_as_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (k->rank != 2 || e->target_vector_bytes >= 64)
     return false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
-      return false;
   const uint64_t len = k->dims[1];
   if (len < ec_vector_lanes(e, k->read_dtype))
     return short_row_groups(e);
-  return row_groups(e, len) && (bits_type(e) || len > SMALL_GROUPS_MAX_LEN);
+  return index_outputs(e) && row_groups(e, len) && (bits_type(e) || len > SMALL_GROUPS_MAX_LEN);
 }
 
 /* The shuffles of a round of the group merge (merge_row_pairs) on
@@ -1488,22 +1489,12 @@ typedef struct group_out {
  * u8 [*,21] 0.92, u16 [*,12] a tie; stores of 32 bytes (f16 [*,7] in
  * groups of 8) 1.18. */
 static LLVMValueRef group_nt(emit_ctx *e, uint32_t g) {
-  const dmlc_kdesc *k = e->k;
   if (!vector_outputs(e))
     return NULL;
-  LLVMValueRef all = NULL;
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const uint32_t size = dmlc_dtype_size(k->outputs[i].dtype);
-    if (!ec_nt_bytes(e, (uint64_t)k->dims[0] * size))
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    if (!ec_index_nt(e, i) || (uint64_t)g * dmlc_dtype_size(e->k->outputs[i].dtype) < 64)
       return NULL;
-    const uint64_t bytes = (uint64_t)g * size;
-    if (bytes < 64)
-      return NULL;
-    LLVMValueRef al = ec_is_aligned(e, k->outputs[i].dtype, e->out[i], ec_i64(e, 0),
-                                    bytes < e->vector_bytes ? bytes : e->vector_bytes);
-    all = all ? LLVMBuildAnd(e->b, all, al, "") : al;
-  }
-  return all;
+  return ec_index_nt_aligned(e, g);
 }
 
 /* Whether a group's merge packs each candidate into one integer
@@ -1532,6 +1523,7 @@ typedef struct packing {
   LLVMTypeRef wt;
   const char *op;
   bool invert;
+  uint64_t least; /* the candidate no other loses to (op's identity), as wt's bits */
   LLVMValueRef lo, hi;
 } packing;
 
@@ -1540,9 +1532,11 @@ static packing packing_of(emit_ctx *e, LLVMTypeRef ix, uint32_t g) {
   const unsigned w = LLVMGetIntTypeWidth(ix);
   const bool mx = k->reduction == DMLC_OP_ARGMAX;
   const bool s = group_keys(e) || dmlc_dtype_get(k->read_dtype)->kind == DMLC_KIND_SIGNED;
+  const uint64_t top = 1ull << (2 * w - 1);
   packing pk = {.wt = LLVMIntTypeInContext(e->c, 2 * w),
                 .op = mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin"),
-                .invert = mx == (k->direction == DMLC_DIRECTION_INCREASING)};
+                .invert = mx == (k->direction == DMLC_DIRECTION_INCREASING),
+                .least = mx ? (s ? top : 0) : (s ? top - 1 : 2 * top - 1)};
   const uint32_t chunk = 128 / w < g ? 128 / w : g;
   LLVMValueRef lo[ROW_GROUP_MAX_LANES], hi[ROW_GROUP_MAX_LANES];
   for (uint32_t q = 0, n = 0; q < g; q++) {
@@ -1671,25 +1665,22 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
 
 /* A short row group (short_row_groups): each row one vector from its
  * start (row_load; a fast pass when nan), the lanes past the row made the
- * least of the packed order: the value the least (one blend) and the
- * position's bits the least (in the constant positions). No lane of the
- * row loses to them: equal, a lane's candidate is the least itself, whose
- * position bits are then the lane's own (0 or ~0: position 0). */
+ * least candidate (packing's least): its value half by one blend, its
+ * position half in the constant positions. No lane of the row loses to
+ * it: equal, a lane's candidate is the least itself, whose position bits
+ * are then the lane's own (0 or ~0: position 0). */
 static void short_group(emit_ctx *e, const group_out *o, bool keys, LLVMValueRef nan) {
   const uint32_t g = LLVMGetVectorSize(o->vt);
   LLVMTypeRef ct = LLVMGetElementType(o->vt), ix = LLVMGetElementType(o->it);
   const packing pk = packing_of(e, ix, g);
-  const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
-  const bool s = pk.op[0] == 's';
-  const unsigned w = LLVMGetIntTypeWidth(ct);
-  const uint64_t top = 1ull << (w - 1), ones = (1ull << w) - 1;
-  LLVMValueRef least =
-      ec_splat(e, LLVMConstInt(ct, mx ? (s ? top : 0) : (s ? top - 1 : ones), false), g);
+  const unsigned w = LLVMGetIntTypeWidth(ix);
+  const uint64_t half = (1ull << w) - 1;
+  LLVMValueRef least = ec_splat(e, LLVMConstInt(ct, pk.least >> w, false), g);
   LLVMValueRef m[ROW_GROUP_MAX_LANES], p[ROW_GROUP_MAX_LANES];
   for (uint32_t q = 0; q < g; q++) {
     m[q] = LLVMConstInt(e->i1, q < o->len, false);
-    const uint64_t pos = q < o->len ? (pk.invert ? ~(uint64_t)q : q) : (mx ? 0 : ones);
-    p[q] = LLVMConstInt(ix, pos & ((1ull << LLVMGetIntTypeWidth(ix)) - 1), false);
+    const uint64_t at = q >= o->len ? pk.least : pk.invert ? ~(uint64_t)q : q;
+    p[q] = LLVMConstInt(ix, at & half, false);
   }
   LLVMValueRef in_row = LLVMConstVector(m, g), pos = LLVMConstVector(p, g);
   LLVMValueRef gv[ROW_GROUP_MAX_LANES];
@@ -1927,12 +1918,13 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
        ((e->k->read_dtype == DMLC_DTYPE_F16 || dmlc_dtype_size(e->k->read_dtype) == 1) &&
         row_bytes < 2ull * e->vector_bytes)))
     e->vector_bytes = e->row_narrow_bytes;
-  if (short_row_groups(e))
+  const bool short_groups = short_row_groups(e);
+  if (short_groups)
     e->vector_bytes =
         short_group_bytes(e->vector_bytes, e->k->dims[1], dmlc_dtype_size(e->k->read_dtype));
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
-  else if (row_groups(e, e->k->dims[e->k->rank - 1]) || short_row_groups(e))
+  else if (short_groups || row_groups(e, e->k->dims[e->k->rank - 1]))
     emit_row_groups(e, name, info);
   else
     emit_whole_rows(e, name, info);

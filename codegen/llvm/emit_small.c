@@ -63,25 +63,10 @@ static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
   return g;
 }
 
-/* Whether output i is stored with non-temporal stores (where aligned): a
- * contiguous INDEX output large enough (ec_nt_bytes; the channel argmax of
- * a large NHWC image writes more than it reads). */
-static bool index_nt(const emit_ctx *e, uint32_t i) {
-  const dmlc_kout *o = &e->k->outputs[i];
-  return o->kind == DMLC_KOUT_INDEX && o->strides[0] == 1 &&
-         ec_nt_bytes(e, (uint64_t)e->k->dims[0] * dmlc_dtype_size(o->dtype));
-}
-
-/* The alignment a group's non-temporal store of output i needs. */
-static uint64_t nt_align(const emit_ctx *e, uint32_t i, uint32_t g) {
-  const uint64_t bytes = (uint64_t)g * dmlc_dtype_size(e->k->outputs[i].dtype);
-  return bytes < e->vector_bytes ? bytes : e->vector_bytes;
-}
-
 /* Stores the outputs of the group whose first row is row, from its G
  * indices (i32 lanes): INDEX outputs, and ONEHOT ones as one vector of the
  * group's G * R elements (each row's index spread over its R positions by
- * a shuffle, compared with the position in the row). nt: index_nt outputs
+ * a shuffle, compared with the position in the row). nt: ec_index_nt outputs
  * are aligned for non-temporal stores. */
 static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g, bool nt) {
   const dmlc_kdesc *k = e->k;
@@ -107,7 +92,7 @@ static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint3
     }
     if (o->strides[0] == 1) {
       LLVMValueRef v = ec_convert(e, idx, DMLC_DTYPE_U32, o->dtype);
-      if (nt && index_nt(e, i))
+      if (nt && ec_index_nt(e, i))
         ec_store_nt(e, o->dtype, e->out[i], base, v);
       else
         ec_store(e, o->dtype, e->out[i], base, v);
@@ -190,13 +175,7 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
   LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, g1, ec_i64(e, groups), "");
   g1 = LLVMBuildSelect(e->b, over, ec_i64(e, groups), g1, "");
   /* non-temporal stores when every such output is aligned for them */
-  LLVMValueRef aligned = NULL;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (index_nt(e, i)) {
-      LLVMValueRef al =
-          ec_is_aligned(e, k->outputs[i].dtype, e->out[i], ec_i64(e, 0), nt_align(e, i, g));
-      aligned = aligned ? LLVMBuildAnd(e->b, aligned, al, "") : al;
-    }
+  LLVMValueRef aligned = ec_index_nt_aligned(e, g);
   if (aligned) {
     ec_if fa;
     ec_if_begin(e, &fa, aligned);
