@@ -37,7 +37,8 @@ enum {
   ROW_AHEAD_MAX_BYTES = 1u << 13,   /* rows from DRAM shorter than this: prefetch_ahead */
   ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without long_row_ahead */
   ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
-  GROUP_AHEAD_BYTES = 1u << 11,     /* how far ahead row groups prefetch (emit_row_groups) */
+  GROUP_AHEAD_BYTES = 1u << 11,     /* how far ahead short row groups prefetch (emit_row_groups) */
+  ROW_GROUP_AHEAD_BYTES = 1u << 10, /* how far ahead the other row groups prefetch (group_rows) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -1446,14 +1447,18 @@ static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t 
 
 /* The group of g rows from row r0: each row's lanes (row_lanes) into
  * vals[q], idxs[q]; a fast pass when nan (row_load); one chain (unroll 1)
- * as straight-line code. */
+ * as straight-line code. With ahead, each row's lines are first
+ * prefetched that many bytes ahead. */
 static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, uint32_t unroll,
-                       bool keys, LLVMValueRef nan, LLVMValueRef vals, LLVMValueRef idxs) {
+                       bool keys, LLVMValueRef nan, LLVMValueRef vals, LLVMValueRef idxs,
+                       uint64_t ahead) {
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
+  LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, r0, q));
+  for (uint64_t b = 0; ahead && b < len * dmlc_dtype_size(e->k->read_dtype); b += 64)
+    ec_prefetch_read(e, off, (int64_t)(ahead + b), true);
   LLVMValueRef v, vi;
-  row_lanes(e, row_base(e, e->k->read_strides, ec_add(e, r0, q)), len, unroll, unroll == 1, keys,
-            nan, &v, &vi);
+  row_lanes(e, off, len, unroll, unroll == 1, keys, nan, &v, &vi);
   LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, LLVMTypeOf(v), vals, &q, 1, ""));
   LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, LLVMTypeOf(vi), idxs, &q, 1, ""));
   ec_loop_end(e, &lq);
@@ -1732,16 +1737,30 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef r0 = ec_mul(e, t, g);
-  /* From DRAM on vectors under 64 bytes, each group's lines are first
-   * prefetched GROUP_AHEAD_BYTES ahead (prefetch_lines). bench_cpu on a
-   * Zen 3 (AVX2), rounds of the classes' rows against the plain loop, with
-   * over without: f32 [524288,80] 83-87% against 80-87%, f16 87-93%
-   * against 80-88%, u16 87-99% against 82-90%, i8 [1048576,40] 80-98%
-   * against 68-73%; 3 and 4 KiB ahead about as fast. On a Zen 5 (AVX-512)
-   * groups took 1.0-1.27 of the time with prefetch_ahead. */
-  if (e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64)
+  /* From DRAM on vectors under 64 bytes, lines are prefetched ahead.
+   * Short rows' groups prefetch each group's lines GROUP_AHEAD_BYTES
+   * ahead as the group begins (prefetch_lines). bench_cpu on a Zen 3
+   * (AVX2), rounds of the classes' rows against the plain loop, with over
+   * without: f32 [524288,80] 83-87% against 80-87%, f16 87-93% against
+   * 80-88%, u16 87-99% against 82-90%, i8 [1048576,40] 80-98% against
+   * 68-73%; 3 and 4 KiB ahead about as fast. The other groups prefetch
+   * each row's lines ROW_GROUP_AHEAD_BYTES ahead as the row begins
+   * (group_rows): a burst of the group's 40 lines (f32 [*,80]) left one
+   * thread reading from DRAM as if it never computed meanwhile (a
+   * thread's time was the plain loop's plus the time from the L3), and
+   * 8-16 KiB ahead changed nothing. Alternated on the Zen 3 (two threads),
+   * the burst over each row's lines as time: AVX2 f32 [524288,80] 1.19,
+   * f16 1.16, u16 1.08, u8 [1048576,48] 1.09, f32 [262144,200] 1.11, i8
+   * [1048576,40] a tie; SSE4.2 f32, f16 and u16 [524288,80] a tie, f32
+   * [262144,200] 1.28; bench_cpu's classes 101-106% of the plain loop
+   * (f16 101-103%), were 85-88%. 512 and 2048 bytes ahead lost 1.0-1.06
+   * against 1024. On a Zen 5 (AVX-512) groups took 1.0-1.27 of the time
+   * with prefetch_ahead. */
+  const bool ahead = e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64;
+  if (ahead && len < g)
     prefetch_lines(e, row_base(e, k->read_strides, r0),
                    (uint64_t)g * len * dmlc_dtype_size(k->read_dtype), GROUP_AHEAD_BYTES);
+  const uint64_t row_ahead = ahead ? ROW_GROUP_AHEAD_BYTES : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {
@@ -1763,12 +1782,12 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
         ec_if_end(e, &again);
       }
     } else {
-      group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs);
+      group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs, row_ahead);
       if (fast) {
         /* f32 merges by ordered compares where no NaN was seen */
         ec_if again;
         ec_if_begin(e, &again, saw_nan(e, nan, keys));
-        group_rows(e, r0, g, len, unroll, keys, NULL, vals, idxs);
+        group_rows(e, r0, g, len, unroll, keys, NULL, vals, idxs, 0);
         group_results(e, &out, false);
         ec_if_else(e, &again);
         group_results(e, &out, true);

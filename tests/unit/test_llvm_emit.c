@@ -1145,6 +1145,65 @@ START_TEST(test_row_ahead) {
 }
 END_TEST
 
+/* Row groups from DRAM prefetch each row's lines 1 KiB ahead as the row
+ * begins (one prefetch a 64 bytes of the row, in the row's loop, not a
+ * burst of the group's lines); short rows' groups (under a vector)
+ * prefetch the group's lines 2 KiB ahead as it begins. Each kernel's
+ * answers are checked too. */
+START_TEST(test_group_row_prefetch) {
+  static const struct {
+    uint32_t rows, len;
+    dmlc_dtype dt;
+    uint32_t vec;
+    bool per_row;
+  } cases[] = {
+      {40, 80, DMLC_DTYPE_F32, 32, true}, {40, 80, DMLC_DTYPE_F16, 32, true},
+      {70, 40, DMLC_DTYPE_U8, 32, true},  {20, 200, DMLC_DTYPE_F32, 16, true},
+      {40, 33, DMLC_DTYPE_I16, 16, true}, {100, 21, DMLC_DTYPE_U8, 32, false},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {cases[c].rows, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_reduce(&k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              c % 3 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    stream_prefetch_max = 0;
+    vec_bytes = cases[c].vec;
+    jitted j;
+    char *ir = NULL;
+    compile(&k, &j, &ir);
+    release(&j);
+    const uint64_t row_bytes = (uint64_t)cases[c].len * dmlc_dtype_size(cases[c].dt);
+    uint64_t calls = 0;
+    for (const char *p = ir; (p = strstr(p, "call void @llvm.prefetch")); p++)
+      calls++;
+    /* the row's last line's prefetch: an offset of that many bytes on the
+     * line before a prefetch (the short rows' one prefetch is in a loop
+     * over the group's lines) */
+    char needle[64];
+    snprintf(needle, sizeof needle, ", i64 %llu\n",
+             (unsigned long long)(1024 + (row_bytes - 1) / 64 * 64));
+    bool has = !cases[c].per_row;
+    for (const char *p = ir; !has && (p = strstr(p, needle)); p++) {
+      const char *line = p + strlen(needle), *end = strchr(line, '\n');
+      const char *call = strstr(line, "call void @llvm.prefetch");
+      has = call && (!end || call < end);
+    }
+    LLVMDisposeMessage(ir);
+    ck_assert_msg(has, "%s [%u,%u]: no prefetch at %s", dmlc_dtype_name(cases[c].dt), cases[c].rows,
+                  cases[c].len, needle);
+    const uint64_t want = cases[c].per_row ? (row_bytes + 63) / 64 : 1;
+    ck_assert_msg(calls == want, "%s [%u,%u]: %llu prefetches, want %llu",
+                  dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len,
+                  (unsigned long long)calls, (unsigned long long)want);
+    static const data_mode modes[] = {DATA_RANDOM, DATA_TIES};
+    check_kernel_modes(&k, modes, 2);
+    stream_prefetch_max = UINT64_MAX;
+    vec_bytes = 32;
+  }
+}
+END_TEST
+
 /* From DRAM (stream_prefetch_max_bytes 0), columns of 32 rows or more of
  * 512 KiB or more are read in runs of 4 KiB; 31 rows, a read the caches
  * hold, or a target with long_column_runs keep the long runs (32 KiB). The
@@ -2441,6 +2500,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(prefetch, test_row_narrow_vectors);
   tcase_add_test(prefetch, test_row_gap_touch);
   tcase_add_test(prefetch, test_row_ahead);
+  tcase_add_test(prefetch, test_group_row_prefetch);
   tcase_add_loop_test(prefetch, test_column_last_group, 0, 4);
   suite_add_tcase(s, prefetch);
   return s;
