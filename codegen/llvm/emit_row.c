@@ -1269,6 +1269,7 @@ enum {
   ROW_GROUP_MAX_LEN = 512,
   ROW_GROUP_MAX_LANES = 32,
   GROUP_BITS_MAX_VECS = 8,
+  BYTE_GROUP_MAX_VECS = 13, /* 8-bit rows in groups on 16-byte vectors (group_bits) */
   SMALL_GROUPS_MAX_LEN = 16 /* 32- and 64-bit packed rows this short: emit_small.c */
 };
 
@@ -1308,10 +1309,29 @@ static bool group_keys(const emit_ctx *e) { return e->k->read_dtype == DMLC_DTYP
  * [8192,80] 0.31, u16 [4096,160] 0.87, f16 [2048,200] 0.79, i16
  * [2048,400] 1.0, from DRAM f16 [524288,160] 0.80. 8-bit rows lost in
  * groups (u8 [4096,256] 1.28, [4096,400] 3.2: i32 positions past 256);
- * on 32-byte vectors their search is flat (flat_search). */
+ * on 32-byte vectors their search is flat (flat_search).
+ *
+ * 8-bit rows on 16-byte vectors (SSE4.2) up to BYTE_GROUP_MAX_VECS
+ * vectors: there the search keeps its early exit (flat_search), which
+ * random bytes mispredict about once a row (u8 [*,33] read 6 GB/s from
+ * DRAM, [*,48] 7.5, [*,100] 11). Alternated on a Zen 3 (two threads), new
+ * over old time, random bytes and bytes in [-4, 4] (the best in the first
+ * vector): from DRAM u8 [*,33] 0.32 and 0.64, [*,48] 0.36 and 0.83,
+ * [*,80] 0.45 and 0.86, [*,128] 0.57 and 1.10, [*,200] 0.93 and 1.0,
+ * [*,256] 0.85 and 0.98; 12 MB in the L3 i8 [*,40] 0.17 and 0.60,
+ * [*,100] 0.38 and 0.74, u8 [*,128] 0.49 and 0.85, [*,160] 0.49 and
+ * 0.93, [*,200] 0.53 and 1.17, but i8 [*,256] 0.72 and 1.57; 0.6-1.5 MB
+ * in the L2 u8 [*,100] 0.41-0.58 and 1.1-1.45, [*,200] 0.43-0.80 and 1.7.
+ * The slowest case decides, as with flat_search: the groups read 14-17
+ * GB/s from the L2 with either data, the early exit 6-14 with random
+ * bytes. */
 static bool group_bits(const emit_ctx *e, uint64_t len) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
-  if (dmlc_dtype_size(e->k->read_dtype) != 2 || !two_pass(e, len))
+  if (!two_pass(e, len))
+    return false;
+  if (dmlc_dtype_size(e->k->read_dtype) == 1)
+    return e->target_vector_bytes == 16 && len <= BYTE_GROUP_MAX_VECS * lanes;
+  if (dmlc_dtype_size(e->k->read_dtype) != 2)
     return false;
   if (e->target_vector_bytes < 64)
     return !e->from_dram || e->target_vector_bytes < 32 || len <= GROUP_BITS_MAX_VECS * lanes;
