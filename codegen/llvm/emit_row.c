@@ -1758,8 +1758,9 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef r0 = ec_mul(e, t, g);
   /* From DRAM on vectors under 64 bytes, lines are prefetched ahead.
-   * Short rows' groups prefetch each group's lines GROUP_AHEAD_BYTES
-   * ahead as the group begins (prefetch_lines). bench_cpu on a Zen 3
+   * Groups of rows under 64 bytes (short rows' groups too) prefetch each
+   * group's lines GROUP_AHEAD_BYTES ahead as the group begins
+   * (prefetch_lines). bench_cpu on a Zen 3
    * (AVX2), rounds of the classes' rows against the plain loop, with over
    * without: f32 [524288,80] 83-87% against 80-87%, f16 87-93% against
    * 80-88%, u16 87-99% against 82-90%, i8 [1048576,40] 80-98% against
@@ -1774,13 +1775,17 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * [1048576,40] a tie; SSE4.2 f32, f16 and u16 [524288,80] a tie, f32
    * [262144,200] 1.28; bench_cpu's classes 101-106% of the plain loop
    * (f16 101-103%), were 85-88%. 512 and 2048 bytes ahead lost 1.0-1.06
-   * against 1024. On a Zen 5 (AVX-512) groups took 1.0-1.27 of the time
+   * against 1024. Rows under a line prefetched 3 times a line that way;
+   * the burst over them, as time: SSE4.2 u8 [4194304,21] 0.88, [*,40]
+   * 0.93, f16 [*,20] 1.05, AVX2 u8 [*,33] and [*,48], f16 [*,20], f32
+   * [*,17] 0.96-1.04. On a Zen 5 (AVX-512) groups took 1.0-1.27 of the time
    * with prefetch_ahead. */
   const bool ahead = e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64;
-  if (ahead && len < g)
+  const bool burst = len < g || len * dmlc_dtype_size(k->read_dtype) < 64;
+  if (ahead && burst)
     prefetch_lines(e, row_base(e, k->read_strides, r0),
                    (uint64_t)g * len * dmlc_dtype_size(k->read_dtype), GROUP_AHEAD_BYTES);
-  const uint64_t row_ahead = ahead ? ROW_GROUP_AHEAD_BYTES : 0;
+  const uint64_t row_ahead = ahead && !burst ? ROW_GROUP_AHEAD_BYTES : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {

@@ -1148,9 +1148,9 @@ END_TEST
 /* From DRAM, row groups prefetch each row's lines 1 KiB ahead as the row
  * begins (one prefetch a 64 bytes of the row, in the row's loop, not a
  * burst of the group's lines); the short rows' de-interleaving
- * (emit_small.c) each group's lines 2 KiB ahead as it begins; short rows'
- * groups (under a vector) the group's lines 2 KiB ahead in a loop as it
- * begins. Each kernel's answers are checked too. */
+ * (emit_small.c) each group's lines 2 KiB ahead as it begins; groups of
+ * rows under a line (or a vector) the group's lines 2 KiB ahead in a loop
+ * as it begins. Each kernel's answers are checked too. */
 START_TEST(test_group_row_prefetch) {
   static const struct {
     uint32_t rows, len;
@@ -1159,7 +1159,7 @@ START_TEST(test_group_row_prefetch) {
     uint32_t ahead, unit; /* unit: bytes each run of prefetches covers (0: a loop) */
   } cases[] = {
       {40, 80, DMLC_DTYPE_F32, 32, 1024, 320}, {40, 80, DMLC_DTYPE_F16, 32, 1024, 160},
-      {70, 40, DMLC_DTYPE_U8, 32, 1024, 40},   {20, 200, DMLC_DTYPE_F32, 16, 1024, 800},
+      {70, 40, DMLC_DTYPE_U8, 32, 2048, 0},    {20, 200, DMLC_DTYPE_F32, 16, 1024, 800},
       {40, 33, DMLC_DTYPE_I16, 16, 1024, 66},  {100, 21, DMLC_DTYPE_U8, 32, 2048, 0},
       {64, 10, DMLC_DTYPE_F32, 32, 2048, 320}, {100, 5, DMLC_DTYPE_U8, 32, 2048, 160},
       {64, 12, DMLC_DTYPE_F32, 16, 2048, 192},
