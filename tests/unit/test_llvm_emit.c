@@ -963,6 +963,18 @@ START_TEST(test_nontemporal) {
                 pass ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
       check_kernel_modes(&k, modes, 3);
     }
+    { /* short packed rows' one-hots (a hardmax over channels last), with
+         an index beside them: whole groups, then the rest; non-temporal
+         where aligned and a group's store is whole vectors */
+      const uint32_t sdims[2] = {64 * 3 + 5 + (uint32_t)pass, pass ? 8u : 3u};
+      dmlc_kdesc k = kd_make(2, sdims, 2);
+      kd_out(&k, DMLC_KOUT_ONEHOT, ot, 1);
+      if (_i % 2)
+        kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+      kd_reduce(&k, rt, _i % 2 ? DMLC_OP_ARGMAX : DMLC_OP_ARGMIN,
+                pass ? DMLC_DIRECTION_INCREASING : DMLC_DIRECTION_DECREASING);
+      check_kernel_modes(&k, modes, 3);
+    }
     { /* blocked columns: INDEX outputs of every width, non-temporal where
          a block's vectors are aligned; two blocks and a partial vector */
       static const dmlc_dtype index_types[] = {DMLC_DTYPE_I64, DMLC_DTYPE_U32, DMLC_DTYPE_I16,
@@ -1024,6 +1036,18 @@ START_TEST(test_nontemporal_ir) {
     kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
     const bool nt = nontemporal_kernel(&k, 4096 * 4 + 4096 * 3 + (big ? 0 : 1));
     ck_assert_msg(nt == (big != 0), "short rows, big %d: nontemporal %d", big, nt);
+  }
+  /* short packed rows' one-hots (a hardmax: as large as the read), where
+   * a group's store is a whole number of vectors (8 f32 rows of 10 into
+   * f32: 320 bytes; into f16, rows of 9: 144 bytes, not) */
+  for (int c = 0; c < 3; c++) {
+    const uint32_t sdims[2] = {4096, c == 2 ? 9 : 10};
+    dmlc_kdesc k = kd_make(2, sdims, 2);
+    kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_ONEHOT, c == 2 ? DMLC_DTYPE_F16 : DMLC_DTYPE_F32, 1);
+    const uint64_t bytes = 4096ull * sdims[1] * (4 + (c == 2 ? 2 : 4));
+    const bool nt = nontemporal_kernel(&k, bytes + (c == 1 ? 1 : 0));
+    ck_assert_msg(nt == (c == 0), "short rows' one-hots, case %d: nontemporal %d", c, nt);
   }
   /* a channel argmax over 8 rows (NCHW): its index plane with the read
    * passes the size, alone it does not; it goes around the caches when it
