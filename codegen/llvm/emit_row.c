@@ -37,8 +37,8 @@ enum {
   ROW_AHEAD_MAX_BYTES = 1u << 13,   /* rows from DRAM shorter than this: prefetch_ahead */
   ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without long_row_ahead */
   ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
-  GROUP_AHEAD_BYTES = 1u << 11,     /* how far ahead short row groups prefetch (emit_row_groups) */
-  ROW_GROUP_AHEAD_BYTES = 1u << 10, /* how far ahead the other row groups prefetch (group_rows) */
+  GROUP_AHEAD_BYTES = 1u << 11,     /* groups of rows under a line: prefetch (emit_row_groups) */
+  ROW_GROUP_AHEAD_BYTES = 1u << 10, /* other row groups: each row's prefetch (group_rows) */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -1757,29 +1757,30 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef r0 = ec_mul(e, t, g);
-  /* From DRAM on vectors under 64 bytes, lines are prefetched ahead.
-   * Groups of rows under 64 bytes (short rows' groups too) prefetch each
-   * group's lines GROUP_AHEAD_BYTES ahead as the group begins
-   * (prefetch_lines). bench_cpu on a Zen 3
-   * (AVX2), rounds of the classes' rows against the plain loop, with over
-   * without: f32 [524288,80] 83-87% against 80-87%, f16 87-93% against
-   * 80-88%, u16 87-99% against 82-90%, i8 [1048576,40] 80-98% against
-   * 68-73%; 3 and 4 KiB ahead about as fast. The other groups prefetch
-   * each row's lines ROW_GROUP_AHEAD_BYTES ahead as the row begins
-   * (group_rows): a burst of the group's 40 lines (f32 [*,80]) left one
-   * thread reading from DRAM as if it never computed meanwhile (a
-   * thread's time was the plain loop's plus the time from the L3), and
-   * 8-16 KiB ahead changed nothing. Alternated on the Zen 3 (two threads),
-   * the burst over each row's lines as time: AVX2 f32 [524288,80] 1.19,
-   * f16 1.16, u16 1.08, u8 [1048576,48] 1.09, f32 [262144,200] 1.11, i8
-   * [1048576,40] a tie; SSE4.2 f32, f16 and u16 [524288,80] a tie, f32
-   * [262144,200] 1.28; bench_cpu's classes 101-106% of the plain loop
-   * (f16 101-103%), were 85-88%. 512 and 2048 bytes ahead lost 1.0-1.06
-   * against 1024. Rows under a line prefetched 3 times a line that way;
-   * the burst over them, as time: SSE4.2 u8 [4194304,21] 0.88, [*,40]
-   * 0.93, f16 [*,20] 1.05, AVX2 u8 [*,33] and [*,48], f16 [*,20], f32
-   * [*,17] 0.96-1.04. On a Zen 5 (AVX-512) groups took 1.0-1.27 of the time
-   * with prefetch_ahead. */
+  /* From DRAM on vectors under 64 bytes, the read is prefetched ahead.
+   * Rows of a line or more prefetch their own lines ROW_GROUP_AHEAD_BYTES
+   * ahead as each row begins (group_rows); groups of shorter rows (and
+   * short rows' groups) prefetch the group's lines GROUP_AHEAD_BYTES ahead
+   * as the group begins (prefetch_lines), where per row they would touch
+   * each line several times.
+   *
+   * The group's prefetches were all at its start once: bench_cpu on a Zen
+   * 3 (AVX2), rounds against the plain loop, with over without them: f32
+   * [524288,80] 83-87% against 80-87%, f16 87-93% against 80-88%, u16
+   * 87-99% against 82-90%, i8 [1048576,40] 80-98% against 68-73%. Such a
+   * burst (40 lines for f32 [*,80]) left one thread reading from DRAM as
+   * if it never computed meanwhile: its time was the plain loop's plus its
+   * time from the L3, and 3-16 KiB ahead changed nothing. Alternated on
+   * the Zen 3 (two threads), the burst over each row's lines as time: AVX2
+   * f32 [524288,80] 1.19, f16 1.16, u16 1.08, u8 [1048576,48] 1.09, f32
+   * [262144,200] 1.11, i8 [1048576,40] a tie; SSE4.2 f32, f16 and u16
+   * [524288,80] a tie, f32 [262144,200] 1.28; bench_cpu's classes went
+   * from 85-88% of the plain loop to 101-106%. 512 and 2048 bytes ahead
+   * lost 1.0-1.06 against 1024. For rows under a line, the burst over each
+   * row's prefetch: SSE4.2 u8 [4194304,21] 0.88, [*,40] 0.93, f16 [*,20]
+   * 1.05; AVX2 u8 [*,33] and [*,48], f16 [*,20], f32 [*,17] 0.96-1.04. On
+   * a Zen 5 (AVX-512) groups took 1.0-1.27 of the time with
+   * prefetch_ahead. */
   const bool ahead = e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64;
   const bool burst = len < g || len * dmlc_dtype_size(k->read_dtype) < 64;
   if (ahead && burst)
