@@ -657,11 +657,14 @@ void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near) {
   ec_prefetch_read_at(e, off, bytes ? ec_i64(e, (uint64_t)bytes) : NULL, near);
 }
 
-void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes) {
-  if (!e->prefetch_bytes || !e->row_prefetch)
-    return;
+void ec_prefetch_span(emit_ctx *e, LLVMValueRef off, uint64_t bytes, uint64_t ahead) {
   for (uint64_t b = 0; b == 0 || b < bytes; b += 64)
-    ec_prefetch_read(e, off, (int64_t)(e->prefetch_bytes + b), true);
+    ec_prefetch_read(e, off, (int64_t)(ahead + b), true);
+}
+
+void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes) {
+  if (e->prefetch_bytes && e->row_prefetch)
+    ec_prefetch_span(e, off, bytes, e->prefetch_bytes);
 }
 
 uint64_t ec_read_bytes(const dmlc_kdesc *k) {

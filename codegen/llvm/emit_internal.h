@@ -193,9 +193,12 @@ void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
 void ec_prefetch_read(emit_ctx *e, LLVMValueRef off, int64_t bytes, bool near);
 /* ec_prefetch_read, bytes (i64; NULL: 0) past read element off. */
 void ec_prefetch_read_at(emit_ctx *e, LLVMValueRef off, LLVMValueRef bytes, bool near);
-/* Prefetches the lines of a streamed read of `bytes` bytes from element off,
- * e->prefetch_bytes ahead: one prefetch per 64-byte line (one when bytes is
- * smaller). Nothing when e->prefetch_bytes is 0. */
+/* Prefetches (into L1) the lines of `bytes` bytes from read element off,
+ * `ahead` bytes further on, as straight-line code: one prefetch per 64
+ * bytes (one when bytes is smaller). */
+void ec_prefetch_span(emit_ctx *e, LLVMValueRef off, uint64_t bytes, uint64_t ahead);
+/* ec_prefetch_span of a streamed read, e->prefetch_bytes ahead, where
+ * row_prefetch holds. Nothing when e->prefetch_bytes is 0. */
 void ec_prefetch_stream(emit_ctx *e, LLVMValueRef off, uint64_t bytes);
 /* Bytes the kernel reads in all (the read's dims, with broadcast ones). */
 uint64_t ec_read_bytes(const dmlc_kdesc *k);

@@ -1329,10 +1329,8 @@ static bool group_bits(const emit_ctx *e, uint64_t len) {
   const uint32_t lanes = ec_vector_lanes(e, e->k->read_dtype);
   if (!two_pass(e, len))
     return false;
-  if (dmlc_dtype_size(e->k->read_dtype) == 1)
+  if (dmlc_dtype_size(e->k->read_dtype) == 1) /* else 16-bit (two_pass: bits_type) */
     return e->target_vector_bytes == 16 && len <= BYTE_GROUP_MAX_VECS * lanes;
-  if (dmlc_dtype_size(e->k->read_dtype) != 2)
-    return false;
   if (e->target_vector_bytes < 64)
     return !e->from_dram || e->target_vector_bytes < 32 || len <= GROUP_BITS_MAX_VECS * lanes;
   if (len > GROUP_BITS_MAX_VECS * lanes)
@@ -1355,6 +1353,14 @@ static uint32_t short_group_bytes(uint32_t vector_bytes, uint64_t len, uint32_t 
   return vector_bytes == 32 && 2 * len * size < 32 && 2 * len * size >= 16 ? 16 : vector_bytes;
 }
 
+/* Whether every output is an INDEX. */
+static bool index_outputs(const emit_ctx *e) {
+  for (uint32_t i = 0; i < e->k->num_outputs; i++)
+    if (e->k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  return true;
+}
+
 /* Short row groups: rows shorter than a vector but at least half one
  * (short_group_bytes' vector), packed one after another, of a type whose
  * group merge packs (packs: 8- and 16-bit integers, f16 as keys; vectors
@@ -1372,14 +1378,6 @@ static uint32_t short_group_bytes(uint32_t vector_bytes, uint64_t len, uint32_t 
  * 0.74-0.83, [*,7] 0.63-0.78; from DRAM (AVX2) u8 [*,24] 0.29, i8 [*,17]
  * 0.46, f16 [*,12] 0.64, u16 [*,8] 0.66. Under half their vector they lost
  * (AVX2 u8 [*,6] 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
-/* Whether every output is an INDEX. */
-static bool index_outputs(const emit_ctx *e) {
-  for (uint32_t i = 0; i < e->k->num_outputs; i++)
-    if (e->k->outputs[i].kind != DMLC_KOUT_INDEX)
-      return false;
-  return true;
-}
-
 static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64)
@@ -1405,16 +1403,16 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
  * (short_row_groups under a vector, row_groups from one), 32- and 64-bit
  * ones over SMALL_GROUPS_MAX_LEN. The short rows' de-interleaving costs
  * more a row the longer the row; the groups' about the same for any row
- * under a few vectors. Alternated on a Zen 3, two threads, 12 MB in the L3, groups
- * over de-interleaving as time: AVX2 f16 [*,16] 0.66, [*,21] 0.53,
- * [*,32] 0.43, u16 [*,16] 0.57, [*,32] 0.37, f32 [*,20] 0.77, [*,24]
- * 0.58, [*,32] 0.55, i32 [*,24] 0.81, [*,32] 0.64, i64 [*,24] 0.91,
- * [*,32] 0.93; SSE4.2 u8 [*,16] 0.77, [*,21] 0.48, [*,24] 0.39, f16
- * [*,8] 0.88, [*,16] 0.52, [*,32] 0.47, f32 [*,20] 0.83, [*,28] 0.77;
- * from DRAM (AVX2) u8 [*,21] 0.43, i8 [*,28] 0.40, f16 [*,24] 0.59, f32
- * [*,20] 0.60, [*,24] 0.68. Rows of 16 and under lost where they are 32
- * or 64 bits: SSE4.2 f32 [*,8] 1.30, [*,12] 1.18, [*,16] 1.06, AVX2 i64
- * [*,8] 1.35, [*,16] 1.07 (but AVX2 f32 [*,16] 0.81). */
+ * under a few vectors. Alternated on a Zen 3, two threads, 12 MB in the
+ * L3, groups over de-interleaving as time: AVX2 f16 [*,16] 0.66, [*,21]
+ * 0.53, [*,32] 0.43, u16 [*,16] 0.57, [*,32] 0.37, f32 [*,20] 0.77,
+ * [*,24] 0.58, [*,32] 0.55, i32 [*,24] 0.81, [*,32] 0.64, i64 [*,24]
+ * 0.91, [*,32] 0.93; SSE4.2 u8 [*,16] 0.77, [*,21] 0.48, [*,24] 0.39,
+ * f16 [*,8] 0.88, [*,16] 0.52, [*,32] 0.47, f32 [*,20] 0.83, [*,28]
+ * 0.77; from DRAM (AVX2) u8 [*,21] 0.43, i8 [*,28] 0.40, f16 [*,24] 0.59,
+ * f32 [*,20] 0.60, [*,24] 0.68. Rows of 16 and under lost where they are
+ * 32 or 64 bits: SSE4.2 f32 [*,8] 1.30, [*,12] 1.18, [*,16] 1.06, AVX2
+ * i64 [*,8] 1.35, [*,16] 1.07 (but AVX2 f32 [*,16] 0.81). */
 bool ec_rows_as_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (k->rank != 2 || e->target_vector_bytes >= 64)
@@ -1475,8 +1473,8 @@ static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, u
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
   LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, r0, q));
-  for (uint64_t b = 0; ahead && b < len * dmlc_dtype_size(e->k->read_dtype); b += 64)
-    ec_prefetch_read(e, off, (int64_t)(ahead + b), true);
+  if (ahead)
+    ec_prefetch_span(e, off, len * dmlc_dtype_size(e->k->read_dtype), ahead);
   LLVMValueRef v, vi;
   row_lanes(e, off, len, unroll, unroll == 1, keys, nan, &v, &vi);
   LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, LLVMTypeOf(v), vals, &q, 1, ""));
@@ -1782,10 +1780,10 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * a Zen 5 (AVX-512) groups took 1.0-1.27 of the time with
    * prefetch_ahead. */
   const bool ahead = e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64;
-  const bool burst = len < g || len * dmlc_dtype_size(k->read_dtype) < 64;
+  const uint64_t row_bytes = len * dmlc_dtype_size(k->read_dtype);
+  const bool burst = len < g || row_bytes < 64;
   if (ahead && burst)
-    prefetch_lines(e, row_base(e, k->read_strides, r0),
-                   (uint64_t)g * len * dmlc_dtype_size(k->read_dtype), GROUP_AHEAD_BYTES);
+    prefetch_lines(e, row_base(e, k->read_strides, r0), g * row_bytes, GROUP_AHEAD_BYTES);
   const uint64_t row_ahead = ahead && !burst ? ROW_GROUP_AHEAD_BYTES : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));

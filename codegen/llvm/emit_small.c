@@ -64,17 +64,16 @@ static uint32_t group_rows(const emit_ctx *e, uint32_t len) {
   return g;
 }
 
-/* Whether one-hot output i of groups of g rows is stored non-temporally
- * where aligned: large beside the caches (ec_output_nt), its rows packed,
- * each group's store a whole number of vectors. A hardmax's one-hots are
- * as large as its read. Alternated on a Zen 3 (AVX2, two threads, 160 MB
- * read and written), with over without as time: f32 [*,3] 0.64-0.85,
- * [*,10] 0.67-0.85, [*,21] 0.45-0.60. */
+/* Whether one-hot output i (packed as the read: ec_small_rows_matches) of
+ * groups of g rows is stored non-temporally where aligned: large beside
+ * the caches (ec_output_nt), each group's store a whole number of
+ * vectors. A hardmax's one-hots are as large as its read. Alternated on a
+ * Zen 3 (AVX2, two threads, 160 MB read and written), with over without
+ * as time: f32 [*,3] 0.64-0.85, [*,10] 0.67-0.85, [*,21] 0.45-0.60. */
 static bool onehot_nt(const emit_ctx *e, uint32_t i, uint32_t g) {
   const dmlc_kout *o = &e->k->outputs[i];
   const uint64_t len = e->k->dims[1], bytes = g * len * dmlc_dtype_size(o->dtype);
-  return o->kind == DMLC_KOUT_ONEHOT && o->strides[0] == len && o->strides[1] == 1 &&
-         ec_output_nt(e, i) && bytes % e->vector_bytes == 0;
+  return o->kind == DMLC_KOUT_ONEHOT && ec_output_nt(e, i) && bytes % e->vector_bytes == 0;
 }
 
 /* The AND of the alignment tests of the outputs stored non-temporally
@@ -162,7 +161,7 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g
   LLVMTypeRef it = LLVMVectorType(et, g);
   ec_loop lg;
   LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
-  LLVMValueRef row = ec_mul(e, gi, g);
+  LLVMValueRef row = ec_mul(e, gi, g), off = ec_mul(e, row, len);
   /* From DRAM on vectors under 64 bytes (64 not measured), the group's
    * lines are prefetched SMALL_AHEAD_BYTES ahead as it begins. Alternated
    * on a Zen 3 (two threads), with over without as time: AVX2 f32
@@ -171,11 +170,11 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g
    * 0.95; SSE4.2 f32 [*,10] 0.83, [*,12] 0.82, u8 [*,5] 0.95. 1 KiB ahead
    * gained less (f32 [*,10] 0.87, [*,16] 0.79), 4 KiB about as much. */
   if (e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64)
-    for (uint64_t b = 0; b < (uint64_t)g * len * dmlc_dtype_size(e->k->read_dtype); b += 64)
-      ec_prefetch_read(e, ec_mul(e, row, len), SMALL_AHEAD_BYTES + (int64_t)b, true);
+    ec_prefetch_span(e, off, (uint64_t)g * len * dmlc_dtype_size(e->k->read_dtype),
+                     SMALL_AHEAD_BYTES);
   /* f16 widened as loaded: one conversion of contiguous elements */
-  LLVMValueRef wide = small_keys(e) ? ec_load_read_key(e, ec_mul(e, row, len), g * len)
-                                    : ec_load_read_cmp(e, ec_mul(e, row, len), g * len);
+  LLVMValueRef wide =
+      small_keys(e) ? ec_load_read_key(e, off, g * len) : ec_load_read_cmp(e, off, g * len);
   LLVMValueRef best = NULL, idx = LLVMConstNull(it);
   for (uint32_t c = 0; c < len; c++) {
     LLVMValueRef mask[64];
