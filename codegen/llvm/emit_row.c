@@ -1269,8 +1269,9 @@ enum {
   ROW_GROUP_MAX_LEN = 512,
   ROW_GROUP_MAX_LANES = 32,
   GROUP_BITS_MAX_VECS = 8,
-  BYTE_GROUP_MAX_VECS = 13, /* 8-bit rows in groups on 16-byte vectors (group_bits) */
-  SMALL_GROUPS_MAX_LEN = 16 /* 32- and 64-bit packed rows this short: emit_small.c */
+  BYTE_GROUP_MAX_VECS = 13,  /* 8-bit rows in groups on 16-byte vectors (group_bits) */
+  SMALL_GROUPS_MAX_LEN = 16, /* 32- and 64-bit packed rows this short: emit_small.c */
+  PACKED_ROW_MAX_VECS = 4    /* rows packed as they load (packed_rows) */
 };
 
 /* Whether the groups compare f16 as i16 keys (ec_f16_key): 32 lanes of
@@ -1547,6 +1548,7 @@ typedef struct packing {
   const char *op;
   bool invert;
   uint64_t least; /* the candidate no other loses to (op's identity), as wt's bits */
+  uint32_t chunk; /* lanes a 16 bytes: lane q is in hi where q % chunk >= chunk / 2 */
   LLVMValueRef lo, hi;
 } packing;
 
@@ -1559,8 +1561,9 @@ static packing packing_of(emit_ctx *e, LLVMTypeRef ix, uint32_t g) {
   packing pk = {.wt = LLVMIntTypeInContext(e->c, 2 * w),
                 .op = mx ? (s ? "smax" : "umax") : (s ? "smin" : "umin"),
                 .invert = mx == (k->direction == DMLC_DIRECTION_INCREASING),
-                .least = mx ? (s ? top : 0) : (s ? top - 1 : 2 * top - 1)};
-  const uint32_t chunk = 128 / w < g ? 128 / w : g;
+                .least = mx ? (s ? top : 0) : (s ? top - 1 : 2 * top - 1),
+                .chunk = 128 / w < g ? 128 / w : g};
+  const uint32_t chunk = pk.chunk;
   LLVMValueRef lo[ROW_GROUP_MAX_LANES], hi[ROW_GROUP_MAX_LANES];
   for (uint32_t q = 0, n = 0; q < g; q++) {
     if (q % chunk >= chunk / 2)
@@ -1584,6 +1587,38 @@ static LLVMValueRef pack_row(emit_ctx *e, const packing *pk, LLVMValueRef p, LLV
   return minmax(e, pk->op,
                 LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, pk->lo, ""), ht, ""),
                 LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, pk->hi, ""), ht, ""));
+}
+
+/* A row's candidates packed (packing) straight from its loads: each
+ * vector of g lanes from read offset off with its positions (constants),
+ * each half (pk->lo, pk->hi) that holds a position not yet seen merged
+ * into one vector of g / 2 candidates. No compare and blend a vector, and
+ * no pack at the row's end: for rows of a vector or two (packed_rows). */
+static LLVMValueRef packed_row(emit_ctx *e, const packing *pk, LLVMValueRef off, uint64_t len,
+                               uint32_t g, LLVMTypeRef ix, bool keys, LLVMValueRef nan) {
+  const uint64_t half = (1ull << LLVMGetIntTypeWidth(ix)) - 1;
+  LLVMTypeRef ht = LLVMVectorType(pk->wt, g / 2);
+  LLVMValueRef acc = NULL;
+  for (uint64_t q = 0; q < len; q += g) {
+    const uint64_t at = q + g <= len ? q : len - g;
+    LLVMValueRef x = row_load(e, ec_add(e, off, ec_i64(e, at)), g, keys, nan);
+    LLVMValueRef p[ROW_GROUP_MAX_LANES];
+    bool fresh[2] = {false, false}; /* whether lo, hi hold a position from q */
+    for (uint32_t l = 0; l < g; l++) {
+      p[l] = LLVMConstInt(ix, (pk->invert ? ~(at + l) : at + l) & half, false);
+      fresh[l % pk->chunk >= pk->chunk / 2] |= at + l >= q;
+    }
+    LLVMValueRef pos = LLVMConstVector(p, g);
+    const LLVMValueRef masks[2] = {pk->lo, pk->hi};
+    for (int h = 0; h < 2; h++) {
+      if (!fresh[h])
+        continue;
+      LLVMValueRef c =
+          LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, pos, x, masks[h], ""), ht, "");
+      acc = acc ? minmax(e, pk->op, acc, c) : c;
+    }
+  }
+  return acc;
 }
 
 /* The group's rows' positions (g lanes of it, rows in order) from their
@@ -1684,6 +1719,62 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
                         &gv[p], &gi[p]);
   }
   group_store(e, o, gi[0]);
+}
+
+/* Whether a group's rows are packed as they load (packed_row): one chain
+ * a row, a merge that packs, and rows of at most PACKED_ROW_MAX_VECS
+ * vectors, or 8-bit rows of any length on 16-byte vectors. Each vector
+ * then costs two shuffles and two integer max (or min), where the chain
+ * cost a compare and two blends (8-bit unsigned: a min, an equality and a
+ * max for the compare), and the row's pack at its end is gone. Alternated
+ * on a Zen 3, new over old time: SSE4.2, one thread in the L2, u8 [*,21]
+ * 0.77, [*,30] 0.83, [*,40] 0.74, [*,64] 0.89, [*,128] 0.84, [*,200]
+ * 0.83, i8 [*,100] 0.91, i16 [*,16] 0.89, u16 [*,28] 0.74, [*,32] 0.84,
+ * f16 [*,20] 0.90, [*,32] 0.92, but i16 [*,30] 1.02, and from five
+ * vectors a near tie or a loss (f16 [*,40] 0.96, i16 [*,48] 1.12); two
+ * threads from DRAM u8 [4194304,21] 0.75-0.80, [*,17] 0.79, [*,24] 0.78,
+ * [*,31] 0.88, i16 [*,9] 0.85, f16 [*,12] 0.89-0.93, i16 [*,30]
+ * 1.0-1.07. AVX2, in the L2: u8 [*,40] 0.81, [*,48] 0.89, f16 [*,20]
+ * 0.81, [*,40] 0.92-0.96, [*,48] 0.92, [*,64] 0.89-0.94, u16 [*,24] 0.81,
+ * [*,56] 0.85-0.92, i16 [*,32] 0.83, but 8-bit rows of three or four
+ * vectors a tie (u8 [*,80] and [*,100], i8 [*,128]); from DRAM u8 [*,40]
+ * 0.94, [*,60] 0.90, f16 [*,24] 0.95. */
+static bool packed_rows(const emit_ctx *e, const group_out *o, uint32_t unroll) {
+  const uint32_t lanes = LLVMGetVectorSize(o->vt);
+  return unroll == 1 && packs(e, o) &&
+         (o->len <= (uint64_t)PACKED_ROW_MAX_VECS * lanes ||
+          (dmlc_dtype_size(e->k->read_dtype) == 1 && e->target_vector_bytes == 16));
+}
+
+/* The group's rows packed (packed_row) into o->vals, each row's lines
+ * first prefetched `ahead` bytes ahead where ahead; a fast pass when nan. */
+static void group_packed(emit_ctx *e, const group_out *o, bool keys, LLVMValueRef nan,
+                         uint64_t ahead) {
+  const uint32_t g = LLVMGetVectorSize(o->vt);
+  LLVMTypeRef ix = LLVMGetElementType(o->it);
+  const packing pk = packing_of(e, ix, g);
+  LLVMTypeRef ht = LLVMVectorType(pk.wt, g / 2);
+  ec_loop lq;
+  LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
+  LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, o->r0, q));
+  if (ahead)
+    ec_prefetch_span(e, off, o->len * dmlc_dtype_size(e->k->read_dtype), ahead);
+  LLVMBuildStore(e->b, packed_row(e, &pk, off, o->len, g, ix, keys, nan),
+                 LLVMBuildGEP2(e->b, ht, o->vals, &q, 1, ""));
+  ec_loop_end(e, &lq);
+}
+
+/* The outputs of a group packed by group_packed. */
+static void packed_group_results(emit_ctx *e, const group_out *o) {
+  const uint32_t g = LLVMGetVectorSize(o->vt);
+  const packing pk = packing_of(e, LLVMGetElementType(o->it), g);
+  LLVMTypeRef ht = LLVMVectorType(pk.wt, g / 2);
+  LLVMValueRef gv[ROW_GROUP_MAX_LANES];
+  for (uint32_t r = 0; r < g; r++) {
+    LLVMValueRef at = ec_i64(e, r);
+    gv[r] = LLVMBuildLoad2(e->b, ht, LLVMBuildGEP2(e->b, ht, o->vals, &at, 1, ""), "");
+  }
+  group_store(e, o, packed_rounds(e, &pk, gv, g, o->it));
 }
 
 /* A short row group (short_row_groups): each row one vector from its
@@ -1805,6 +1896,17 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
         ec_if_else(e, &again);
         ec_if_end(e, &again);
       }
+    } else if (packed_rows(e, &out, unroll)) {
+      group_packed(e, &out, keys, nan, row_ahead);
+      if (fast) {
+        /* a NaN seen: the group again by the exact rule */
+        ec_if again;
+        ec_if_begin(e, &again, saw_nan(e, nan, keys));
+        group_packed(e, &out, keys, NULL, 0);
+        ec_if_else(e, &again);
+        ec_if_end(e, &again);
+      }
+      packed_group_results(e, &out);
     } else {
       group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs, row_ahead);
       if (fast) {

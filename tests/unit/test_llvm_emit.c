@@ -2048,6 +2048,61 @@ START_TEST(test_row_groups_fast) {
 }
 END_TEST
 
+/* The vector selects of a module's IR, other than f16 keys' (%key). */
+static unsigned vector_selects(const char *ir) {
+  unsigned n = 0;
+  for (const char *p = ir; (p = strstr(p, " = select <")); p++) {
+    const char *line = p;
+    while (line > ir && line[-1] != '\n')
+      line--;
+    n += strncmp(line, "  %key", 6) != 0;
+  }
+  return n;
+}
+
+/* Row groups whose rows are packed as they load (packed_row: each vector
+ * beside its positions, one integer max or min, no compare and blend)
+ * where their merge packs: rows of up to four vectors, 8-bit rows of any
+ * length on 16-byte vectors; longer 16-bit rows compare and blend. Whole
+ * groups only (no row after them, so no single rows' code); answers on
+ * every op, direction and data. */
+START_TEST(test_packed_rows) {
+  static const struct {
+    uint32_t len;
+    dmlc_dtype dt;
+    uint32_t vec;
+    bool packed;
+  } cases[] = {
+      {21, DMLC_DTYPE_U8, 16, true},   {200, DMLC_DTYPE_I8, 16, true},
+      {40, DMLC_DTYPE_U8, 32, true},   {64, DMLC_DTYPE_F16, 32, true},
+      {32, DMLC_DTYPE_I16, 16, true},  {17, DMLC_DTYPE_U16, 16, true},
+      {80, DMLC_DTYPE_U16, 32, false}, {40, DMLC_DTYPE_F16, 16, false},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    vec_bytes = cases[c].vec;
+    const uint32_t lanes = cases[c].vec / dmlc_dtype_size(cases[c].dt);
+    const uint32_t dims[2] = {2 * lanes, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, c % 2 ? DMLC_DTYPE_U32 : DMLC_DTYPE_I64, 1);
+    kd_reduce(&k, cases[c].dt, c % 3 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              c % 4 < 2 ? DMLC_DIRECTION_INCREASING : DMLC_DIRECTION_DECREASING);
+    jitted j;
+    char *ir = NULL;
+    compile(&k, &j, &ir);
+    const unsigned selects = vector_selects(ir);
+    LLVMDisposeMessage(ir);
+    ck_assert_msg(j.info.num_tasks == 2, "%s [%u,%u]: %llu tasks, not two groups",
+                  dmlc_dtype_name(cases[c].dt), dims[0], dims[1],
+                  (unsigned long long)j.info.num_tasks);
+    release(&j);
+    ck_assert_msg((selects == 0) == cases[c].packed, "%s [%u,%u], %u-byte vectors: %u selects",
+                  dmlc_dtype_name(cases[c].dt), dims[0], dims[1], cases[c].vec, selects);
+    check_reductions_keys(k, cases[c].dt);
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* Packed rows of up to 32 (which the short rows' path, emit_small.c, also
  * takes) in row groups: 8- and 16-bit rows from half a vector long (short
  * groups: each row one vector loaded from its start, over the next rows'
@@ -2531,6 +2586,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(groups, test_row_flat_search);
   tcase_add_loop_test(groups, test_row_groups_fast, 0, 8);
   tcase_add_loop_test(groups, test_short_row_groups, 0, NUM_REDUCE_TYPES);
+  tcase_add_test(groups, test_packed_rows);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
