@@ -2065,7 +2065,8 @@ static unsigned vector_selects(const char *ir) {
  * where their merge packs: rows of up to four vectors, 8-bit rows of any
  * length on 16-byte vectors; longer 16-bit rows compare and blend. Whole
  * groups only (no row after them, so no single rows' code); answers on
- * every op, direction and data. */
+ * every op, direction and data; f16 also with the host's PSIGNW (16 bytes
+ * of it on 16-byte vectors). */
 START_TEST(test_packed_rows) {
   static const struct {
     uint32_t len;
@@ -2077,6 +2078,7 @@ START_TEST(test_packed_rows) {
       {40, DMLC_DTYPE_U8, 32, true},   {64, DMLC_DTYPE_F16, 32, true},
       {32, DMLC_DTYPE_I16, 16, true},  {17, DMLC_DTYPE_U16, 16, true},
       {80, DMLC_DTYPE_U16, 32, false}, {40, DMLC_DTYPE_F16, 16, false},
+      {5, DMLC_DTYPE_F16, 16, true}, /* short rows' groups: packed too */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     vec_bytes = cases[c].vec;
@@ -2098,6 +2100,14 @@ START_TEST(test_packed_rows) {
     ck_assert_msg((selects == 0) == cases[c].packed, "%s [%u,%u], %u-byte vectors: %u selects",
                   dmlc_dtype_name(cases[c].dt), dims[0], dims[1], cases[c].vec, selects);
     check_reductions_keys(k, cases[c].dt);
+    if (cases[c].dt == DMLC_DTYPE_F16 && host_psign_bytes) {
+      /* f16 keys by PSIGNW, 16 bytes of it where the host has 32 */
+      psign_bytes = host_psign_bytes;
+      ck_assert_msg(cases[c].vec != 16 || ir_has(&k, "llvm.x86.ssse3.psign.w.128"),
+                    "f16 [%u,%u]: no 16-byte PSIGNW", dims[0], dims[1]);
+      check_reductions_keys(k, cases[c].dt);
+      psign_bytes = 0;
+    }
   }
   vec_bytes = 32;
 }
