@@ -1362,6 +1362,23 @@ static bool index_outputs(const emit_ctx *e) {
   return true;
 }
 
+/* Packed 8- and 16-bit rows of 16 bytes on 32-byte vectors, index
+ * outputs: in row groups of 16-byte vectors, a row one vector (packed as
+ * it loads, packed_rows), not short groups of 32-byte vectors whose every
+ * load is half another row. Alternated on a Zen 3 (AVX2), new over old
+ * time: one thread in the L2 u8 [16384,16] 0.63, i8 0.62, f16 [16384,8]
+ * 0.53, u16 0.61; from DRAM u8 [6000000,16] 0.78, f16 [6000000,8] 0.64. */
+static bool half_vector_rows(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes != 32 ||
+      e->vector_bytes != 32)
+    return false;
+  const uint64_t len = k->dims[1];
+  const uint32_t size = dmlc_dtype_size(k->read_dtype);
+  return len * size == 16 && k->read_strides[1] == 1 && k->read_strides[0] == len &&
+         k->dims[0] >= 16 / size && index_outputs(e);
+}
+
 /* Short row groups: rows shorter than a vector but at least half one
  * (short_group_bytes' vector), packed one after another, of a type whose
  * group merge packs (packs: 8- and 16-bit integers, f16 as keys; vectors
@@ -1381,7 +1398,8 @@ static bool index_outputs(const emit_ctx *e) {
  * (AVX2 u8 [*,6] 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
 static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64)
+  if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64 ||
+      half_vector_rows(e))
     return false;
   const uint64_t len = k->dims[1];
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
@@ -1420,7 +1438,7 @@ bool ec_rows_as_groups(const emit_ctx *e) {
     return false;
   const uint64_t len = k->dims[1];
   if (len < ec_vector_lanes(e, k->read_dtype))
-    return short_row_groups(e);
+    return short_row_groups(e) || half_vector_rows(e);
   return index_outputs(e) && row_groups(e, len) && (bits_type(e) || len > SMALL_GROUPS_MAX_LEN);
 }
 
@@ -1621,27 +1639,52 @@ static LLVMValueRef packed_row(emit_ctx *e, const packing *pk, LLVMValueRef off,
   return acc;
 }
 
+/* A group's packed candidates (packing) merged across rows as they come,
+ * rows in order, as a binary counter: each row's vector (h = g / 2
+ * candidates) enters at level 0; two vectors of level k (2^k rows, h >> k
+ * lanes a row) merge as merge_row_pairs does into one of level k + 1,
+ * until two vectors of h rows (one lane each) are left. At most log2 g + 1
+ * vectors live at once: nothing need be stored between rows. */
+typedef struct row_merger {
+  const packing *pk;
+  uint32_t g, depth;
+  LLVMValueRef v[8];
+  uint32_t level[8];
+} row_merger;
+
+static void merger_add(emit_ctx *e, row_merger *m, LLVMValueRef v) {
+  const uint32_t h = m->g / 2;
+  uint32_t level = 0;
+  while (m->depth && m->level[m->depth - 1] == level && (h >> level) > 1) {
+    LLVMValueRef x = m->v[--m->depth], lo, hi;
+    pair_masks(e, h, h >> level, &lo, &hi);
+    v = minmax(e, m->pk->op, LLVMBuildShuffleVector(e->b, x, v, lo, ""),
+               LLVMBuildShuffleVector(e->b, x, v, hi, ""));
+    level++;
+  }
+  m->v[m->depth] = v;
+  m->level[m->depth++] = level;
+}
+
+/* The merged rows' positions: g lanes of it, rows in order. */
+static LLVMValueRef merger_positions(emit_ctx *e, const row_merger *m, LLVMTypeRef it) {
+  LLVMValueRef all[ROW_GROUP_MAX_LANES];
+  for (uint32_t q = 0; q < m->g; q++)
+    all[q] = ec_i32(e, q);
+  LLVMValueRef rows =
+      LLVMBuildShuffleVector(e->b, m->v[0], m->v[1], LLVMConstVector(all, m->g), "");
+  LLVMValueRef pos = LLVMBuildTrunc(e->b, rows, it, "");
+  return m->pk->invert ? LLVMBuildNot(e->b, pos, "") : pos;
+}
+
 /* The group's rows' positions (g lanes of it, rows in order) from their
- * packed candidates gv (pack_row, g / 2 lanes each), merged across rows in
- * rounds as merge_row_pairs does. */
+ * packed candidates gv (pack_row, g / 2 lanes each). */
 static LLVMValueRef packed_rounds(emit_ctx *e, const packing *pk, LLVMValueRef *gv, uint32_t g,
                                   LLVMTypeRef it) {
-  const uint32_t h = g / 2;
-  uint32_t n = g;
-  for (uint32_t m = h; m > 1; m /= 2, n /= 2)
-    for (uint32_t p = 0; p < n / 2; p++) {
-      LLVMValueRef a, b;
-      pair_masks(e, h, m, &a, &b);
-      gv[p] = minmax(e, pk->op, LLVMBuildShuffleVector(e->b, gv[2 * p], gv[2 * p + 1], a, ""),
-                     LLVMBuildShuffleVector(e->b, gv[2 * p], gv[2 * p + 1], b, ""));
-    }
-  /* two vectors left, h rows each */
-  LLVMValueRef all[ROW_GROUP_MAX_LANES];
-  for (uint32_t q = 0; q < g; q++)
-    all[q] = ec_i32(e, q);
-  LLVMValueRef rows = LLVMBuildShuffleVector(e->b, gv[0], gv[1], LLVMConstVector(all, g), "");
-  LLVMValueRef pos = LLVMBuildTrunc(e->b, rows, it, "");
-  return pk->invert ? LLVMBuildNot(e->b, pos, "") : pos;
+  row_merger m = {.pk = pk, .g = g};
+  for (uint32_t r = 0; r < g; r++)
+    merger_add(e, &m, gv[r]);
+  return merger_positions(e, &m, it);
 }
 
 /* The group's rows' positions (g lanes, rows in order) from their lanes'
@@ -1723,7 +1766,9 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
 
 /* Whether a group's rows are packed as they load (packed_row): one chain
  * a row, a merge that packs, and rows of at most PACKED_ROW_MAX_VECS
- * vectors, or 8-bit rows of any length on 16-byte vectors. Each vector
+ * vectors (f16 two: its exact keys, packed_group, cost more a vector; at
+ * three and four AVX2 f16 [8192,48] and [8192,64] took 1.08 of the time),
+ * or 8-bit rows of any length on 16-byte vectors. Each vector
  * then costs two shuffles and two integer max (or min), where the chain
  * cost a compare and two blends (8-bit unsigned: a min, an equality and a
  * max for the compare), and the row's pack at its end is gone. Alternated
@@ -1740,41 +1785,59 @@ static void group_results(emit_ctx *e, const group_out *o, bool ordered) {
  * vectors a tie (u8 [*,80] and [*,100], i8 [*,128]); from DRAM u8 [*,40]
  * 0.94, [*,60] 0.90, f16 [*,24] 0.95. */
 static bool packed_rows(const emit_ctx *e, const group_out *o, uint32_t unroll) {
-  const uint32_t lanes = LLVMGetVectorSize(o->vt);
-  return unroll == 1 && packs(e, o) &&
-         (o->len <= (uint64_t)PACKED_ROW_MAX_VECS * lanes ||
-          (dmlc_dtype_size(e->k->read_dtype) == 1 && e->target_vector_bytes == 16));
+  const uint64_t lanes = LLVMGetVectorSize(o->vt);
+  if (unroll != 1 || !packs(e, o))
+    return false;
+  if (group_keys(e))
+    return o->len <= 2 * lanes;
+  return o->len <= PACKED_ROW_MAX_VECS * lanes ||
+         (dmlc_dtype_size(e->k->read_dtype) == 1 && e->target_vector_bytes == 16);
 }
 
-/* The group's rows packed (packed_row) into o->vals, each row's lines
- * first prefetched `ahead` bytes ahead where ahead; a fast pass when nan. */
-static void group_packed(emit_ctx *e, const group_out *o, bool keys, LLVMValueRef nan,
-                         uint64_t ahead) {
+/* The positions of a group's packed rows (packed_rows), f16 by exact keys
+ * (ec_f16_key; no fast pass to take again), each row's lines first
+ * prefetched `ahead` bytes ahead where ahead. Rows of up to
+ * PACKED_ROW_MAX_VECS vectors go as straight-line code, merged as they
+ * come (row_merger): stored to the stack and merged after (a loop of
+ * rows), one thread in the L2 took 13 us in some processes and 30 in
+ * others for u8 [16384,16] on 16-byte vectors, where the stack and the
+ * read were 4 KiB apart and a row's loads waited on the stores before
+ * them. Longer rows (8-bit on 16-byte vectors) go as a loop: as
+ * straight-line code LLVM hoisted their loads and spilled (i8 [2048,200]
+ * 1.24x the time), as it did for f16 keys with a fast pass's NaN check
+ * (one chain through every vector; f16 [8192,24] 1.4-1.6x the time; the
+ * exact keys cost a compare and a blend a vector). */
+static LLVMValueRef packed_group(emit_ctx *e, const group_out *o, uint64_t ahead) {
   const uint32_t g = LLVMGetVectorSize(o->vt);
   LLVMTypeRef ix = LLVMGetElementType(o->it);
   const packing pk = packing_of(e, ix, g);
+  const bool keys = group_keys(e);
+  const uint64_t row_bytes = o->len * dmlc_dtype_size(e->k->read_dtype);
+  if (o->len <= (uint64_t)PACKED_ROW_MAX_VECS * g) {
+    row_merger m = {.pk = &pk, .g = g};
+    for (uint32_t r = 0; r < g; r++) {
+      LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, o->r0, ec_i64(e, r)));
+      if (ahead)
+        ec_prefetch_span(e, off, row_bytes, ahead);
+      merger_add(e, &m, packed_row(e, &pk, off, o->len, g, ix, keys, NULL));
+    }
+    return merger_positions(e, &m, o->it);
+  }
   LLVMTypeRef ht = LLVMVectorType(pk.wt, g / 2);
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
   LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, o->r0, q));
   if (ahead)
-    ec_prefetch_span(e, off, o->len * dmlc_dtype_size(e->k->read_dtype), ahead);
-  LLVMBuildStore(e->b, packed_row(e, &pk, off, o->len, g, ix, keys, nan),
+    ec_prefetch_span(e, off, row_bytes, ahead);
+  LLVMBuildStore(e->b, packed_row(e, &pk, off, o->len, g, ix, keys, NULL),
                  LLVMBuildGEP2(e->b, ht, o->vals, &q, 1, ""));
   ec_loop_end(e, &lq);
-}
-
-/* The outputs of a group packed by group_packed. */
-static void packed_group_results(emit_ctx *e, const group_out *o) {
-  const uint32_t g = LLVMGetVectorSize(o->vt);
-  const packing pk = packing_of(e, LLVMGetElementType(o->it), g);
-  LLVMTypeRef ht = LLVMVectorType(pk.wt, g / 2);
   LLVMValueRef gv[ROW_GROUP_MAX_LANES];
   for (uint32_t r = 0; r < g; r++) {
     LLVMValueRef at = ec_i64(e, r);
     gv[r] = LLVMBuildLoad2(e->b, ht, LLVMBuildGEP2(e->b, ht, o->vals, &at, 1, ""), "");
   }
-  group_store(e, o, packed_rounds(e, &pk, gv, g, o->it));
+  return packed_rounds(e, &pk, gv, g, o->it);
 }
 
 /* A short row group (short_row_groups): each row one vector from its
@@ -1797,13 +1860,13 @@ static void short_group(emit_ctx *e, const group_out *o, bool keys, LLVMValueRef
     p[q] = LLVMConstInt(ix, at & half, false);
   }
   LLVMValueRef in_row = LLVMConstVector(m, g), pos = LLVMConstVector(p, g);
-  LLVMValueRef gv[ROW_GROUP_MAX_LANES];
+  row_merger rm = {.pk = &pk, .g = g};
   for (uint32_t r = 0; r < g; r++) {
     LLVMValueRef x =
         row_load(e, row_base(e, e->k->read_strides, ec_add(e, o->r0, ec_i64(e, r))), g, keys, nan);
-    gv[r] = pack_row(e, &pk, pos, LLVMBuildSelect(e->b, in_row, x, least, ""));
+    merger_add(e, &rm, pack_row(e, &pk, pos, LLVMBuildSelect(e->b, in_row, x, least, "")));
   }
-  group_store(e, o, packed_rounds(e, &pk, gv, g, o->it));
+  group_store(e, o, merger_positions(e, &rm, o->it));
 }
 
 /* A task is a group of G rows; the last task also the rows after the last
@@ -1897,16 +1960,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
         ec_if_end(e, &again);
       }
     } else if (packed_rows(e, &out, unroll)) {
-      group_packed(e, &out, keys, nan, row_ahead);
-      if (fast) {
-        /* a NaN seen: the group again by the exact rule */
-        ec_if again;
-        ec_if_begin(e, &again, saw_nan(e, nan, keys));
-        group_packed(e, &out, keys, NULL, 0);
-        ec_if_else(e, &again);
-        ec_if_end(e, &again);
-      }
-      packed_group_results(e, &out);
+      group_store(e, &out, packed_group(e, &out, row_ahead));
     } else {
       group_rows(e, r0, g, len, unroll, keys, nan, vals, idxs, row_ahead);
       if (fast) {
@@ -2067,6 +2121,8 @@ dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *inf
   if (short_groups)
     e->vector_bytes =
         short_group_bytes(e->vector_bytes, e->k->dims[1], dmlc_dtype_size(e->k->read_dtype));
+  else if (half_vector_rows(e))
+    e->vector_bytes = 16;
   if (e->k->dims[e->k->rank - 1] > ROW_SPLIT_MIN)
     emit_split_rows(e, name, info);
   else if (short_groups || row_groups(e, e->k->dims[e->k->rank - 1]))

@@ -2062,28 +2062,37 @@ static unsigned vector_selects(const char *ir) {
 
 /* Row groups whose rows are packed as they load (packed_row: each vector
  * beside its positions, one integer max or min, no compare and blend)
- * where their merge packs: rows of up to four vectors, 8-bit rows of any
- * length on 16-byte vectors; longer 16-bit rows compare and blend. Whole
+ * where their merge packs: rows of up to four vectors (f16 two), 8-bit
+ * rows of any length on 16-byte vectors (a loop of rows past four
+ * vectors); longer 16-bit rows compare and blend. Whole
  * groups only (no row after them, so no single rows' code); answers on
  * every op, direction and data; f16 also with the host's PSIGNW (16 bytes
- * of it on 16-byte vectors). */
+ * of it on 16-byte vectors). Rows of 16 bytes on 32-byte vectors go in
+ * groups of 16-byte vectors (half_vector_rows). */
 START_TEST(test_packed_rows) {
   static const struct {
     uint32_t len;
     dmlc_dtype dt;
-    uint32_t vec;
+    uint32_t vec, g; /* g: rows a group */
     bool packed;
   } cases[] = {
-      {21, DMLC_DTYPE_U8, 16, true},   {200, DMLC_DTYPE_I8, 16, true},
-      {40, DMLC_DTYPE_U8, 32, true},   {64, DMLC_DTYPE_F16, 32, true},
-      {32, DMLC_DTYPE_I16, 16, true},  {17, DMLC_DTYPE_U16, 16, true},
-      {80, DMLC_DTYPE_U16, 32, false}, {40, DMLC_DTYPE_F16, 16, false},
-      {5, DMLC_DTYPE_F16, 16, true}, /* short rows' groups: packed too */
+      {21, DMLC_DTYPE_U8, 16, 16, true},
+      {200, DMLC_DTYPE_I8, 16, 16, true},
+      {40, DMLC_DTYPE_U8, 32, 32, true},
+      {32, DMLC_DTYPE_F16, 32, 16, true},
+      {32, DMLC_DTYPE_I16, 16, 8, true},
+      {17, DMLC_DTYPE_U16, 16, 8, true},
+      {80, DMLC_DTYPE_U16, 32, 16, false},
+      {40, DMLC_DTYPE_F16, 16, 8, false},
+      {48, DMLC_DTYPE_F16, 32, 16, false}, /* f16: two vectors at most */
+      {5, DMLC_DTYPE_F16, 16, 8, true},    /* short rows' groups: packed too */
+      /* rows of 16 bytes on 32-byte vectors: groups of 16-byte ones */
+      {16, DMLC_DTYPE_U8, 32, 16, true},
+      {8, DMLC_DTYPE_F16, 32, 8, true},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     vec_bytes = cases[c].vec;
-    const uint32_t lanes = cases[c].vec / dmlc_dtype_size(cases[c].dt);
-    const uint32_t dims[2] = {2 * lanes, cases[c].len};
+    const uint32_t dims[2] = {2 * cases[c].g, cases[c].len};
     dmlc_kdesc k = kd_make(2, dims, 2);
     kd_out(&k, DMLC_KOUT_INDEX, c % 2 ? DMLC_DTYPE_U32 : DMLC_DTYPE_I64, 1);
     kd_reduce(&k, cases[c].dt, c % 3 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
@@ -2103,7 +2112,7 @@ START_TEST(test_packed_rows) {
     if (cases[c].dt == DMLC_DTYPE_F16 && host_psign_bytes) {
       /* f16 keys by PSIGNW, 16 bytes of it where the host has 32 */
       psign_bytes = host_psign_bytes;
-      ck_assert_msg(cases[c].vec != 16 || ir_has(&k, "llvm.x86.ssse3.psign.w.128"),
+      ck_assert_msg(cases[c].g * 2 != 16 || ir_has(&k, "llvm.x86.ssse3.psign.w.128"),
                     "f16 [%u,%u]: no 16-byte PSIGNW", dims[0], dims[1]);
       check_reductions_keys(k, cases[c].dt);
       psign_bytes = 0;
@@ -2119,8 +2128,9 @@ END_TEST
  * elements, left out of its merge; a group is whole only where a row
  * follows it, and the read ends at a PROT_NONE page, so a vector past it
  * faults), 32- and 64-bit rows over 16 elements, 8-bit rows of two
- * 16-byte vectors (two-pass rows, which go in groups on 16-byte vectors);
- * not 32- and 64-bit rows of 16. Results as vectors (index outputs,
+ * 16-byte vectors (two-pass rows, which go in groups on 16-byte vectors),
+ * 8- and 16-bit rows of 16 bytes on 32-byte vectors in groups of 16-byte
+ * ones; not 32- and 64-bit rows of 16. Results as vectors (index outputs,
  * contiguous) or row by row (a strided second index). */
 START_TEST(test_short_row_groups) {
   static const data_mode modes[] = {DATA_RANDOM,   DATA_TIES,        DATA_SPECIALS, DATA_ALL_NAN,
@@ -2143,7 +2153,10 @@ START_TEST(test_short_row_groups) {
     const bool grouped =
         bits ? 2 * len * size >= 16 && (len < 2 * vec_lanes || size == 2 || vec_bytes == 16)
              : len > 16;
-    const uint32_t lanes = bits && 2 * len < vec_lanes ? 16 / size : vec_lanes;
+    /* groups of 16-byte vectors for rows under half a 32-byte vector, or
+     * of 16 bytes (half_vector_rows: a row a vector) */
+    const bool narrow = 2 * len < vec_lanes || (vec_bytes == 32 && len * size == 16);
+    const uint32_t lanes = bits && narrow ? 16 / size : vec_lanes;
     /* three groups' rows: for short rows the third row by row; or two more
      * rows */
     const uint32_t dims[2] = {3 * vec_lanes + (c % 2 ? 2 : 0), len};
