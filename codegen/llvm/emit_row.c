@@ -1597,14 +1597,33 @@ static packing packing_of(emit_ctx *e, LLVMTypeRef ix, uint32_t g) {
   return pk;
 }
 
+/* One half (mask: pk->lo or pk->hi) of the candidates of lanes' positions
+ * p and values v: g / 2 lanes of pk->wt. */
+static LLVMValueRef pack_half(emit_ctx *e, const packing *pk, LLVMValueRef p, LLVMValueRef v,
+                              LLVMValueRef mask) {
+  LLVMTypeRef ht = LLVMVectorType(pk->wt, LLVMGetVectorSize(LLVMTypeOf(v)) / 2);
+  return LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, mask, ""), ht, "");
+}
+
 /* A row's candidates packed (packing) from its lanes' positions p (already
  * complemented where pk->invert) and values v, halved by one merge: g / 2
  * lanes of pk->wt. */
 static LLVMValueRef pack_row(emit_ctx *e, const packing *pk, LLVMValueRef p, LLVMValueRef v) {
-  LLVMTypeRef ht = LLVMVectorType(pk->wt, LLVMGetVectorSize(LLVMTypeOf(v)) / 2);
-  return minmax(e, pk->op,
-                LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, pk->lo, ""), ht, ""),
-                LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, p, v, pk->hi, ""), ht, ""));
+  return minmax(e, pk->op, pack_half(e, pk, p, v, pk->lo), pack_half(e, pk, p, v, pk->hi));
+}
+
+/* The constant positions (ix, complemented where pk->invert) of g lanes
+ * from element at of a row of len; lanes past the row hold the position
+ * bits of pk->least. */
+static LLVMValueRef pack_positions(const packing *pk, LLVMTypeRef ix, uint64_t at, uint32_t g,
+                                   uint64_t len) {
+  const uint64_t half = (1ull << LLVMGetIntTypeWidth(ix)) - 1;
+  LLVMValueRef p[ROW_GROUP_MAX_LANES];
+  for (uint32_t l = 0; l < g; l++) {
+    const uint64_t q = at + l, bits = q >= len ? pk->least : pk->invert ? ~q : q;
+    p[l] = LLVMConstInt(ix, bits & half, false);
+  }
+  return LLVMConstVector(p, g);
 }
 
 /* A row's candidates packed (packing) straight from its loads: each
@@ -1614,25 +1633,19 @@ static LLVMValueRef pack_row(emit_ctx *e, const packing *pk, LLVMValueRef p, LLV
  * compare and blend a vector, and no pack at the row's end (packed_rows). */
 static LLVMValueRef packed_row(emit_ctx *e, const packing *pk, LLVMValueRef off, uint64_t len,
                                uint32_t g, LLVMTypeRef ix, bool keys) {
-  const uint64_t half = (1ull << LLVMGetIntTypeWidth(ix)) - 1;
-  LLVMTypeRef ht = LLVMVectorType(pk->wt, g / 2);
   LLVMValueRef acc = NULL;
   for (uint64_t q = 0; q < len; q += g) {
     const uint64_t at = q + g <= len ? q : len - g;
     LLVMValueRef x = row_load(e, ec_add(e, off, ec_i64(e, at)), g, keys, NULL);
-    LLVMValueRef p[ROW_GROUP_MAX_LANES];
+    LLVMValueRef pos = pack_positions(pk, ix, at, g, len);
     bool fresh[2] = {false, false}; /* whether lo, hi hold a position from q */
-    for (uint32_t l = 0; l < g; l++) {
-      p[l] = LLVMConstInt(ix, (pk->invert ? ~(at + l) : at + l) & half, false);
+    for (uint32_t l = 0; l < g; l++)
       fresh[l % pk->chunk >= pk->chunk / 2] |= at + l >= q;
-    }
-    LLVMValueRef pos = LLVMConstVector(p, g);
     const LLVMValueRef masks[2] = {pk->lo, pk->hi};
     for (int h = 0; h < 2; h++) {
       if (!fresh[h])
         continue;
-      LLVMValueRef c =
-          LLVMBuildBitCast(e->b, LLVMBuildShuffleVector(e->b, pos, x, masks[h], ""), ht, "");
+      LLVMValueRef c = pack_half(e, pk, pos, x, masks[h]);
       acc = acc ? minmax(e, pk->op, acc, c) : c;
     }
   }
@@ -1850,16 +1863,11 @@ static void short_group(emit_ctx *e, const group_out *o, bool keys, LLVMValueRef
   const uint32_t g = LLVMGetVectorSize(o->vt);
   LLVMTypeRef ct = LLVMGetElementType(o->vt), ix = LLVMGetElementType(o->it);
   const packing pk = packing_of(e, ix, g);
-  const unsigned w = LLVMGetIntTypeWidth(ix);
-  const uint64_t half = (1ull << w) - 1;
-  LLVMValueRef least = ec_splat(e, LLVMConstInt(ct, pk.least >> w, false), g);
-  LLVMValueRef m[ROW_GROUP_MAX_LANES], p[ROW_GROUP_MAX_LANES];
-  for (uint32_t q = 0; q < g; q++) {
+  LLVMValueRef least = ec_splat(e, LLVMConstInt(ct, pk.least >> LLVMGetIntTypeWidth(ix), false), g);
+  LLVMValueRef m[ROW_GROUP_MAX_LANES];
+  for (uint32_t q = 0; q < g; q++)
     m[q] = LLVMConstInt(e->i1, q < o->len, false);
-    const uint64_t at = q >= o->len ? pk.least : pk.invert ? ~(uint64_t)q : q;
-    p[q] = LLVMConstInt(ix, at & half, false);
-  }
-  LLVMValueRef in_row = LLVMConstVector(m, g), pos = LLVMConstVector(p, g);
+  LLVMValueRef in_row = LLVMConstVector(m, g), pos = pack_positions(&pk, ix, 0, g, o->len);
   row_merger rm = {.pk = &pk, .g = g};
   for (uint32_t r = 0; r < g; r++) {
     LLVMValueRef x =
