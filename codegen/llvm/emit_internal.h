@@ -241,6 +241,9 @@ bool ec_row_matches(const dmlc_kdesc *k);
 /* Whether ec_emit_row takes packed rows that ec_small_rows_matches also
  * matches (as row groups). */
 bool ec_rows_as_groups(const emit_ctx *e);
+/* Whether packed rows on a target with 64-byte vectors are emitted as for
+ * a 32-byte one (its row groups; emit_row.c says where it was measured). */
+bool ec_narrow_rows(const emit_ctx *e);
 bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_merged_columns_matches(const dmlc_kdesc *k);

@@ -1417,7 +1417,8 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
 }
 
 /* Packed rows that ec_small_rows_matches takes (up to 32 elements) with
- * only index outputs, on vectors under 64 bytes (64 not measured), that
+ * only index outputs, on vectors under 64 bytes (a 64-byte target narrows
+ * some to 32 first: ec_narrow_rows), that
  * go to the row groups instead: 8- and 16-bit rows of 8 bytes or more
  * (short_row_groups under a vector, row_groups from one), 32- and 64-bit
  * ones over SMALL_GROUPS_MAX_LEN. The short rows' de-interleaving costs
@@ -1440,6 +1441,60 @@ bool ec_rows_as_groups(const emit_ctx *e) {
   if (len < ec_vector_lanes(e, k->read_dtype))
     return short_row_groups(e) || half_vector_rows(e);
   return index_outputs(e) && row_groups(e, len) && (bits_type(e) || len > SMALL_GROUPS_MAX_LEN);
+}
+
+/* Packed rows (index outputs only) that a target with 64-byte vectors
+ * and row_narrow_bytes 32 (x86 with AVX-512) emits as for a 32-byte target
+ * (ec_narrow_rows): [*lo, *hi] elements a row, by the element size and
+ * whether the read is from DRAM. There the row groups, short and
+ * half-vector groups and packed rows (measured and tuned on AVX2) take
+ * them; with 64-byte vectors they went to the short rows' de-interleaving
+ * (up to 32) or whole rows. Alternated on a Zen 5 (AVX-512), new over old
+ * time, two threads from DRAM (50 MB): u8 [*,12] 0.47, [*,21] 0.50,
+ * [*,24] 0.22, [*,32] 0.32, [*,64] 0.19, [*,100] 0.20, [*,200] 0.30-0.35,
+ * [*,256] 0.40, i8 [*,40] 0.59, f16 [*,12] 0.74, [*,24] 0.29, [*,80]
+ * 0.80-0.92, [*,128] 0.82, i16 [*,16] 0.56, [*,100] 0.77, u16 [*,24]
+ * 0.45, f32 [*,16] 0.75, [*,24] 0.51, [*,32] 0.28-0.32, i32 [*,12] 0.56,
+ * i64 [*,8] 0.54-0.56, [*,32] 0.69; two threads in the L3 (4 MB): u8
+ * [*,12] 0.41, [*,24] 0.18, [*,64] 0.31, [*,100] 0.38-0.66, f16 [*,32]
+ * 0.35, [*,128] 0.67-0.73, i16 [*,30] 0.15-0.19, f32 [*,24] 0.42, [*,48]
+ * 0.76, [*,80] 0.88, i32 [*,32] 0.52; one thread in the L2 (1 MB): u8
+ * [*,24] 0.17, f16 [*,64] 0.86, f32 [*,24] 0.45, [*,80] 0.88. Outside
+ * these spans they lost: rows of 10 or fewer elements (u8 [*,8] 1.5-2.3,
+ * f16 [*,8] 1.25-1.8, f32 [*,8] 1.2-1.35: the de-interleaving at 64 bytes
+ * is faster there), f32 [*,12] 1.1 from DRAM, f16 [*,12] 1.05 in the L2,
+ * 8-bit rows of 100-256 in the caches 1.3-1.7 and 16-bit (not f16) rows
+ * of 100-200 1.1-1.4 (the two passes at 64 bytes), 16-bit rows of 200-256
+ * from DRAM 1.7-2.2, f32 rows of 48-256 from DRAM 1.0-1.16; i64 rows in
+ * the caches and u8 [*,400..512] tied. */
+static void narrow_row_span(const emit_ctx *e, uint64_t *lo, uint64_t *hi) {
+  const uint32_t size = dmlc_dtype_size(e->k->read_dtype);
+  const bool dram = e->from_dram;
+  *lo = *hi = 0;
+  if (size == 1) {
+    *lo = 12;
+    *hi = dram ? 256 : 64;
+  } else if (size == 2) {
+    *lo = dram ? 12 : 16;
+    *hi = dram || e->k->read_dtype == DMLC_DTYPE_F16 ? 128 : 64;
+  } else if (size == 4) {
+    *lo = dram ? (e->k->read_dtype == DMLC_DTYPE_F32 ? 14 : 12) : 24;
+    *hi = dram ? 32 : 80;
+  } else if (dram) {
+    *lo = 8;
+    *hi = 32;
+  }
+}
+
+bool ec_narrow_rows(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  if (e->vector_bytes != 64 || e->row_narrow_bytes != 32 || !k->has_reduction || k->rank != 2 ||
+      k->reduced_mask != 2u || k->read_strides[1] != 1 || k->read_strides[0] != k->dims[1] ||
+      !index_outputs(e))
+    return false;
+  uint64_t lo, hi;
+  narrow_row_span(e, &lo, &hi);
+  return k->dims[1] >= lo && k->dims[1] <= hi;
 }
 
 /* The shuffles of a round of the group merge (merge_row_pairs) on

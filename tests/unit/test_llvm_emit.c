@@ -2122,6 +2122,62 @@ START_TEST(test_packed_rows) {
 }
 END_TEST
 
+/* On a target of 64-byte vectors with row_narrow_bytes 32 (x86 with
+ * AVX-512), packed rows of the spans ec_narrow_rows names, with index
+ * outputs only, are emitted as for a 32-byte target: the same IR, byte for
+ * byte, as vec_bytes 32 gives. Others (too short, too long for where the
+ * read is, a one-hot output) keep 64-byte code, which differs. The
+ * narrowed answers are checked. */
+START_TEST(test_narrow_row_groups) {
+  static const struct {
+    dmlc_dtype dt;
+    uint32_t len;
+    bool dram, onehot, same;
+  } cases[] = {
+      {DMLC_DTYPE_U8, 21, false, false, true},  {DMLC_DTYPE_U8, 8, false, false, false},
+      {DMLC_DTYPE_U8, 200, true, false, true},  {DMLC_DTYPE_U8, 200, false, false, false},
+      {DMLC_DTYPE_F16, 24, false, false, true}, {DMLC_DTYPE_F16, 8, true, false, false},
+      {DMLC_DTYPE_I16, 100, true, false, true}, {DMLC_DTYPE_I16, 100, false, false, false},
+      {DMLC_DTYPE_F32, 24, false, false, true}, {DMLC_DTYPE_F32, 12, true, false, false},
+      {DMLC_DTYPE_F32, 48, false, false, true}, {DMLC_DTYPE_F32, 48, true, false, false},
+      {DMLC_DTYPE_I64, 16, true, false, true},  {DMLC_DTYPE_I64, 16, false, false, false},
+      {DMLC_DTYPE_U8, 21, false, true, false},
+  };
+  row_narrow = 32;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {70, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_reduce(&k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              c % 4 < 2 ? DMLC_DIRECTION_INCREASING : DMLC_DIRECTION_DECREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    if (cases[c].onehot)
+      kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
+    stream_prefetch_max = cases[c].dram ? 0 : UINT64_MAX;
+    char *ir[2] = {NULL, NULL};
+    for (int w = 0; w < 2; w++) {
+      vec_bytes = w ? 32 : 64;
+      jitted j;
+      compile(&k, &j, &ir[w]);
+      release(&j);
+    }
+    const bool same = strcmp(ir[0], ir[1]) == 0;
+    LLVMDisposeMessage(ir[0]);
+    LLVMDisposeMessage(ir[1]);
+    ck_assert_msg(same == cases[c].same, "%s [70,%u]%s%s: 64-byte IR %s the 32-byte one",
+                  dmlc_dtype_name(cases[c].dt), cases[c].len, cases[c].dram ? " from DRAM" : "",
+                  cases[c].onehot ? " with a one-hot" : "", same ? "is" : "is not");
+    if (same) {
+      vec_bytes = 64;
+      static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+      check_kernel_modes(&k, modes, 3);
+    }
+  }
+  row_narrow = 0;
+  stream_prefetch_max = UINT64_MAX;
+  vec_bytes = 32;
+}
+END_TEST
+
 /* Packed rows of up to 32 (which the short rows' path, emit_small.c, also
  * takes) in row groups: 8- and 16-bit rows from half a vector long (short
  * groups: each row one vector loaded from its start, over the next rows'
@@ -2610,6 +2666,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(groups, test_row_groups_fast, 0, 8);
   tcase_add_loop_test(groups, test_short_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_test(groups, test_packed_rows);
+  tcase_add_test(groups, test_narrow_row_groups);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
