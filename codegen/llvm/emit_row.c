@@ -186,11 +186,28 @@ static LLVMValueRef bits_hit(emit_ctx *e, LLVMValueRef pos, const void *arg) {
  * with ties; the groups take the shorter ones), nor with 16-byte vectors
  * (random bytes 0.46-0.82, ties 1.23-2.24), nor a first vector with an
  * early exit before a flat rest (u8 [16384,80], random bytes 1.75-1.9: the
- * first vector holds the best too often to predict). */
-enum { FLAT_SEARCH_MAX_VECS = 8 };
+ * first vector holds the best too often to predict).
+ *
+ * On a target of 64-byte vectors, rows from DRAM go 32 bytes a vector
+ * (ec_emit_row), and those of up to FLAT_SEARCH_DRAM_MAX_VECS (rows past
+ * ec_narrow_rows' span) search flat too. Alternated on a Zen 5 (AVX-512,
+ * two threads, 50 MB), random bytes: u8 [*,300] 0.35-0.38, [*,400]
+ * 0.54-0.57, [*,512] 0.62-0.65, i8 [*,300] 0.36-0.40 (the early exit read
+ * 24-36 GB/s, the flat search 60-67); bytes in [0, 4]: 1.19-1.41 (the
+ * early exit 86 GB/s); past 16 vectors the flat search gained less than
+ * it lost (u8 [*,1000] 0.91 and 1.65-1.80). In the caches, where those
+ * rows keep 64-byte vectors, and for 8-bit rows of 65-127 (32-byte
+ * vectors there) it lost either way (u8 [*,100] one thread in the L2 1.37
+ * and 1.66). */
+enum { FLAT_SEARCH_MAX_VECS = 8, FLAT_SEARCH_DRAM_MAX_VECS = 16 };
 static bool flat_search(const emit_ctx *e, uint64_t len) {
-  return dmlc_dtype_size(e->k->read_dtype) == 1 && e->target_vector_bytes == 32 &&
-         len <= FLAT_SEARCH_MAX_VECS * ec_vector_lanes(e, e->k->read_dtype);
+  if (dmlc_dtype_size(e->k->read_dtype) != 1)
+    return false;
+  const uint64_t lanes = ec_vector_lanes(e, e->k->read_dtype);
+  if (e->target_vector_bytes == 32)
+    return len <= FLAT_SEARCH_MAX_VECS * lanes;
+  return e->target_vector_bytes == 64 && e->vector_bytes == 32 && e->from_dram &&
+         len <= FLAT_SEARCH_DRAM_MAX_VECS * lanes;
 }
 
 /* search_row's flat form: every vector's hits, the first (last) vector

@@ -1910,7 +1910,8 @@ END_TEST
 
 /* 8-bit rows of two-pass lengths whose search looks at every vector
  * (emit_row.c's flat_search: up to 8 32-byte vectors), either side of the
- * limit, and the same rows with 16- and 64-byte vectors (an early exit). */
+ * limit, and the same rows with 16- and 64-byte vectors (an early exit);
+ * from DRAM with 64-byte vectors (32 a load there) up to 16 vectors. */
 START_TEST(test_row_flat_search) {
   static const dmlc_dtype types[2] = {DMLC_DTYPE_U8, DMLC_DTYPE_I8};
   static const uint32_t lens[] = {64, 65, 100, 255, 256, 257};
@@ -1925,6 +1926,34 @@ START_TEST(test_row_flat_search) {
       kd_out(&k, DMLC_KOUT_INDEX, index_types[s % 4], 1);
       check_reductions(k, types[(v + s) % 2]);
     }
+  /* 64-byte vectors narrowed to 32 (row_narrow_bytes) from DRAM: flat up
+   * to 16 vectors (a cttz for each vector), an early exit past them */
+  static const struct {
+    uint32_t len;
+    bool flat;
+  } dram[] = {{300, true}, {512, true}, {513, false}, {600, false}};
+  vec_bytes = 64;
+  row_narrow = 32;
+  stream_prefetch_max = 0;
+  for (size_t c = 0; c < sizeof dram / sizeof dram[0]; c++) {
+    const uint32_t dims[2] = {5, dram[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
+    kd_reduce(&k, types[c % 2], c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    jitted j;
+    char *ir = NULL;
+    compile(&k, &j, &ir);
+    release(&j);
+    unsigned cttz = 0;
+    for (const char *p = ir; (p = strstr(p, "@llvm.cttz.i32(")); p++)
+      cttz++;
+    LLVMDisposeMessage(ir);
+    ck_assert_msg((cttz >= dram[c].len / 32) == dram[c].flat, "u8 [5,%u] from DRAM: %u cttz",
+                  dram[c].len, cttz);
+    check_reductions(k, types[c % 2]);
+  }
+  row_narrow = 0;
+  stream_prefetch_max = UINT64_MAX;
   vec_bytes = 32;
 }
 END_TEST
