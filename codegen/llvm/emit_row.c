@@ -1449,15 +1449,34 @@ static bool row_groups(const emit_ctx *e, uint64_t len) {
  * 0.77; from DRAM (AVX2) u8 [*,21] 0.43, i8 [*,28] 0.40, f16 [*,24] 0.59,
  * f32 [*,20] 0.60, [*,24] 0.68. Rows of 16 and under lost where they are
  * 32 or 64 bits: SSE4.2 f32 [*,8] 1.30, [*,12] 1.18, [*,16] 1.06, AVX2
- * i64 [*,8] 1.35, [*,16] 1.07 (but AVX2 f32 [*,16] 0.81). */
+ * i64 [*,8] 1.35, [*,16] 1.07 (but AVX2 f32 [*,16] 0.81).
+ *
+ * With 64-byte vectors (a Zen 5, AVX-512) the packed rows ec_narrow_rows
+ * leaves at 64 bytes stay with the de-interleaving, except f32 rows of
+ * WIDE_GROUPS_MIN_LEN to WIDE_GROUPS_MAX_LEN in the caches, in row groups
+ * (of 32-byte vectors, as every f32 row under ROW_NARROW_F32_BYTES on such
+ * a target: ec_emit_row): two threads in the L3 (4 MB) f32 [*,16] 0.66-0.74,
+ * [*,18] 0.71, [*,20] 0.59-0.68, [*,23] 0.52-0.59; one thread in the L2
+ * [*,16] 0.64-0.71, [*,20] 0.59-0.66, [*,23] 0.52-0.54 (the
+ * de-interleaving of a 16-element f32 row spilled: 34 instructions a row).
+ * Not f32 [*,14] (1.01), nor i32 (16: 1.0-1.18, 17: 1.05-1.09, 20:
+ * 0.77-0.96). Narrowed f32 rows of 16 from DRAM (ec_narrow_rows) go in
+ * groups too: 0.70-0.74 of the de-interleaving at 32 bytes. */
+enum { WIDE_GROUPS_MIN_LEN = 16, WIDE_GROUPS_MAX_LEN = 23 };
 bool ec_rows_as_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (k->rank != 2 || e->target_vector_bytes >= 64)
+  if (k->rank != 2)
     return false;
   const uint64_t len = k->dims[1];
+  const bool f32 = k->read_dtype == DMLC_DTYPE_F32;
+  if (e->target_vector_bytes >= 64)
+    return f32 && !e->from_dram && len >= WIDE_GROUPS_MIN_LEN && len <= WIDE_GROUPS_MAX_LEN &&
+           index_outputs(e) && row_groups(e, len);
   if (len < ec_vector_lanes(e, k->read_dtype))
     return short_row_groups(e) || half_vector_rows(e);
-  return index_outputs(e) && row_groups(e, len) && (bits_type(e) || len > SMALL_GROUPS_MAX_LEN);
+  return index_outputs(e) && row_groups(e, len) &&
+         (bits_type(e) || len > SMALL_GROUPS_MAX_LEN ||
+          (e->narrowed_rows && f32 && len == SMALL_GROUPS_MAX_LEN));
 }
 
 /* Packed rows (index outputs only) that a target with 64-byte vectors

@@ -2207,6 +2207,46 @@ START_TEST(test_narrow_row_groups) {
 }
 END_TEST
 
+/* On a target of 64-byte vectors, f32 rows of 16 to 23 in the caches go
+ * in row groups (emit_row.c's ec_rows_as_groups): 8 rows a task (32-byte
+ * vectors, as every short f32 row there), where the de-interleaving (f32
+ * [*,14], i32) takes other tasks. Rows of 16 from DRAM (narrowed to 32
+ * bytes) go in groups too. The answers are checked. */
+START_TEST(test_wide_f32_groups) {
+  static const struct {
+    dmlc_dtype dt;
+    uint32_t len;
+    bool dram, groups;
+  } cases[] = {
+      {DMLC_DTYPE_F32, 16, false, true},  {DMLC_DTYPE_F32, 20, false, true},
+      {DMLC_DTYPE_F32, 23, false, true},  {DMLC_DTYPE_F32, 14, false, false},
+      {DMLC_DTYPE_I32, 20, false, false}, {DMLC_DTYPE_F32, 16, true, true},
+      {DMLC_DTYPE_F32, 20, true, true},   {DMLC_DTYPE_F32, 12, true, false},
+  };
+  vec_bytes = 64;
+  row_narrow = 32;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {800, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_reduce(&k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    stream_prefetch_max = cases[c].dram ? 0 : UINT64_MAX;
+    jitted j;
+    compile(&k, &j, NULL);
+    const uint64_t tasks = j.info.num_tasks;
+    release(&j);
+    ck_assert_msg((tasks == 800 / 8) == cases[c].groups, "%s [800,%u]%s: %llu tasks",
+                  dmlc_dtype_name(cases[c].dt), cases[c].len, cases[c].dram ? " from DRAM" : "",
+                  (unsigned long long)tasks);
+    static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+    check_kernel_modes(&k, modes, 3);
+  }
+  row_narrow = 0;
+  stream_prefetch_max = UINT64_MAX;
+  vec_bytes = 32;
+}
+END_TEST
+
 /* Packed rows of up to 32 (which the short rows' path, emit_small.c, also
  * takes) in row groups: 8- and 16-bit rows from half a vector long (short
  * groups: each row one vector loaded from its start, over the next rows'
@@ -2696,6 +2736,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(groups, test_short_row_groups, 0, NUM_REDUCE_TYPES);
   tcase_add_test(groups, test_packed_rows);
   tcase_add_test(groups, test_narrow_row_groups);
+  tcase_add_test(groups, test_wide_f32_groups);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
