@@ -1499,17 +1499,25 @@ bool ec_rows_as_groups(const emit_ctx *e) {
  * these spans they lost: rows of 10 or fewer elements (u8 [*,8] 1.5-2.3,
  * f16 [*,8] 1.25-1.8, f32 [*,8] 1.2-1.35: the de-interleaving at 64 bytes
  * is faster there), f32 [*,12] 1.1 from DRAM, f16 [*,12] 1.05 in the L2,
- * 8-bit rows of 100-256 in the caches 1.3-1.7 and 16-bit (not f16) rows
+ * 8-bit rows of 65-256 within two L2s 1.15-1.8 and 16-bit (not f16) rows
  * of 100-200 1.1-1.4 (the two passes at 64 bytes), 16-bit rows of 200-256
  * from DRAM 1.7-2.2, f32 rows of 48-256 from DRAM 1.0-1.16; i64 rows in
- * the caches and u8 [*,400..512] tied. */
+ * the caches and u8 [*,400..512] tied. 8-bit rows past 64 elements and
+ * two L2s ended each row on a branch on their data (the search's early
+ * exit, mispredicted about once a row on random bytes), and the next rows'
+ * loads waited for it: u8 [*,100] read 6 GB/s on one thread, 8-19 on two.
+ * Narrowed (the search flat), two threads (the L2 1 MiB): u8 [*,80..120]
+ * 0.21-0.29 at 2.5-3 MB, 0.29-0.55 at 4 MB, 0.17-0.21 at 8 MB (but 1.15-1.3
+ * at 2 MB); u8 [*,128..256] 0.27-0.38 at 12 MB, one thread 0.24-0.27 (but
+ * at 6 MB 1.27-1.6 by the best times, 0.68-1.24 by medians). */
 static void narrow_row_span(const emit_ctx *e, uint64_t *lo, uint64_t *hi) {
   const uint32_t size = dmlc_dtype_size(e->k->read_dtype);
   const bool dram = e->from_dram;
   *lo = *hi = 0;
   if (size == 1) {
+    const uint64_t read = ec_read_bytes(e->k), l2 = e->l2_bytes;
     *lo = 12;
-    *hi = dram ? 256 : 64;
+    *hi = dram || (l2 && read > 8 * l2) ? 256 : l2 && read > 2 * l2 ? 127 : 64;
   } else if (size == 2) {
     *lo = dram ? 12 : 16;
     *hi = dram || e->k->read_dtype == DMLC_DTYPE_F16 ? 128 : 64;

@@ -2162,15 +2162,31 @@ START_TEST(test_narrow_row_groups) {
     dmlc_dtype dt;
     uint32_t len;
     bool dram, onehot, same;
+    uint64_t l2; /* l2_bytes (0: unknown) */
   } cases[] = {
-      {DMLC_DTYPE_U8, 21, false, false, true},  {DMLC_DTYPE_U8, 8, false, false, false},
-      {DMLC_DTYPE_U8, 200, true, false, true},  {DMLC_DTYPE_U8, 200, false, false, false},
-      {DMLC_DTYPE_F16, 24, false, false, true}, {DMLC_DTYPE_F16, 8, true, false, false},
-      {DMLC_DTYPE_I16, 100, true, false, true}, {DMLC_DTYPE_I16, 100, false, false, false},
-      {DMLC_DTYPE_F32, 24, false, false, true}, {DMLC_DTYPE_F32, 12, true, false, false},
-      {DMLC_DTYPE_F32, 48, false, false, true}, {DMLC_DTYPE_F32, 48, true, false, false},
-      {DMLC_DTYPE_I64, 16, true, false, true},  {DMLC_DTYPE_I64, 16, false, false, false},
-      {DMLC_DTYPE_U8, 21, false, true, false},
+      {DMLC_DTYPE_U8, 21, false, false, true, 0},
+      {DMLC_DTYPE_U8, 8, false, false, false, 0},
+      {DMLC_DTYPE_U8, 200, true, false, true, 0},
+      {DMLC_DTYPE_U8, 200, false, false, false, 0},
+      {DMLC_DTYPE_F16, 24, false, false, true, 0},
+      {DMLC_DTYPE_F16, 8, true, false, false, 0},
+      {DMLC_DTYPE_I16, 100, true, false, true, 0},
+      {DMLC_DTYPE_I16, 100, false, false, false, 0},
+      {DMLC_DTYPE_F32, 24, false, false, true, 0},
+      {DMLC_DTYPE_F32, 12, true, false, false, 0},
+      {DMLC_DTYPE_F32, 48, false, false, true, 0},
+      {DMLC_DTYPE_F32, 48, true, false, false, 0},
+      {DMLC_DTYPE_I64, 16, true, false, true, 0},
+      {DMLC_DTYPE_I64, 16, false, false, false, 0},
+      {DMLC_DTYPE_U8, 21, false, true, false, 0},
+      /* 8-bit rows past 64 by the read over the L2 (l2 bytes): past 127
+       * beyond eight L2s, past 64 beyond two */
+      {DMLC_DTYPE_U8, 100, false, false, true, 3000},
+      {DMLC_DTYPE_I8, 100, false, false, false, 4000},
+      {DMLC_DTYPE_U8, 200, false, false, true, 1500},
+      {DMLC_DTYPE_U8, 200, false, false, false, 2000},
+      {DMLC_DTYPE_U8, 127, false, false, true, 2000},
+      {DMLC_DTYPE_U8, 128, false, false, false, 2000},
   };
   row_narrow = 32;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -2182,6 +2198,7 @@ START_TEST(test_narrow_row_groups) {
     if (cases[c].onehot)
       kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
     stream_prefetch_max = cases[c].dram ? 0 : UINT64_MAX;
+    l2_bytes = cases[c].l2;
     char *ir[2] = {NULL, NULL};
     for (int w = 0; w < 2; w++) {
       vec_bytes = w ? 32 : 64;
@@ -2201,6 +2218,7 @@ START_TEST(test_narrow_row_groups) {
       check_kernel_modes(&k, modes, 3);
     }
   }
+  l2_bytes = 0;
   row_narrow = 0;
   stream_prefetch_max = UINT64_MAX;
   vec_bytes = 32;
