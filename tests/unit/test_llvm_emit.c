@@ -1268,6 +1268,21 @@ START_TEST(test_column_short_runs) {
 }
 END_TEST
 
+/* The kernel's answers on tie-heavy, special and random data. */
+static void check_three_modes(const dmlc_kdesc *k) {
+  static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+  check_kernel_modes(k, modes, 3);
+}
+
+/* The target the tests compile for by default, after a test that set a
+ * wide one: 32-byte vectors, no row narrowing, the caches, no L2. */
+static void default_target(void) {
+  l2_bytes = 0;
+  row_narrow = 0;
+  stream_prefetch_max = UINT64_MAX;
+  vec_bytes = 32;
+}
+
 /* With row_narrow_bytes 32 and 64-byte vectors, rows read from DRAM
  * (stream_prefetch_max_bytes 0) and f32 rows shorter than 16 KiB go 32
  * bytes a vector; longer f32 rows from the caches and f16 rows keep 64,
@@ -1317,12 +1332,9 @@ START_TEST(test_row_narrow_vectors) {
     release(&j);
     ck_assert_msg(wide != cases[c].want_narrow && (!cases[c].want_narrow || narrow),
                   "case %zu: %s %d, %s %d", c, cases[c].wide, wide, cases[c].narrow_vec, narrow);
-    static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
-    check_kernel_modes(&k, modes, 3);
+    check_three_modes(&k);
   }
-  row_narrow = 0;
-  stream_prefetch_max = UINT64_MAX;
-  vec_bytes = 32;
+  default_target();
 }
 END_TEST
 
@@ -1952,9 +1964,7 @@ START_TEST(test_row_flat_search) {
                   dram[c].len, cttz);
     check_reductions(k, types[c % 2]);
   }
-  row_narrow = 0;
-  stream_prefetch_max = UINT64_MAX;
-  vec_bytes = 32;
+  default_target();
 }
 END_TEST
 
@@ -2214,14 +2224,10 @@ START_TEST(test_narrow_row_groups) {
                   cases[c].onehot ? " with a one-hot" : "", same ? "is" : "is not");
     if (same) {
       vec_bytes = 64;
-      static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
-      check_kernel_modes(&k, modes, 3);
+      check_three_modes(&k);
     }
   }
-  l2_bytes = 0;
-  row_narrow = 0;
-  stream_prefetch_max = UINT64_MAX;
-  vec_bytes = 32;
+  default_target();
 }
 END_TEST
 
@@ -2256,12 +2262,9 @@ START_TEST(test_wide_f32_groups) {
     ck_assert_msg((tasks == 800 / 8) == cases[c].groups, "%s [800,%u]%s: %llu tasks",
                   dmlc_dtype_name(cases[c].dt), cases[c].len, cases[c].dram ? " from DRAM" : "",
                   (unsigned long long)tasks);
-    static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
-    check_kernel_modes(&k, modes, 3);
+    check_three_modes(&k);
   }
-  row_narrow = 0;
-  stream_prefetch_max = UINT64_MAX;
-  vec_bytes = 32;
+  default_target();
 }
 END_TEST
 
