@@ -18,15 +18,14 @@ typedef struct emit_ctx {
   const dmlc_kdesc *k;
   uint32_t vector_bytes;
   uint32_t target_vector_bytes; /* the target's, before a kernel narrows vector_bytes */
-  bool narrowed_rows;        /* emitted as for a 32-byte target on a 64-byte one (ec_narrow_rows) */
-  uint64_t nt_min_bytes;     /* dmlc_llvm_target.nontemporal_min_bytes */
-  uint64_t split_min_bytes;  /* dmlc_llvm_target.split_min_bytes */
-  uint32_t row_narrow_bytes; /* dmlc_llvm_target.row_narrow_bytes */
-  uint64_t l2_bytes;         /* dmlc_llvm_target.l2_bytes */
-  bool long_column_runs;     /* dmlc_llvm_target.long_column_runs */
-  bool short_row_blocks;     /* dmlc_llvm_target.short_row_blocks */
-  bool long_row_ahead;       /* dmlc_llvm_target.long_row_ahead */
-  bool no_column_run_prefetch; /* dmlc_llvm_target.no_column_run_prefetch */
+  uint64_t nt_min_bytes;        /* dmlc_llvm_target.nontemporal_min_bytes */
+  uint64_t split_min_bytes;     /* dmlc_llvm_target.split_min_bytes */
+  uint32_t row_narrow_bytes;    /* dmlc_llvm_target.row_narrow_bytes */
+  uint64_t l2_bytes;            /* dmlc_llvm_target.l2_bytes */
+  bool long_column_runs;        /* dmlc_llvm_target.long_column_runs */
+  bool short_row_blocks;        /* dmlc_llvm_target.short_row_blocks */
+  bool long_row_ahead;          /* dmlc_llvm_target.long_row_ahead */
+  bool no_column_run_prefetch;  /* dmlc_llvm_target.no_column_run_prefetch */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;
@@ -36,6 +35,9 @@ typedef struct emit_ctx {
    * within dmlc_llvm_target.row_prefetch_max_bytes */
   bool row_prefetch;
   uint32_t psign_bytes; /* dmlc_llvm_target.psign_bytes */
+  /* Emitted as for a 32-byte target on a 64-byte one (ec_narrow_rows):
+   * vector_bytes and target_vector_bytes both 32 then. */
+  bool narrowed_rows;
   /* A step along reduced dim d adds index_weights[d] to the index (row-major
    * over the reduced dims, unless reordered); reordered: the reduced dims are
    * not in the order the index counts them (emit.c's storage_order; merged

@@ -1379,6 +1379,14 @@ static bool index_outputs(const emit_ctx *e) {
   return true;
 }
 
+/* Whether the kernel reduces packed rows ([k, r], each row right after
+ * the one before) into index outputs only. */
+static bool packed_index_rows(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  return k->rank == 2 && k->reduced_mask == 2u && k->read_strides[1] == 1 &&
+         k->read_strides[0] == k->dims[1] && index_outputs(e);
+}
+
 /* Packed 8- and 16-bit rows of 16 bytes on 32-byte vectors, index
  * outputs: in row groups of 16-byte vectors, a row one vector (packed as
  * it loads, packed_rows), not short groups of 32-byte vectors whose every
@@ -1387,13 +1395,11 @@ static bool index_outputs(const emit_ctx *e) {
  * 0.53, u16 0.61; from DRAM u8 [6000000,16] 0.78, f16 [6000000,8] 0.64. */
 static bool half_vector_rows(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes != 32 ||
+  if (!packed_index_rows(e) || !bits_type(e) || e->target_vector_bytes != 32 ||
       e->vector_bytes != 32)
     return false;
-  const uint64_t len = k->dims[1];
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
-  return len * size == 16 && k->read_strides[1] == 1 && k->read_strides[0] == len &&
-         k->dims[0] >= 16 / size && index_outputs(e);
+  return k->dims[1] * size == 16 && k->dims[0] >= 16 / size;
 }
 
 /* Short row groups: rows shorter than a vector but at least half one
@@ -1415,15 +1421,12 @@ static bool half_vector_rows(const emit_ctx *e) {
  * (AVX2 u8 [*,6] 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
 static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (k->rank != 2 || k->reduced_mask != 2u || !bits_type(e) || e->target_vector_bytes >= 64 ||
-      half_vector_rows(e))
+  if (!packed_index_rows(e) || !bits_type(e) || e->target_vector_bytes >= 64 || half_vector_rows(e))
     return false;
   const uint64_t len = k->dims[1];
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
   const uint32_t lanes = short_group_bytes(e->vector_bytes, len, size) / size;
-  return 2 * len >= lanes && len < lanes && lanes <= ROW_GROUP_MAX_LANES &&
-         k->read_strides[1] == 1 && k->read_strides[0] == len && k->dims[0] > lanes &&
-         index_outputs(e);
+  return 2 * len >= lanes && len < lanes && lanes <= ROW_GROUP_MAX_LANES && k->dims[0] > lanes;
 }
 
 static bool row_groups(const emit_ctx *e, uint64_t len) {
@@ -1531,14 +1534,12 @@ static void narrow_row_span(const emit_ctx *e, uint64_t *lo, uint64_t *hi) {
 }
 
 bool ec_narrow_rows(const emit_ctx *e) {
-  const dmlc_kdesc *k = e->k;
-  if (e->vector_bytes != 64 || e->row_narrow_bytes != 32 || !k->has_reduction || k->rank != 2 ||
-      k->reduced_mask != 2u || k->read_strides[1] != 1 || k->read_strides[0] != k->dims[1] ||
-      !index_outputs(e))
+  if (e->vector_bytes != 64 || e->row_narrow_bytes != 32 || !e->k->has_reduction ||
+      !packed_index_rows(e))
     return false;
   uint64_t lo, hi;
   narrow_row_span(e, &lo, &hi);
-  return k->dims[1] >= lo && k->dims[1] <= hi;
+  return e->k->dims[1] >= lo && e->k->dims[1] <= hi;
 }
 
 /* The shuffles of a round of the group merge (merge_row_pairs) on
