@@ -235,6 +235,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.short_row_blocks = target && target->short_row_blocks;
   e.long_row_ahead = target && target->long_row_ahead;
   e.no_column_run_prefetch = target && target->no_column_run_prefetch;
+  e.byte_permutes = target && target->byte_permutes;
   e.psign_bytes = target ? target->psign_bytes : 0;
   e.soft_half = target && target->soft_half;
   e.from_dram = target && k->has_read && ec_read_bytes(k) > target->stream_prefetch_max_bytes;
@@ -266,13 +267,16 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   /* Packed rows that 64-byte vectors served worse than a 32-byte target's
    * row groups: emitted as for that target, which every decision below
    * then sees (target_vector_bytes included) */
-  if (ec_narrow_rows(&e)) {
+  const bool byte_rows = !e.reordered && ec_byte_rows_matches(&e);
+  if (!byte_rows && ec_narrow_rows(&e)) {
     e.vector_bytes = e.target_vector_bytes = e.row_narrow_bytes;
     e.narrowed_rows = true;
   }
   dmlc_status st;
   if (!k->has_reduction)
     st = ec_emit_elementwise(&e, name, info);
+  else if (byte_rows)
+    st = ec_emit_byte_rows(&e, name, info);
   else if (e.reordered)
     st = ec_merged_rows_matches(k) ? ec_emit_merged_rows(&e, name, info)
                                    : ec_emit_merged_columns(&e, name, info);

@@ -26,6 +26,7 @@ typedef struct emit_ctx {
   bool short_row_blocks;        /* dmlc_llvm_target.short_row_blocks */
   bool long_row_ahead;          /* dmlc_llvm_target.long_row_ahead */
   bool no_column_run_prefetch;  /* dmlc_llvm_target.no_column_run_prefetch */
+  bool byte_permutes;           /* dmlc_llvm_target.byte_permutes */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;
@@ -241,6 +242,9 @@ uint32_t ec_row_accumulators(const emit_ctx *e, uint32_t lanes, uint32_t most);
 void ec_reduce_row(emit_ctx *e, LLVMValueRef off, uint64_t len, LLVMValueRef *val,
                    LLVMValueRef *idx);
 bool ec_row_matches(const dmlc_kdesc *k);
+/* Whether the kernel reduces packed rows ([k, r], each row right after
+ * the one before) into index outputs only. */
+bool ec_packed_index_rows(const emit_ctx *e);
 /* Whether ec_emit_row takes packed rows that ec_small_rows_matches also
  * matches (as row groups). */
 bool ec_rows_as_groups(const emit_ctx *e);
@@ -251,7 +255,20 @@ bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_merged_columns_matches(const dmlc_kdesc *k);
 bool ec_small_rows_matches(const dmlc_kdesc *k);
+/* Short packed 8-bit rows by byte permutes (emit_bytes.c). */
+bool ec_byte_rows_matches(const emit_ctx *e);
+dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+/* Stores the outputs of the g packed rows from row (ec_small_rows_matches'
+ * kernels), from their indices (i32 lanes): INDEX outputs, and ONEHOT ones
+ * as one vector of the rows' g * R elements (each row's index spread over
+ * its R positions by a shuffle, compared with the position in the row).
+ * nt: the ec_index_nt outputs, and the large ONEHOT ones whose stores are
+ * whole vectors, are aligned for non-temporal stores. */
+void ec_store_row_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g, bool nt);
+/* Reduces packed rows [first, rows) one at a time (ec_reduce_row) and
+ * stores their outputs: the rows after a kernel's last whole group. */
+void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows);
 dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_column_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

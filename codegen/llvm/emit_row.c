@@ -1379,9 +1379,7 @@ static bool index_outputs(const emit_ctx *e) {
   return true;
 }
 
-/* Whether the kernel reduces packed rows ([k, r], each row right after
- * the one before) into index outputs only. */
-static bool packed_index_rows(const emit_ctx *e) {
+bool ec_packed_index_rows(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   return k->rank == 2 && k->reduced_mask == 2u && k->read_strides[1] == 1 &&
          k->read_strides[0] == k->dims[1] && index_outputs(e);
@@ -1395,7 +1393,7 @@ static bool packed_index_rows(const emit_ctx *e) {
  * 0.53, u16 0.61; from DRAM u8 [6000000,16] 0.78, f16 [6000000,8] 0.64. */
 static bool half_vector_rows(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (!packed_index_rows(e) || !bits_type(e) || e->target_vector_bytes != 32 ||
+  if (!ec_packed_index_rows(e) || !bits_type(e) || e->target_vector_bytes != 32 ||
       e->vector_bytes != 32)
     return false;
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
@@ -1421,7 +1419,8 @@ static bool half_vector_rows(const emit_ctx *e) {
  * (AVX2 u8 [*,6] 1.38, i16 and f16 [*,5] 1.32-1.57; SSE4.2 u8 [*,4] 1.17). */
 static bool short_row_groups(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (!packed_index_rows(e) || !bits_type(e) || e->target_vector_bytes >= 64 || half_vector_rows(e))
+  if (!ec_packed_index_rows(e) || !bits_type(e) || e->target_vector_bytes >= 64 ||
+      half_vector_rows(e))
     return false;
   const uint64_t len = k->dims[1];
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
@@ -1535,7 +1534,7 @@ static void narrow_row_span(const emit_ctx *e, uint64_t *lo, uint64_t *hi) {
 
 bool ec_narrow_rows(const emit_ctx *e) {
   if (e->vector_bytes != 64 || e->row_narrow_bytes != 32 || !e->k->has_reduction ||
-      !packed_index_rows(e))
+      !ec_packed_index_rows(e))
     return false;
   uint64_t lo, hi;
   narrow_row_span(e, &lo, &hi);

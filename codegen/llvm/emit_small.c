@@ -90,12 +90,7 @@ static LLVMValueRef small_nt_aligned(emit_ctx *e, uint32_t g) {
   return all;
 }
 
-/* Stores the outputs of the group whose first row is row, from its G
- * indices (i32 lanes): INDEX outputs, and ONEHOT ones as one vector of the
- * group's G * R elements (each row's index spread over its R positions by
- * a shuffle, compared with the position in the row). nt: ec_index_nt and
- * onehot_nt outputs are aligned for non-temporal stores. */
-static void store_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g, bool nt) {
+void ec_store_row_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g, bool nt) {
   const dmlc_kdesc *k = e->k;
   const uint32_t len = k->dims[1];
   for (uint32_t i = 0; i < k->num_outputs; i++) {
@@ -192,8 +187,29 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g
   }
   if (et != e->i32)
     idx = LLVMBuildZExt(e->b, idx, LLVMVectorType(e->i32, g), "");
-  store_indices(e, row, idx, g, nt);
+  ec_store_row_indices(e, row, idx, g, nt);
   ec_loop_end(e, &lg);
+}
+
+void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t len = k->dims[1];
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, ec_i64(e, first), ec_i64(e, rows), 1);
+  LLVMValueRef val, j;
+  ec_reduce_row(e, ec_mul(e, r, len), len, &val, &j);
+  (void)val;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *o = &k->outputs[i];
+    LLVMValueRef off = ec_mul(e, r, o->strides[0]);
+    if (o->kind == DMLC_KOUT_ONEHOT) {
+      ec_fill(e, o->dtype, e->out[i], off, ec_i64(e, len), 1, ec_const_elem(e, o->dtype, 0));
+      ec_store(e, o->dtype, e->out[i], ec_add(e, off, j), ec_const_elem(e, o->dtype, 1));
+    } else {
+      ec_store(e, o->dtype, e->out[i], off, ec_convert(e, j, DMLC_DTYPE_U64, o->dtype));
+    }
+  }
+  ec_loop_end(e, &lr);
 }
 
 dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
@@ -230,22 +246,7 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
     LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
     ec_if f;
     ec_if_begin(e, &f, is_last);
-    ec_loop lr;
-    LLVMValueRef r = ec_loop_begin(e, &lr, ec_i64(e, groups * g), ec_i64(e, rows), 1);
-    LLVMValueRef val, j;
-    ec_reduce_row(e, ec_mul(e, r, len), len, &val, &j);
-    (void)val;
-    for (uint32_t i = 0; i < k->num_outputs; i++) {
-      const dmlc_kout *o = &k->outputs[i];
-      LLVMValueRef off = ec_mul(e, r, o->strides[0]);
-      if (o->kind == DMLC_KOUT_ONEHOT) {
-        ec_fill(e, o->dtype, e->out[i], off, ec_i64(e, len), 1, ec_const_elem(e, o->dtype, 0));
-        ec_store(e, o->dtype, e->out[i], ec_add(e, off, j), ec_const_elem(e, o->dtype, 1));
-      } else {
-        ec_store(e, o->dtype, e->out[i], off, ec_convert(e, j, DMLC_DTYPE_U64, o->dtype));
-      }
-    }
-    ec_loop_end(e, &lr);
+    ec_rows_one_by_one(e, groups * g, rows);
     ec_if_else(e, &f);
     ec_if_end(e, &f);
   }

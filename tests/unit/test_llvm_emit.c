@@ -60,6 +60,8 @@ static uint64_t row_prefetch_max;
 static bool long_column_runs;
 /* dmlc_llvm_target.no_column_run_prefetch */
 static bool no_column_run_prefetch;
+/* dmlc_llvm_target.byte_permutes */
+static bool byte_permutes;
 /* dmlc_llvm_target.split_min_bytes (0: split whenever tasks are few) */
 static uint64_t split_min;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -425,7 +427,8 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
                                    .long_column_runs = long_column_runs,
                                    .short_row_blocks = short_row_blocks,
                                    .long_row_ahead = long_row_ahead,
-                                   .no_column_run_prefetch = no_column_run_prefetch};
+                                   .no_column_run_prefetch = no_column_run_prefetch,
+                                   .byte_permutes = byte_permutes};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   kd_describe(k, desc, 512);
@@ -1277,6 +1280,7 @@ static void check_three_modes(const dmlc_kdesc *k) {
 /* The target the tests compile for by default, after a test that set a
  * wide one: 32-byte vectors, no row narrowing, the caches, no L2. */
 static void default_target(void) {
+  byte_permutes = false;
   l2_bytes = 0;
   row_narrow = 0;
   stream_prefetch_max = UINT64_MAX;
@@ -2268,6 +2272,61 @@ START_TEST(test_wide_f32_groups) {
 }
 END_TEST
 
+/* Packed 8-bit rows of 9 to 25 by byte permutes (emit_bytes.c) on a
+ * 64-byte target with byte_permutes: every (op, direction) on ties,
+ * extremes and random bytes, rows a multiple of the group (64) or not
+ * (the rest row by row, in the last task), one task or several, the read
+ * ending at a PROT_NONE page (a group that loads past its rows faults),
+ * u32 and i64 indices, a strided index. The path shows as its count of
+ * each row's trailing (leading) zeros, 16 rows a vector; not taken for
+ * rows of 8 or 26, 16-bit rows, fewer than 64 rows, or without
+ * byte_permutes or 64-byte vectors. */
+START_TEST(test_byte_rows) {
+  static const struct {
+    dmlc_dtype dt, out;
+    uint32_t rows, len, scale;
+    bool bytes, permutes;
+    uint32_t vec;
+  } cases[] = {
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 64, 9, 1, true, true, 64},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_I64, 4096 * 2 + 64 * 5 + 37, 10, 1, true, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 12, 1, true, true, 64},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_U32, 130, 15, 2, true, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 4096 + 64 * 2, 16, 1, true, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_I64, 321, 17, 1, true, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 4096 * 3 + 1, 21, 1, true, true, 64},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_U32, 640, 24, 1, true, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_I32, 4096 + 63, 25, 3, true, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 8, 1, false, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 26, 1, false, true, 64},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 640, 21, 1, false, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 63, 21, 1, false, true, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 21, 1, false, false, 64},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 21, 1, false, true, 32},
+  };
+  static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {cases[c].rows, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, cases[c].out, cases[c].scale);
+    vec_bytes = cases[c].vec;
+    byte_permutes = cases[c].permutes;
+    row_narrow = 32;
+    for (int v = 0; v < 4; v++) {
+      const bool dec = v & 2;
+      kd_reduce(&k, cases[c].dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                dec ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      const bool bytes = ir_has(&k, dec ? "@llvm.ctlz.v16i32" : "@llvm.cttz.v16i32");
+      ck_assert_msg(bytes == cases[c].bytes, "%s [%u,%u] %d: byte rows %d",
+                    dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, v, bytes);
+      if (cases[c].bytes || v == 0)
+        check_kernel_modes(&k, modes, 3);
+    }
+  }
+  default_target();
+}
+END_TEST
+
 /* Packed rows of up to 32 (which the short rows' path, emit_small.c, also
  * takes) in row groups: 8- and 16-bit rows from half a vector long (short
  * groups: each row one vector loaded from its start, over the next rows'
@@ -2758,6 +2817,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(groups, test_packed_rows);
   tcase_add_test(groups, test_narrow_row_groups);
   tcase_add_test(groups, test_wide_f32_groups);
+  tcase_add_test(groups, test_byte_rows);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);
