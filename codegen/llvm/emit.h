@@ -74,9 +74,10 @@ typedef struct dmlc_llvm_target {
    * prefetch_ahead) up to 8 KiB a row, not 3.5 KiB: the JIT sets it on
    * CPUs measured faster so (jit.c). */
   bool long_row_ahead;
-  /* The 64-byte vectors permute bytes across the whole vector in one
-   * instruction (x86 with AVX-512 VBMI: VPERMB, VPERMT2B): short packed
-   * 8-bit rows then go by permutes (emit_bytes.c). */
+  /* The 64-byte vectors permute bytes (and words, dwords) across the
+   * whole vector in one instruction (x86 with AVX-512 VBMI: VPERMB,
+   * VPERMT2B): short packed rows of 8-, 16- and 32-bit integers and f32
+   * then go by permutes (emit_bytes.c). */
   bool byte_permutes;
 } dmlc_llvm_target;
 

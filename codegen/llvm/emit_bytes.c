@@ -1,43 +1,56 @@
-/* Packed 8-bit rows by byte permutes: space [K, R] of u8 or i8, R from
- * BYTES_MIN_LEN to BYTES_MAX_LEN, rows packed one after another, index
- * outputs only, on targets whose 64-byte vectors permute bytes across the
- * whole vector in one instruction (dmlc_llvm_target.byte_permutes: x86
- * with AVX-512 VBMI, VPERMB and VPERMT2B). The channel argmax of NHWC
- * images with tens of classes (u8 [*,21]), short byte rows.
+/* Short packed rows by permutes: space [K, R] of 8-, 16- or 32-bit
+ * integers or f32, R from BYTES_MIN_LEN to BYTES_MAX_LEN (16-bit: to
+ * BYTES_MAX_LEN_16), rows packed one after another, index outputs only,
+ * on targets whose 64-byte vectors permute any elements across the whole
+ * vector in one instruction (dmlc_llvm_target.byte_permutes: x86 with
+ * AVX-512 VBMI: VPERMB and VPERMT2B, and VPERMT2W, VPERMT2D). The channel
+ * argmax of NHWC images with tens of classes (u8 [*,21]), classifier heads
+ * of ten classes (f32 [*,10]).
  *
- * A group of 64 rows is taken in two passes over its 64 * R bytes (one
- * read from memory: the second finds them in L1):
+ * A group of G rows (G the elements of a vector: 64, 32, 16) is taken in
+ * two passes over its G * R elements, R vectors (one read from memory: the
+ * second finds them in L1):
  *
- * 1. The extremes. Each row is laid in a lane of W bytes (W the largest
- *    power of 2 up to R, at most 16): the extreme of its first W bytes and
- *    its last W (the two windows overlap; an extreme does not mind a byte
- *    counted twice), 64 / W rows a vector, by two permutes of two loads.
- *    Pairs of such vectors merge into one of lanes half as wide (two
- *    permutes and a max or min), until one vector holds the 64 rows'
- *    extremes, row r in byte r: about 1 permute a row.
- * 2. The positions. The group's R vectors of bytes as stored are compared
- *    with the extremes spread over them by one permute each (each byte
- *    gets its row's extreme): R 64-bit masks, 64 * R bits in row order,
- *    row r's from bit r * R. Stored on the stack, each row's bits are then
- *    taken into a 32-bit lane by a permute of their bytes and a shift, 16
- *    rows a vector, and the first set bit (the last, for DECREASING) is
- *    the row's index: a count of trailing (leading) zeros of the lane.
+ * 1. The extremes. Each row is laid in a lane of W elements (W the
+ *    largest power of 2 up to R, at most 16): the extreme of its first W
+ *    elements and its last W (the two windows overlap; an extreme does
+ *    not mind an element counted twice), G / W rows a vector, by two
+ *    permutes of two loads. Pairs of such vectors merge into one of lanes
+ *    half as wide (two permutes and a max or min), until one vector holds
+ *    the G rows' extremes, row r in lane r: about 1 permute a row.
+ * 2. The positions. The group's R vectors as stored are compared with the
+ *    extremes spread over them by one permute each (each element gets its
+ *    row's extreme): R masks of G bits, G * R bits in row order, row r's
+ *    from bit r * R. Stored on the stack, each row's bits are then taken
+ *    into a 32-bit lane by a permute of their bytes and a shift, 16 rows a
+ *    vector, and the first set bit (the last, for DECREASING) is the row's
+ *    index: a count of trailing (leading) zeros of the lane.
  *
- * No branch on the data, ties and all. Rows after the last whole group
- * go one at a time (ec_rows_one_by_one).
+ * f32 takes its extremes by ordered compares (MAXPS) and its positions by
+ * ordered equals (so -0 and +0 tie, as the order has them); a group with
+ * a NaN (one unordered compare a vector tells) has its masks rewritten
+ * from the row code's answers (exact_masks). Otherwise no branch on the
+ * data, ties and all. Rows after the last whole group go one at a time
+ * (ec_rows_one_by_one).
  *
  * On a Zen 5 (AVX-512 VBMI; permutes 2 a cycle, unpacks and max 4),
  * alternated in one process with the path these rows took before (row
- * groups of 32-byte vectors from 12 elements, ec_narrow_rows; the short
- * rows' de-interleaving under 12), old time over new (above 1: faster
- * now), random bytes: two threads from DRAM (50 MB) u8 [*,9] 1.21,
- * [*,10] 1.29-1.39, [*,12] 1.78-2.05, [*,16] 1.45-1.58, [*,21] 1.12-1.21,
- * [*,24] 1.0-1.17, [*,25] 0.92-1.06; two threads in the L3 (4 MB) [*,9]
- * 1.14, [*,10] 1.46, [*,12] 2.0-2.25, [*,16] 1.48-1.54, [*,21] 1.40-1.45,
- * [*,24] 1.0-1.03, [*,25] 1.2-1.35; one thread in the L2 (0.5 MB) [*,9]
- * 1.15, [*,12] 2.4-2.6, [*,16] 1.76, [*,21] 1.72-1.76, [*,25] 1.4-1.54.
- * Rows of 8 lost (L3 0.72-0.91: the de-interleaving reads them at 100
- * GB/s), 26 to 32 tied or lost (28: 0.82-0.98 from DRAM).
+ * groups of 32-byte vectors from 12 elements (8-bit), 12 (16-bit) or 14
+ * (32-bit), ec_narrow_rows; else the short rows' de-interleaving), old
+ * time over new (above 1: faster now), random values: two threads from
+ * DRAM (50 MB) u8 [*,9] 1.21, [*,10] 1.29-1.39, [*,12] 1.78-2.05, [*,16]
+ * 1.45-1.58, [*,21] 1.12-1.21, [*,24] 1.0-1.17, [*,25] 0.92-1.06, f32
+ * [*,9] 1.43-1.71, [*,10] 1.30-1.66, [*,14] 1.72-2.07, [*,21] 1.58-1.63,
+ * [*,25] 1.31-1.42, i32 [*,10] 1.02-1.20, [*,16] 1.92-2.23, [*,25]
+ * 1.16-1.36, i16 and u16 [*,9..14] 1.04-1.47; two threads in the L3 (4
+ * MB) u8 [*,9] 1.14, [*,10] 1.46, [*,12] 2.0-2.25, [*,16] 1.48-1.54,
+ * [*,21] 1.40-1.45, [*,25] 1.2-1.35, f32 [*,9..25] 1.45-3.3, i32
+ * 1.18-2.3, i16 and u16 [*,9..14] 1.13-2.25, [*,16] 1.11; one thread in
+ * the L2 (0.5 MB) u8 [*,9] 1.15, [*,12] 2.4-2.6, [*,21] 1.72-1.76, f32
+ * 1.6-3.2, i32 1.27-3.1, 16-bit [*,9..16] 1.3-2.9. Rows of 8 lost (u8 in
+ * the L3 0.72-0.91: the de-interleaving reads them at 100 GB/s), 8-bit
+ * rows of 26 to 32 tied or lost (28: 0.82-0.98 from DRAM), 16-bit rows of
+ * 18 to 25 tied in the L3 and from DRAM (0.89-1.2).
  *
  * From DRAM a group prefetches its lines BYTES_AHEAD ahead (into L1):
  * against 4 KiB ahead, u8 [*,21] 0.84-1.0 of the time, [*,10] 0.83-0.86,
@@ -48,106 +61,141 @@
 enum {
   BYTES_MIN_LEN = 9,
   BYTES_MAX_LEN = 25,    /* a row's bits and their offset in a byte fit 32 */
-  BYTES_GROUP_ROWS = 64, /* rows a group: one byte each in the extremes' vector */
+  BYTES_MAX_LEN_16 = 16, /* 16-bit rows: longer ones tied the row groups */
   BYTES_GROUPS_PER_TASK = 64,
-  BYTES_MAX_LANE = 16, /* the widest lane a row takes in the first pass */
+  BYTES_MAX_LANE = 16, /* the widest lane (in elements) a row takes in the first pass */
   BYTES_LAG = 3,       /* groups between a group's masks and its indices (group_loop) */
   BYTES_AHEAD = 8192   /* how far ahead a group from DRAM prefetches its lines */
 };
 
 _Static_assert(BYTES_MAX_LEN + 7 <= 32, "a row's mask bits, shifted by under a byte, fit 32");
 
+/* Elements a vector, and rows a group (one element each in the
+ * extremes' vector). */
+static uint32_t group_rows(const emit_ctx *e) { return 64 / dmlc_dtype_size(e->k->read_dtype); }
+
+static bool is_f32(const emit_ctx *e) { return e->k->read_dtype == DMLC_DTYPE_F32; }
+
 bool ec_byte_rows_matches(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (!e->byte_permutes || e->vector_bytes != 64 || !k->has_reduction || !ec_packed_index_rows(e) ||
-      dmlc_dtype_size(k->read_dtype) != 1)
+  if (!e->byte_permutes || e->vector_bytes != 64 || !k->has_reduction || !ec_packed_index_rows(e))
     return false;
   const dmlc_kind kind = dmlc_dtype_get(k->read_dtype)->kind;
-  if (kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED)
+  const uint32_t size = dmlc_dtype_size(k->read_dtype);
+  if (!((kind == DMLC_KIND_SIGNED || kind == DMLC_KIND_UNSIGNED) && size <= 4) &&
+      k->read_dtype != DMLC_DTYPE_F32)
     return false;
   const uint64_t len = k->dims[1];
-  return len >= BYTES_MIN_LEN && len <= BYTES_MAX_LEN && k->dims[0] >= BYTES_GROUP_ROWS;
+  return len >= BYTES_MIN_LEN && len <= (size == 2 ? BYTES_MAX_LEN_16 : BYTES_MAX_LEN) &&
+         k->dims[0] >= group_rows(e);
 }
 
 /* The lane width of the first pass: the largest power of 2 up to len, at
  * most BYTES_MAX_LANE. */
-static uint32_t lane_bytes(uint64_t len) {
+static uint32_t lane_width(uint64_t len) {
   uint32_t w = 1;
   while (2 * w <= len && 2 * w <= BYTES_MAX_LANE)
     w *= 2;
   return w;
 }
 
-static LLVMValueRef byte_mask(emit_ctx *e, const uint32_t *idx, uint32_t n) {
-  LLVMValueRef m[128];
+static LLVMValueRef shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx) {
+  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(a));
+  LLVMValueRef m[64];
   for (uint32_t i = 0; i < n; i++)
     m[i] = ec_i32(e, idx[i]);
-  return LLVMConstVector(m, n);
-}
-
-static LLVMValueRef shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx) {
   return LLVMBuildShuffleVector(e->b, a, b ? b : LLVMGetPoison(LLVMTypeOf(a)),
-                                byte_mask(e, idx, 64), "");
+                                LLVMConstVector(m, n), "");
 }
 
-/* llvm.<op> of two byte vectors: the argmax's or argmin's extreme. */
+/* The argmax's or argmin's extreme of two vectors; for f32 an ordered
+ * compare and a select (MAXPS, MINPS), which a group with a NaN does not
+ * use (group_masks). */
 static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
-  const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED;
   const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
+  if (is_f32(e)) {
+    LLVMValueRef gt = LLVMBuildFCmp(e->b, mx ? LLVMRealOGT : LLVMRealOLT, a, b, "");
+    return LLVMBuildSelect(e->b, gt, a, b, "");
+  }
+  const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED;
   const char *name = mx ? (s ? "llvm.smax" : "llvm.umax") : (s ? "llvm.smin" : "llvm.umin");
   LLVMTypeRef t = LLVMTypeOf(a);
   LLVMValueRef args[2] = {a, b};
   return ec_intrinsic(e, name, &t, 1, args, 2);
 }
 
-/* 64 bytes of the read from element off + at. */
-static LLVMValueRef load64(emit_ctx *e, LLVMValueRef off, uint64_t at) {
-  return ec_load(e, DMLC_DTYPE_U8, e->read, ec_add(e, off, ec_i64(e, at)), 64);
+/* A vector (64 bytes) of the read from element off + at. */
+static LLVMValueRef load_vector(emit_ctx *e, LLVMValueRef off, uint64_t at) {
+  return ec_load(e, e->k->read_dtype, e->read, ec_add(e, off, ec_i64(e, at)), group_rows(e));
 }
 
-/* The vector of rows r .. r + 64 / w - 1 of the group at off, row q in
- * lane q (w bytes): the extreme of its first w bytes and its last w. */
+/* The vector of rows r .. r + n - 1 (n = lanes / w) of the group at off,
+ * row q in lane q (w elements): the extreme of its first w elements and
+ * its last w. */
 static LLVMValueRef lanes_of_rows(emit_ctx *e, LLVMValueRef off, uint32_t len, uint32_t w,
                                   uint32_t r) {
-  const uint32_t n = 64 / w, span = n * len;
-  LLVMValueRef lo = load64(e, off, (uint64_t)r * len), hi = NULL;
-  /* bytes from 64 on come from a second load that ends where the rows do
-   * (never past the group: the last group's rows end the read) */
+  const uint32_t lanes = group_rows(e), n = lanes / w, span = n * len;
+  LLVMValueRef lo = load_vector(e, off, (uint64_t)r * len), hi = NULL;
+  /* elements from `lanes` on come from a second load that ends where the
+   * rows do (never past the group: the last group's rows end the read) */
   uint32_t first[64], last[64];
   for (uint32_t q = 0; q < n; q++)
     for (uint32_t j = 0; j < w; j++) {
       const uint32_t a = q * len + j, b = q * len + len - w + j;
-      first[q * w + j] = a < 64 ? a : 128 + a - span;
-      last[q * w + j] = b < 64 ? b : 128 + b - span;
+      first[q * w + j] = a < lanes ? a : 2 * lanes + a - span;
+      last[q * w + j] = b < lanes ? b : 2 * lanes + b - span;
     }
-  if (span > 64)
-    hi = load64(e, off, (uint64_t)r * len + span - 64);
+  if (span > lanes)
+    hi = load_vector(e, off, (uint64_t)r * len + span - lanes);
   LLVMValueRef v = shuffle(e, lo, hi, first);
   return w == len ? v : extreme(e, v, shuffle(e, lo, hi, last));
 }
 
-/* Passes 1 and 2 of the group of 64 rows from row `row`: its masks
- * stored at masks. */
+/* The bytes of one group's masks on the stack (64 * R bits at most), with
+ * 64 bytes past them that the last lanes' loads take in. */
+static uint64_t mask_bytes(uint32_t len) { return 8ull * len + 64; }
+
+/* A group of f32 rows with a NaN: the group's masks rewritten with one
+ * bit a row, at the index the row code finds (ec_reduce_row). */
+static void exact_masks(emit_ctx *e, LLVMValueRef off, LLVMValueRef masks) {
+  const uint32_t len = (uint32_t)e->k->dims[1], g = group_rows(e);
+  LLVMBuildMemSet(e->b, masks, LLVMConstInt(e->i8, 0, false), ec_i64(e, (uint64_t)g * len / 8), 1);
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, ec_i64(e, 0), ec_i64(e, g), 1);
+  LLVMValueRef val, j;
+  ec_reduce_row(e, ec_madd(e, off, r, len), len, &val, &j);
+  (void)val;
+  LLVMValueRef bit = ec_madd(e, j, r, len);
+  LLVMValueRef at = LLVMBuildLShr(e->b, bit, ec_i64(e, 3), "");
+  LLVMValueRef p = LLVMBuildGEP2(e->b, e->i8, masks, &at, 1, "");
+  LLVMValueRef one =
+      LLVMBuildShl(e->b, LLVMConstInt(e->i8, 1, false),
+                   LLVMBuildTrunc(e->b, LLVMBuildAnd(e->b, bit, ec_i64(e, 7), ""), e->i8, ""), "");
+  LLVMBuildStore(e->b, LLVMBuildOr(e->b, LLVMBuildLoad2(e->b, e->i8, p, ""), one, ""), p);
+  ec_loop_end(e, &lr);
+}
+
+/* Passes 1 and 2 of the group of rows from row `row`: its masks stored
+ * at masks. */
 static void group_masks(emit_ctx *e, LLVMValueRef row, LLVMValueRef masks) {
   const dmlc_kdesc *k = e->k;
-  const uint32_t len = (uint32_t)k->dims[1], w = lane_bytes(len);
+  const uint32_t len = (uint32_t)k->dims[1], w = lane_width(len), lanes = group_rows(e);
   LLVMValueRef off = ec_mul(e, row, len);
-  if (e->from_dram && e->prefetch_bytes) {
-    ec_prefetch_span(e, off, (uint64_t)BYTES_GROUP_ROWS * len, BYTES_AHEAD);
-  } else {
-    ec_prefetch_stream(e, off, (uint64_t)BYTES_GROUP_ROWS * len);
-  }
-  /* 1: the extremes, row r in byte r of v[0] */
+  if (e->from_dram && e->prefetch_bytes)
+    ec_prefetch_span(e, off, 64ull * len, BYTES_AHEAD);
+  else
+    ec_prefetch_stream(e, off, 64ull * len);
+  /* 1: the extremes, row r in lane r of v[0] */
   LLVMValueRef v[BYTES_MAX_LANE];
   uint32_t nv = w;
   for (uint32_t i = 0; i < nv; i++)
-    v[i] = lanes_of_rows(e, off, len, w, i * (64 / w));
+    v[i] = lanes_of_rows(e, off, len, w, i * (lanes / w));
   for (uint32_t lw = w; lw > 1; lw /= 2, nv /= 2) {
-    const uint32_t rows_in = 64 / lw, h = lw / 2;
+    const uint32_t rows_in = lanes / lw, h = lw / 2;
     uint32_t lo[64], hi[64];
-    for (uint32_t q = 0; q < 64; q++) {
+    for (uint32_t q = 0; q < lanes; q++) {
       const uint32_t rr = q / h, j = q % h;
-      const uint32_t src = (rr < rows_in ? 0 : 64) + (rr % rows_in) * lw + j;
+      const uint32_t src = (rr < rows_in ? 0 : lanes) + (rr % rows_in) * lw + j;
       lo[q] = src;
       hi[q] = src + h;
     }
@@ -155,28 +203,44 @@ static void group_masks(emit_ctx *e, LLVMValueRef row, LLVMValueRef masks) {
       v[m] = extreme(e, shuffle(e, v[2 * m], v[2 * m + 1], lo),
                      shuffle(e, v[2 * m], v[2 * m + 1], hi));
   }
-  /* 2: the R masks of bytes equal to their row's extreme */
-  LLVMTypeRef i64t = e->i64;
+  /* 2: the R masks of elements equal to their row's extreme (f32: an
+   * ordered equal, -0 equal to +0 as the order has them); f32 also notes
+   * a NaN anywhere in the group */
+  LLVMTypeRef mt = LLVMIntTypeInContext(e->c, lanes);
+  LLVMValueRef nan = NULL;
   for (uint32_t c = 0; c < len; c++) {
     uint32_t spread[64];
-    for (uint32_t j = 0; j < 64; j++)
-      spread[j] = (64 * c + j) / len;
-    LLVMValueRef eq = LLVMBuildICmp(e->b, LLVMIntEQ, load64(e, off, 64ull * c),
-                                    shuffle(e, v[0], NULL, spread), "");
-    LLVMValueRef bits = LLVMBuildBitCast(e->b, eq, i64t, "");
-    LLVMValueRef at = ec_i64(e, c);
-    LLVMBuildStore(e->b, bits, LLVMBuildGEP2(e->b, i64t, masks, &at, 1, ""));
+    for (uint32_t j = 0; j < lanes; j++)
+      spread[j] = (lanes * c + j) / len;
+    LLVMValueRef x = load_vector(e, off, (uint64_t)lanes * c);
+    LLVMValueRef at = shuffle(e, v[0], NULL, spread);
+    LLVMValueRef eq = is_f32(e) ? LLVMBuildFCmp(e->b, LLVMRealOEQ, x, at, "")
+                                : LLVMBuildICmp(e->b, LLVMIntEQ, x, at, "");
+    if (is_f32(e)) {
+      LLVMValueRef uno = LLVMBuildFCmp(e->b, LLVMRealUNO, x, x, "");
+      nan = nan ? LLVMBuildOr(e->b, nan, uno, "") : uno;
+    }
+    LLVMValueRef i = ec_i64(e, c);
+    LLVMBuildStore(e->b, LLVMBuildBitCast(e->b, eq, mt, ""),
+                   LLVMBuildGEP2(e->b, mt, masks, &i, 1, ""));
+  }
+  if (nan) {
+    ec_if f;
+    ec_if_begin(e, &f, ec_any_lane(e, nan));
+    exact_masks(e, off, masks);
+    ec_if_else(e, &f);
+    ec_if_end(e, &f);
   }
 }
 
-/* The indices of the group of 64 rows from row `row` from its masks,
+/* The indices of the group of rows from row `row` from its masks,
  * stored. */
 static void group_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef masks, bool nt) {
   const dmlc_kdesc *k = e->k;
   const uint32_t len = (uint32_t)k->dims[1];
   /* each row's bits into a lane of 32 bits, 16 rows a vector */
   LLVMTypeRef vt = LLVMVectorType(e->i32, 16), bt = LLVMVectorType(e->i8, 64);
-  for (uint32_t g = 0; g < BYTES_GROUP_ROWS / 16; g++) {
+  for (uint32_t g = 0; g < group_rows(e) / 16; g++) {
     const uint32_t base = g * 16 * len / 8;
     uint32_t pick[64];
     LLVMValueRef shift[16];
@@ -206,10 +270,6 @@ static void group_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef masks, boo
   }
 }
 
-/* The bytes of one group's masks on the stack, with 64 bytes past them
- * that the last lanes' loads take in (never picked). */
-static uint64_t mask_bytes(uint32_t len) { return 8ull * len + 64; }
-
 /* Group i's masks: buffer i % (BYTES_LAG + 1). */
 static LLVMValueRef masks_of(emit_ctx *e, LLVMValueRef masks, LLVMValueRef i) {
   LLVMValueRef at = LLVMBuildMul(e->b, LLVMBuildURem(e->b, i, ec_i64(e, BYTES_LAG + 1), ""),
@@ -228,11 +288,11 @@ static LLVMValueRef masks_of(emit_ctx *e, LLVMValueRef masks, LLVMValueRef i) {
 static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, LLVMValueRef masks, bool nt) {
   ec_loop lg;
   LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
-  group_masks(e, ec_mul(e, gi, BYTES_GROUP_ROWS), masks_of(e, masks, gi));
+  group_masks(e, ec_mul(e, gi, group_rows(e)), masks_of(e, masks, gi));
   ec_if f;
   ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntUGE, gi, ec_add(e, g0, ec_i64(e, BYTES_LAG)), ""));
   LLVMValueRef prev = LLVMBuildSub(e->b, gi, ec_i64(e, BYTES_LAG), "");
-  group_indices(e, ec_mul(e, prev, BYTES_GROUP_ROWS), masks_of(e, masks, prev), nt);
+  group_indices(e, ec_mul(e, prev, group_rows(e)), masks_of(e, masks, prev), nt);
   ec_if_else(e, &f);
   ec_if_end(e, &f);
   ec_loop_end(e, &lg);
@@ -241,27 +301,25 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, LLVMValueR
   from = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, from, g0, ""), g0, from, "");
   ec_loop ll;
   LLVMValueRef li = ec_loop_begin(e, &ll, from, g1, 1);
-  group_indices(e, ec_mul(e, li, BYTES_GROUP_ROWS), masks_of(e, masks, li), nt);
+  group_indices(e, ec_mul(e, li, group_rows(e)), masks_of(e, masks, li), nt);
   ec_loop_end(e, &ll);
 }
 
 dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
   const dmlc_kdesc *k = e->k;
   const uint32_t len = (uint32_t)k->dims[1];
-  const uint64_t rows = k->dims[0], groups = rows / BYTES_GROUP_ROWS;
-  const uint64_t rows_per_task = (uint64_t)BYTES_GROUP_ROWS * BYTES_GROUPS_PER_TASK;
+  const uint32_t g = group_rows(e);
+  const uint64_t rows = k->dims[0], groups = rows / g;
+  const uint64_t rows_per_task = (uint64_t)g * BYTES_GROUPS_PER_TASK;
   const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
 
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
-  /* BYTES_LAG + 1 groups' masks (mask_bytes), the bytes past each zeroed */
+  /* BYTES_LAG + 1 groups' masks (mask_bytes), zeroed once: the bytes
+   * past a group's masks are loaded, never picked */
   LLVMValueRef masks = ec_array(e, e->i8, (BYTES_LAG + 1) * mask_bytes(len), 64);
-  for (uint32_t h = 0; h <= BYTES_LAG; h++) {
-    LLVMValueRef at = ec_i64(e, h * mask_bytes(len) + 8ull * len);
-    LLVMValueRef s = LLVMBuildStore(e->entry_b, LLVMConstNull(LLVMVectorType(e->i8, 64)),
-                                    LLVMBuildGEP2(e->entry_b, e->i8, masks, &at, 1, ""));
-    LLVMSetAlignment(s, 8);
-  }
+  LLVMBuildMemSet(e->entry_b, masks, LLVMConstInt(e->i8, 0, false),
+                  ec_i64(e, (BYTES_LAG + 1) * mask_bytes(len)), 64);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   LLVMValueRef g0 = ec_mul(e, t, BYTES_GROUPS_PER_TASK);
@@ -279,11 +337,11 @@ dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_inf
   } else {
     group_loop(e, g0, g1, masks, false);
   }
-  if (groups * BYTES_GROUP_ROWS < rows) {
+  if (groups * g < rows) {
     LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
     ec_if f;
     ec_if_begin(e, &f, is_last);
-    ec_rows_one_by_one(e, groups * BYTES_GROUP_ROWS, rows);
+    ec_rows_one_by_one(e, groups * g, rows);
     ec_if_else(e, &f);
     ec_if_end(e, &f);
   }
@@ -294,6 +352,6 @@ dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_inf
   for (uint32_t i = 0; i < k->num_outputs; i++)
     out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
   info->num_tasks = tasks;
-  info->bytes_per_task = rows_per_task * (len + out_bytes);
+  info->bytes_per_task = rows_per_task * (len * dmlc_dtype_size(k->read_dtype) + out_bytes);
   return DMLC_OK;
 }

@@ -255,7 +255,7 @@ bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_merged_columns_matches(const dmlc_kdesc *k);
 bool ec_small_rows_matches(const dmlc_kdesc *k);
-/* Short packed 8-bit rows by byte permutes (emit_bytes.c). */
+/* Short packed rows by permutes (emit_bytes.c). */
 bool ec_byte_rows_matches(const emit_ctx *e);
 dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

@@ -2272,15 +2272,17 @@ START_TEST(test_wide_f32_groups) {
 }
 END_TEST
 
-/* Packed 8-bit rows of 9 to 25 by byte permutes (emit_bytes.c) on a
- * 64-byte target with byte_permutes: every (op, direction) on ties,
- * extremes and random bytes, rows a multiple of the group (64) or not
- * (the rest row by row, in the last task), one task or several, the read
- * ending at a PROT_NONE page (a group that loads past its rows faults),
- * u32 and i64 indices, a strided index. The path shows as its count of
- * each row's trailing (leading) zeros, 16 rows a vector; not taken for
- * rows of 8 or 26, 16-bit rows, fewer than 64 rows, or without
- * byte_permutes or 64-byte vectors. */
+/* Packed rows of 9 to 25 (16-bit: to 16) by permutes (emit_bytes.c) on a
+ * 64-byte target with byte_permutes: 8-, 16- and 32-bit integers and f32,
+ * every (op, direction) on ties, extremes and random values (f32 also
+ * with NaNs everywhere, rare NaNs and infinities: a group with a NaN
+ * takes the row code's answers), rows a multiple of the group (64, 32,
+ * 16) or not (the rest row by row, in the last task), one task or
+ * several, the read ending at a PROT_NONE page (a group that loads past
+ * its rows faults), u32, i32 and i64 indices, strided indices. The path
+ * shows as its count of each row's trailing (leading) zeros, 16 rows a
+ * vector; not taken for rows of 8, 26 (16-bit: 17), f16 or f64, fewer
+ * rows than a group, or without byte_permutes or 64-byte vectors. */
 START_TEST(test_byte_rows) {
   static const struct {
     dmlc_dtype dt, out;
@@ -2297,14 +2299,29 @@ START_TEST(test_byte_rows) {
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 4096 * 3 + 1, 21, 1, true, true, 64},
       {DMLC_DTYPE_I8, DMLC_DTYPE_U32, 640, 24, 1, true, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_I32, 4096 + 63, 25, 3, true, true, 64},
+      {DMLC_DTYPE_I16, DMLC_DTYPE_U32, 32, 9, 1, true, true, 64},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_I64, 2048 * 2 + 32 * 3 + 5, 12, 1, true, true, 64},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 100, 16, 2, true, true, 64},
+      {DMLC_DTYPE_I32, DMLC_DTYPE_U32, 1024 + 16 * 3 + 7, 10, 1, true, true, 64},
+      {DMLC_DTYPE_U32, DMLC_DTYPE_I64, 50, 17, 1, true, true, 64},
+      {DMLC_DTYPE_I32, DMLC_DTYPE_U32, 16, 25, 1, true, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 1024 * 2 + 16 * 9 + 3, 10, 1, true, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_I64, 97, 13, 2, true, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 160, 16, 1, true, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 48, 21, 1, true, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 8, 1, false, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 26, 1, false, true, 64},
-      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 640, 21, 1, false, true, 64},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 640, 17, 1, false, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 640, 8, 1, false, true, 64},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 640, 12, 1, false, true, 64},
+      {DMLC_DTYPE_F64, DMLC_DTYPE_U32, 640, 12, 1, false, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 63, 21, 1, false, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 15, 12, 1, false, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 21, 1, false, false, 64},
-      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 21, 1, false, true, 32},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 640, 12, 1, false, true, 32},
   };
-  static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+  static const data_mode modes[] = {DATA_TIES,    DATA_SPECIALS, DATA_RANDOM,
+                                    DATA_ALL_NAN, DATA_RARE_NAN, DATA_ALL_NEG_INF};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -2312,6 +2329,7 @@ START_TEST(test_byte_rows) {
     vec_bytes = cases[c].vec;
     byte_permutes = cases[c].permutes;
     row_narrow = 32;
+    const int nmodes = dmlc_dtype_is_float(cases[c].dt) ? 6 : 3;
     for (int v = 0; v < 4; v++) {
       const bool dec = v & 2;
       kd_reduce(&k, cases[c].dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
@@ -2320,7 +2338,7 @@ START_TEST(test_byte_rows) {
       ck_assert_msg(bytes == cases[c].bytes, "%s [%u,%u] %d: byte rows %d",
                     dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, v, bytes);
       if (cases[c].bytes || v == 0)
-        check_kernel_modes(&k, modes, 3);
+        check_kernel_modes(&k, modes, nmodes);
     }
   }
   default_target();
