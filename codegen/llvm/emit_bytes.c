@@ -1,6 +1,6 @@
 /* Short packed rows by permutes: space [K, R] of 8-, 16- or 32-bit
- * integers or f32, R from BYTES_MIN_LEN to BYTES_MAX_LEN (16-bit: to
- * BYTES_MAX_LEN_16), rows packed one after another, index outputs only,
+ * integers, f16 or f32, R in the span len_span gives (from 6 to 10 up to
+ * 16 or 25), rows packed one after another, index outputs only,
  * on targets whose 64-byte vectors permute any elements across the whole
  * vector in one instruction (dmlc_llvm_target.byte_permutes: x86 with
  * AVX-512 VBMI: VPERMB and VPERMT2B, and VPERMT2W, VPERMT2D). The channel
@@ -29,9 +29,10 @@
  * f32 takes its extremes by ordered compares (MAXPS) and its positions by
  * ordered equals (so -0 and +0 tie, as the order has them); a group with
  * a NaN (one unordered compare a vector tells) has its masks rewritten
- * from the row code's answers (exact_masks). Otherwise no branch on the
- * data, ties and all. Rows after the last whole group go one at a time
- * (ec_rows_one_by_one).
+ * from the row code's answers (exact_masks). f16 goes as i16 keys
+ * (ec_f16_key: -0 and +0 one key, every NaN one key past the rest), which
+ * are exact. Otherwise no branch on the data, ties and all. Rows after the last whole group go one
+ * at a time (ec_rows_one_by_one).
  *
  * On a Zen 5 (AVX-512 VBMI; permutes 2 a cycle, unpacks and max 4),
  * alternated in one process with the path these rows took before (row
@@ -42,15 +43,19 @@
  * 1.45-1.58, [*,21] 1.12-1.21, [*,24] 1.0-1.17, [*,25] 0.92-1.06, f32
  * [*,9] 1.43-1.71, [*,10] 1.30-1.66, [*,14] 1.72-2.07, [*,21] 1.58-1.63,
  * [*,25] 1.31-1.42, i32 [*,10] 1.02-1.20, [*,16] 1.92-2.23, [*,25]
- * 1.16-1.36, i16 and u16 [*,9..14] 1.04-1.47; two threads in the L3 (4
+ * 1.16-1.36, i16 and u16 [*,9..14] 1.04-1.47, f16 [*,10..25]
+ * 1.09-1.64, f32 [*,6..8] 1.22-1.56; two threads in the L3 (4
  * MB) u8 [*,9] 1.14, [*,10] 1.46, [*,12] 2.0-2.25, [*,16] 1.48-1.54,
  * [*,21] 1.40-1.45, [*,25] 1.2-1.35, f32 [*,9..25] 1.45-3.3, i32
- * 1.18-2.3, i16 and u16 [*,9..14] 1.13-2.25, [*,16] 1.11; one thread in
+ * 1.18-2.3, i16 and u16 [*,9..14] 1.13-2.25, [*,16] 1.11, f16
+ * [*,10..25] 1.1-1.63, f32 [*,6..8] 1.14-1.38; one thread in
  * the L2 (0.5 MB) u8 [*,9] 1.15, [*,12] 2.4-2.6, [*,21] 1.72-1.76, f32
- * 1.6-3.2, i32 1.27-3.1, 16-bit [*,9..16] 1.3-2.9. Rows of 8 lost (u8 in
- * the L3 0.72-0.91: the de-interleaving reads them at 100 GB/s), 8-bit
- * rows of 26 to 32 tied or lost (28: 0.82-0.98 from DRAM), 16-bit rows of
- * 18 to 25 tied in the L3 and from DRAM (0.89-1.2).
+ * 1.6-3.2, i32 1.27-3.1, 16-bit [*,9..16] 1.3-2.9, f16 [*,10..25]
+ * 1.07-1.75, f32 [*,6..8] 1.4-1.57. Outside the spans they lost or tied:
+ * u8 [*,8] (in the L3 0.72-0.91: the de-interleaving reads it at 100
+ * GB/s), 8-bit rows of 26 to 32 (28: 0.82-0.98 from DRAM), i16 and u16
+ * rows of 18 to 25 (0.89-1.2 in the L3 and from DRAM), f16 [*,9]
+ * (0.94-1.0), f32 [*,3..5] (L3 0.61-0.97), i32 [*,3..7] (L3 0.74-1.06).
  *
  * From DRAM a group prefetches its lines BYTES_AHEAD ahead (into L1):
  * against 4 KiB ahead, u8 [*,21] 0.84-1.0 of the time, [*,10] 0.83-0.86,
@@ -59,9 +64,7 @@
 #include "codegen/llvm/emit_internal.h"
 
 enum {
-  BYTES_MIN_LEN = 9,
-  BYTES_MAX_LEN = 25,    /* a row's bits and their offset in a byte fit 32 */
-  BYTES_MAX_LEN_16 = 16, /* 16-bit rows: longer ones tied the row groups */
+  BYTES_MAX_LEN = 25, /* a row's bits and their offset in a byte fit 32 */
   BYTES_GROUPS_PER_TASK = 64,
   BYTES_MAX_LANE = 16, /* the widest lane (in elements) a row takes in the first pass */
   BYTES_LAG = 3,       /* groups between a group's masks and its indices (group_loop) */
@@ -76,6 +79,24 @@ static uint32_t group_rows(const emit_ctx *e) { return 64 / dmlc_dtype_size(e->k
 
 static bool is_f32(const emit_ctx *e) { return e->k->read_dtype == DMLC_DTYPE_F32; }
 
+/* The row lengths this path takes, by type (the measured spans: the
+ * figures above). */
+static void len_span(dmlc_dtype dt, uint32_t *lo, uint32_t *hi) {
+  const uint32_t size = dmlc_dtype_size(dt);
+  *hi = BYTES_MAX_LEN;
+  if (dt == DMLC_DTYPE_F32) {
+    *lo = 6;
+  } else if (dt == DMLC_DTYPE_F16) {
+    *lo = 10;
+  } else if (size == 4) {
+    *lo = 8;
+  } else {
+    *lo = 9;
+    if (size == 2)
+      *hi = 16;
+  }
+}
+
 bool ec_byte_rows_matches(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
   if (!e->byte_permutes || e->vector_bytes != 64 || !k->has_reduction || !ec_packed_index_rows(e))
@@ -83,11 +104,11 @@ bool ec_byte_rows_matches(const emit_ctx *e) {
   const dmlc_kind kind = dmlc_dtype_get(k->read_dtype)->kind;
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
   if (!((kind == DMLC_KIND_SIGNED || kind == DMLC_KIND_UNSIGNED) && size <= 4) &&
-      k->read_dtype != DMLC_DTYPE_F32)
+      k->read_dtype != DMLC_DTYPE_F32 && k->read_dtype != DMLC_DTYPE_F16)
     return false;
-  const uint64_t len = k->dims[1];
-  return len >= BYTES_MIN_LEN && len <= (size == 2 ? BYTES_MAX_LEN_16 : BYTES_MAX_LEN) &&
-         k->dims[0] >= group_rows(e);
+  uint32_t lo, hi;
+  len_span(k->read_dtype, &lo, &hi);
+  return k->dims[1] >= lo && k->dims[1] <= hi && k->dims[0] >= group_rows(e);
 }
 
 /* The lane width of the first pass: the largest power of 2 up to len, at
@@ -117,7 +138,8 @@ static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
     LLVMValueRef gt = LLVMBuildFCmp(e->b, mx ? LLVMRealOGT : LLVMRealOLT, a, b, "");
     return LLVMBuildSelect(e->b, gt, a, b, "");
   }
-  const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED;
+  const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED ||
+                 e->k->read_dtype == DMLC_DTYPE_F16;
   const char *name = mx ? (s ? "llvm.smax" : "llvm.umax") : (s ? "llvm.smin" : "llvm.umin");
   LLVMTypeRef t = LLVMTypeOf(a);
   LLVMValueRef args[2] = {a, b};
@@ -126,7 +148,10 @@ static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
 
 /* A vector (64 bytes) of the read from element off + at. */
 static LLVMValueRef load_vector(emit_ctx *e, LLVMValueRef off, uint64_t at) {
-  return ec_load(e, e->k->read_dtype, e->read, ec_add(e, off, ec_i64(e, at)), group_rows(e));
+  LLVMValueRef i = ec_add(e, off, ec_i64(e, at));
+  if (e->k->read_dtype == DMLC_DTYPE_F16)
+    return ec_load_read_key(e, i, group_rows(e));
+  return ec_load(e, e->k->read_dtype, e->read, i, group_rows(e));
 }
 
 /* The vector of rows r .. r + n - 1 (n = lanes / w) of the group at off,

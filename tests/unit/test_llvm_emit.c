@@ -2272,8 +2272,9 @@ START_TEST(test_wide_f32_groups) {
 }
 END_TEST
 
-/* Packed rows of 9 to 25 (16-bit: to 16) by permutes (emit_bytes.c) on a
- * 64-byte target with byte_permutes: 8-, 16- and 32-bit integers and f32,
+/* Packed rows by permutes (emit_bytes.c: 8-bit rows of 9 to 25, 16-bit of
+ * 9 to 16, f16 of 10 to 25, 32-bit of 8 to 25, f32 of 6 to 25) on a
+ * 64-byte target with byte_permutes: 8-, 16- and 32-bit integers, f16 and f32,
  * every (op, direction) on ties, extremes and random values (f32 also
  * with NaNs everywhere, rare NaNs and infinities: a group with a NaN
  * takes the row code's answers), rows a multiple of the group (64, 32,
@@ -2281,8 +2282,9 @@ END_TEST
  * several, the read ending at a PROT_NONE page (a group that loads past
  * its rows faults), u32, i32 and i64 indices, strided indices. The path
  * shows as its count of each row's trailing (leading) zeros, 16 rows a
- * vector; not taken for rows of 8, 26 (16-bit: 17), f16 or f64, fewer
- * rows than a group, or without byte_permutes or 64-byte vectors. */
+ * vector; not taken for rows of 8, 26 (16-bit: 17, f16 9, f32 5, i32 7),
+ * f64, fewer rows than a group, or without byte_permutes or 64-byte
+ * vectors. */
 START_TEST(test_byte_rows) {
   static const struct {
     dmlc_dtype dt, out;
@@ -2309,11 +2311,16 @@ START_TEST(test_byte_rows) {
       {DMLC_DTYPE_F32, DMLC_DTYPE_I64, 97, 13, 2, true, true, 64},
       {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 160, 16, 1, true, true, 64},
       {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 48, 21, 1, true, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 1024 + 16 * 2 + 9, 6, 1, true, true, 64},
+      {DMLC_DTYPE_U32, DMLC_DTYPE_U32, 64, 8, 1, true, true, 64},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 2048 + 32 * 3 + 1, 10, 1, true, true, 64},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_I64, 70, 25, 2, true, true, 64},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 64, 9, 1, false, true, 64},
+      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 640, 5, 1, false, true, 64},
+      {DMLC_DTYPE_I32, DMLC_DTYPE_U32, 640, 7, 1, false, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 8, 1, false, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 26, 1, false, true, 64},
       {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 640, 17, 1, false, true, 64},
-      {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 640, 8, 1, false, true, 64},
-      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 640, 12, 1, false, true, 64},
       {DMLC_DTYPE_F64, DMLC_DTYPE_U32, 640, 12, 1, false, true, 64},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 63, 21, 1, false, true, 64},
       {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 15, 12, 1, false, true, 64},
@@ -2329,7 +2336,7 @@ START_TEST(test_byte_rows) {
     vec_bytes = cases[c].vec;
     byte_permutes = cases[c].permutes;
     row_narrow = 32;
-    const int nmodes = dmlc_dtype_is_float(cases[c].dt) ? 6 : 3;
+    const int nmodes = cases[c].dt == DMLC_DTYPE_F16 ? 7 : dmlc_dtype_is_float(cases[c].dt) ? 6 : 3;
     for (int v = 0; v < 4; v++) {
       const bool dec = v & 2;
       kd_reduce(&k, cases[c].dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
