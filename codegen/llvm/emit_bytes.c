@@ -348,7 +348,8 @@ static LLVMValueRef masks_of(emit_ctx *e, LLVMValueRef masks, LLVMValueRef i) {
  * [*,10] 1.26-1.6, [*,12] 1.2-1.3, [*,21] 1.06; two threads in the L3
  * (4 MB) u8 [*,5] 1.3-1.6, [*,21] 1.03-1.08. A lag of 1 left u8 [*,10]
  * 1.15 slower, 2 about as fast as 3. */
-static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, LLVMValueRef masks, bool nt) {
+static void bytes_group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, bool nt, void *arg) {
+  LLVMValueRef masks = arg;
   ec_loop lg;
   LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
   group_masks(e, ec_mul(e, gi, group_rows(e)), masks_of(e, masks, gi));
@@ -383,32 +384,8 @@ dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_inf
   LLVMValueRef masks = ec_array(e, e->i8, (BYTES_LAG + 1) * mask_bytes(len), 64);
   LLVMBuildMemSet(e->entry_b, masks, LLVMConstInt(e->i8, 0, false),
                   ec_i64(e, (BYTES_LAG + 1) * mask_bytes(len)), 64);
-  ec_loop lt;
-  LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
-  LLVMValueRef g0 = ec_mul(e, t, BYTES_GROUPS_PER_TASK);
-  LLVMValueRef g1 = ec_add(e, g0, ec_i64(e, BYTES_GROUPS_PER_TASK));
-  LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, g1, ec_i64(e, groups), "");
-  g1 = LLVMBuildSelect(e->b, over, ec_i64(e, groups), g1, "");
-  LLVMValueRef aligned = ec_index_nt_aligned(e, 16);
-  if (aligned) {
-    ec_if fa;
-    ec_if_begin(e, &fa, aligned);
-    group_loop(e, g0, g1, masks, true);
-    ec_if_else(e, &fa);
-    group_loop(e, g0, g1, masks, false);
-    ec_if_end(e, &fa);
-  } else {
-    group_loop(e, g0, g1, masks, false);
-  }
-  if (groups * g < rows) {
-    LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
-    ec_if f;
-    ec_if_begin(e, &f, is_last);
-    ec_rows_one_by_one(e, groups * g, rows);
-    ec_if_else(e, &f);
-    ec_if_end(e, &f);
-  }
-  ec_loop_end(e, &lt);
+  ec_group_tasks(e, begin, end, groups, BYTES_GROUPS_PER_TASK, g, ec_index_nt_aligned(e, 16),
+                 bytes_group_loop, masks);
   ec_function_end(e);
 
   uint64_t out_bytes = 0;

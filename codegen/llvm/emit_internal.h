@@ -266,6 +266,16 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
  * nt: the ec_index_nt outputs, and the large ONEHOT ones whose stores are
  * whole vectors, are aligned for non-temporal stores. */
 void ec_store_row_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint32_t g, bool nt);
+/* The groups [g0, g1) of a task of packed rows; nt: outputs aligned for
+ * non-temporal stores. */
+typedef void (*ec_group_fn)(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, bool nt, void *arg);
+/* The loop over tasks [begin, end) of a kernel of packed rows ([K, R],
+ * ec_small_rows_matches) in groups of g rows: task t runs groups
+ * [t * per_task, (t + 1) * per_task) up to `groups` by fn, twice behind a
+ * test of `aligned` (nt where it holds) unless it is NULL, and the last
+ * task also the rows after the last whole group, one at a time. */
+void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint64_t groups,
+                    uint32_t per_task, uint32_t g, LLVMValueRef aligned, ec_group_fn fn, void *arg);
 /* Reduces packed rows [first, rows) one at a time (ec_reduce_row) and
  * stores their outputs: the rows after a kernel's last whole group. */
 void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows);

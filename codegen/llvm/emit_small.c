@@ -212,35 +212,27 @@ void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows) {
   ec_loop_end(e, &lr);
 }
 
-dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
-  const dmlc_kdesc *k = e->k;
-  const dmlc_dtype dt = k->read_dtype;
-  const uint32_t len = k->dims[1];
-  const uint64_t rows = k->dims[0];
-  const uint32_t g = group_rows(e, len);
-  const uint64_t groups = rows / g, rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
-  const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
-
-  LLVMValueRef begin, end;
-  ec_function_begin(e, name, true, &begin, &end);
+void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint64_t groups,
+                    uint32_t per_task, uint32_t g, LLVMValueRef aligned, ec_group_fn fn,
+                    void *arg) {
+  const uint64_t rows = e->k->dims[0],
+                 tasks = (rows + (uint64_t)g * per_task - 1) / ((uint64_t)g * per_task);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   /* this task's whole groups, then (the last task) the rows after them */
-  LLVMValueRef g0 = ec_mul(e, t, SMALL_GROUPS_PER_TASK);
-  LLVMValueRef g1 = ec_add(e, g0, ec_i64(e, SMALL_GROUPS_PER_TASK));
+  LLVMValueRef g0 = ec_mul(e, t, per_task);
+  LLVMValueRef g1 = ec_add(e, g0, ec_i64(e, per_task));
   LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, g1, ec_i64(e, groups), "");
   g1 = LLVMBuildSelect(e->b, over, ec_i64(e, groups), g1, "");
-  /* non-temporal stores when every such output is aligned for them */
-  LLVMValueRef aligned = small_nt_aligned(e, g);
   if (aligned) {
     ec_if fa;
     ec_if_begin(e, &fa, aligned);
-    group_loop(e, g0, g1, g, true);
+    fn(e, g0, g1, true, arg);
     ec_if_else(e, &fa);
-    group_loop(e, g0, g1, g, false);
+    fn(e, g0, g1, false, arg);
     ec_if_end(e, &fa);
   } else {
-    group_loop(e, g0, g1, g, false);
+    fn(e, g0, g1, false, arg);
   }
   if (groups * g < rows) {
     LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
@@ -251,6 +243,27 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
     ec_if_end(e, &f);
   }
   ec_loop_end(e, &lt);
+}
+
+/* group_loop for ec_group_tasks (arg: the rows a group). */
+static void small_group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, bool nt, void *arg) {
+  group_loop(e, g0, g1, *(const uint32_t *)arg, nt);
+}
+
+dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const dmlc_dtype dt = k->read_dtype;
+  const uint32_t len = k->dims[1];
+  const uint64_t rows = k->dims[0];
+  uint32_t g = group_rows(e, len);
+  const uint64_t groups = rows / g, rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
+  const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  /* non-temporal stores when every such output is aligned for them */
+  ec_group_tasks(e, begin, end, groups, SMALL_GROUPS_PER_TASK, g, small_nt_aligned(e, g),
+                 small_group_loop, &g);
   ec_function_end(e);
 
   uint64_t out_bytes = 0;
