@@ -101,7 +101,10 @@ static void len_span(dmlc_dtype dt, uint32_t *lo, uint32_t *hi) {
 
 bool ec_byte_rows_matches(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (!e->byte_permutes || e->vector_bytes != 64 || !k->has_reduction || !ec_packed_index_rows(e))
+  /* not a scaled read (every s-th element: ec_load's strided vectors,
+   * not measured here) */
+  if (!e->byte_permutes || e->vector_bytes != 64 || !k->has_reduction || e->read_scale != 1 ||
+      !ec_packed_index_rows(e))
     return false;
   const dmlc_kind kind = dmlc_dtype_get(k->read_dtype)->kind;
   const uint32_t size = dmlc_dtype_size(k->read_dtype);

@@ -2283,8 +2283,8 @@ END_TEST
  * its rows faults), u32, i32 and i64 indices, strided indices. The path
  * shows as its count of each row's trailing (leading) zeros, 16 rows a
  * vector; not taken for rows of 8, 26 (16-bit: 17, f16 9, f32 5, i32 7),
- * f64, fewer rows than a group, or without byte_permutes or 64-byte
- * vectors. */
+ * f64, fewer rows than a group, a scaled read, or without byte_permutes
+ * or 64-byte vectors. */
 START_TEST(test_byte_rows) {
   static const struct {
     dmlc_dtype dt, out;
@@ -2348,6 +2348,17 @@ START_TEST(test_byte_rows) {
         check_kernel_modes(&k, modes, nmodes);
     }
   }
+  /* a scaled read (every other element) keeps the short rows' path */
+  const uint32_t dims[2] = {640, 12};
+  dmlc_kdesc k = kd_make(2, dims, 2);
+  k.read_strides[0] = 24;
+  k.read_strides[1] = 2;
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&k, DMLC_DTYPE_F32, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  vec_bytes = 64;
+  byte_permutes = true;
+  ck_assert_msg(!ir_has(&k, "@llvm.cttz.v16i32"), "a scaled read by permutes");
+  check_three_modes(&k);
   default_target();
 }
 END_TEST
