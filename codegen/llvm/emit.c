@@ -267,7 +267,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   /* Packed rows that 64-byte vectors served worse than a 32-byte target's
    * row groups: emitted as for that target, which every decision below
    * then sees (target_vector_bytes included) */
-  const bool byte_rows = !e.reordered && ec_byte_rows_matches(&e);
+  const bool byte_rows = ec_byte_rows_matches(&e);
   if (!byte_rows && ec_narrow_rows(&e)) {
     e.vector_bytes = e.target_vector_bytes = e.row_narrow_bytes;
     e.narrowed_rows = true;

@@ -32,7 +32,7 @@
  * from the row code's answers (exact_masks). f16 goes as i16 keys
  * (ec_f16_key: -0 and +0 one key, every NaN one key past the rest), which
  * are exact. Otherwise no branch on the data, ties and all. Rows after the last whole group go one
- * at a time (ec_rows_one_by_one).
+ * at a time (ec_group_tasks).
  *
  * On a Zen 5 (AVX-512 VBMI; permutes 2 a cycle, unpacks and max 4),
  * alternated in one process with the path these rows took before (row
@@ -143,12 +143,9 @@ static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
     LLVMValueRef gt = LLVMBuildFCmp(e->b, mx ? LLVMRealOGT : LLVMRealOLT, a, b, "");
     return LLVMBuildSelect(e->b, gt, a, b, "");
   }
-  const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED ||
-                 e->k->read_dtype == DMLC_DTYPE_F16;
-  const char *name = mx ? (s ? "llvm.smax" : "llvm.umax") : (s ? "llvm.smin" : "llvm.umin");
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[2] = {a, b};
-  return ec_intrinsic(e, name, &t, 1, args, 2);
+  /* f16 keys are signed */
+  const char *op = e->k->read_dtype == DMLC_DTYPE_F16 ? (mx ? "smax" : "smin") : ec_int_op(e);
+  return ec_minmax(e, op, a, b);
 }
 
 /* A vector (64 bytes) of the read from element off + at. */
@@ -376,7 +373,7 @@ dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_inf
   const dmlc_kdesc *k = e->k;
   const uint32_t len = (uint32_t)k->dims[1];
   const uint32_t g = group_rows(e);
-  const uint64_t rows = k->dims[0], groups = rows / g;
+  const uint64_t rows = k->dims[0];
   const uint64_t rows_per_task = (uint64_t)g * BYTES_GROUPS_PER_TASK;
   const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
 
@@ -387,7 +384,7 @@ dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_inf
   LLVMValueRef masks = ec_array(e, e->i8, (BYTES_LAG + 1) * mask_bytes(len), 64);
   LLVMBuildMemSet(e->entry_b, masks, LLVMConstInt(e->i8, 0, false),
                   ec_i64(e, (BYTES_LAG + 1) * mask_bytes(len)), 64);
-  ec_group_tasks(e, begin, end, groups, BYTES_GROUPS_PER_TASK, g, ec_index_nt_aligned(e, 16),
+  ec_group_tasks(e, begin, end, BYTES_GROUPS_PER_TASK, g, ec_index_nt_aligned(e, 16),
                  bytes_group_loop, masks);
   ec_function_end(e);
 

@@ -161,6 +161,11 @@ void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t la
                     LLVMValueRef *out_val, LLVMValueRef *out_idx);
 
 /* ---- intrinsics ---- */
+/* The integer extreme (llvm.<op>: "smax", "umin", ...) an argmax or argmin
+ * of the read's integer type keeps (emit_row.c). */
+const char *ec_int_op(const emit_ctx *e);
+/* llvm.<op> (smax, umin, ...) of two integer vectors (emit_row.c). */
+LLVMValueRef ec_minmax(emit_ctx *e, const char *op, LLVMValueRef a, LLVMValueRef b);
 /* A call of the overloaded intrinsic `name` (types: its overload types). */
 LLVMValueRef ec_intrinsic(emit_ctx *e, const char *name, LLVMTypeRef *types, size_t ntypes,
                           LLVMValueRef *args, unsigned nargs);
@@ -271,14 +276,11 @@ void ec_store_row_indices(emit_ctx *e, LLVMValueRef row, LLVMValueRef idx, uint3
 typedef void (*ec_group_fn)(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, bool nt, void *arg);
 /* The loop over tasks [begin, end) of a kernel of packed rows ([K, R],
  * ec_small_rows_matches) in groups of g rows: task t runs groups
- * [t * per_task, (t + 1) * per_task) up to `groups` by fn, twice behind a
+ * [t * per_task, (t + 1) * per_task) up to the last whole one by fn, twice behind a
  * test of `aligned` (nt where it holds) unless it is NULL, and the last
  * task also the rows after the last whole group, one at a time. */
-void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint64_t groups,
-                    uint32_t per_task, uint32_t g, LLVMValueRef aligned, ec_group_fn fn, void *arg);
-/* Reduces packed rows [first, rows) one at a time (ec_reduce_row) and
- * stores their outputs: the rows after a kernel's last whole group. */
-void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows);
+void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint32_t per_task,
+                    uint32_t g, LLVMValueRef aligned, ec_group_fn fn, void *arg);
 dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_column_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

@@ -79,8 +79,7 @@ static bool two_pass(const emit_ctx *e, uint64_t len) {
          len * dmlc_dtype_size(dt) <= TWO_PASS_MAX_BYTES;
 }
 
-/* The integer extreme (llvm.<op>) an integer argmax or argmin keeps. */
-static const char *int_op(const emit_ctx *e) {
+const char *ec_int_op(const emit_ctx *e) {
   const bool s = dmlc_dtype_get(e->k->read_dtype)->kind == DMLC_KIND_SIGNED;
   return e->k->reduction == DMLC_OP_ARGMAX ? (s ? "smax" : "umax") : (s ? "smin" : "umin");
 }
@@ -94,8 +93,7 @@ static LLVMValueRef hit_mask(emit_ctx *e, LLVMValueRef x, const LLVMValueRef fin
   return LLVMBuildBitCast(e->b, in, LLVMIntTypeInContext(e->c, lanes), "mask");
 }
 
-/* llvm.<op> (smax, umin, ...) of two integer vectors. */
-static LLVMValueRef minmax(emit_ctx *e, const char *op, LLVMValueRef a, LLVMValueRef b) {
+LLVMValueRef ec_minmax(emit_ctx *e, const char *op, LLVMValueRef a, LLVMValueRef b) {
   char name[32];
   snprintf(name, sizeof name, "llvm.%s", op);
   LLVMTypeRef t = LLVMTypeOf(a);
@@ -302,7 +300,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   const bool mx = e->k->reduction == DMLC_OP_ARGMAX;
   /* the extremes kept: f16's three, or the one an integer needs */
   static const char *const half_ops[3] = {"smax", "smin", "umax"};
-  const char *const iop = int_op(e);
+  const char *const iop = ec_int_op(e);
   const char *const *ops = half ? half_ops : &iop;
   const uint32_t nacc = half ? 3 : 1;
   LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt), vt = LLVMVectorType(et, lanes);
@@ -329,7 +327,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
     for (uint32_t u = 0; u < unroll; u++) {
       LLVMValueRef x = bits_at(e, &bh, ec_add(e, j, ec_i64(e, u * lanes)));
       for (uint32_t a = 0; a < nacc; a++)
-        LLVMBuildStore(e->b, minmax(e, ops[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""), x),
+        LLVMBuildStore(e->b, ec_minmax(e, ops[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""), x),
                        acc[a][u]);
     }
     ec_loop_end(e, &l);
@@ -338,7 +336,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
   for (uint32_t a = 0; a < nacc; a++) {
     v[a] = LLVMBuildLoad2(e->b, vt, acc[a][0], "");
     for (uint32_t u = 1; u < unroll; u++)
-      v[a] = minmax(e, ops[a], v[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""));
+      v[a] = ec_minmax(e, ops[a], v[a], LLVMBuildLoad2(e->b, vt, acc[a][u], ""));
   }
   /* the rest: whole vectors, then one ending at the row's end (max and min
    * do not mind seeing an element twice) */
@@ -346,7 +344,7 @@ static void reduce_row_two_pass(emit_ctx *e, LLVMValueRef off, uint64_t len, LLV
     const uint64_t at = p + lanes <= len ? p : len - lanes;
     LLVMValueRef x = bits_at(e, &bh, ec_i64(e, at));
     for (uint32_t a = 0; a < nacc; a++)
-      v[a] = minmax(e, ops[a], v[a], x);
+      v[a] = ec_minmax(e, ops[a], v[a], x);
   }
   LLVMValueRef m[3];
   for (uint32_t a = 0; a < nacc; a++)
@@ -401,7 +399,7 @@ static LLVMValueRef row_load(emit_ctx *e, LLVMValueRef off, uint32_t lanes, bool
   if (keys) {
     LLVMValueRef mag;
     LLVMValueRef k = ec_f16_twos(e, ec_load(e, DMLC_DTYPE_F16, e->read, off, lanes), lanes, &mag);
-    LLVMBuildStore(e->b, minmax(e, "smax", LLVMBuildLoad2(e->b, LLVMTypeOf(mag), nan, ""), mag),
+    LLVMBuildStore(e->b, ec_minmax(e, "smax", LLVMBuildLoad2(e->b, LLVMTypeOf(mag), nan, ""), mag),
                    nan);
     return k;
   }
@@ -547,7 +545,7 @@ static void row_lanes(emit_ctx *e, LLVMValueRef off, uint64_t len, uint32_t unro
     LLVMValueRef sum = LLVMBuildLoad2(e->b, nt, nan, "");
     for (uint32_t u = 0; u < unroll; u++) {
       LLVMValueRef y = LLVMBuildLoad2(e->b, nt, a.nans[u], "");
-      sum = keys ? minmax(e, "smax", sum, y) : LLVMBuildFAdd(e->b, sum, y, "");
+      sum = keys ? ec_minmax(e, "smax", sum, y) : LLVMBuildFAdd(e->b, sum, y, "");
     }
     LLVMBuildStore(e->b, sum, nan);
   }
@@ -901,9 +899,10 @@ static void bit_turn_vector(emit_ctx *e, const bit_blocks *bb, LLVMValueRef at, 
   LLVMTypeRef vt = bb->bh.vt;
   const uint32_t c = v % BIT_CHAINS;
   LLVMValueRef x = bits_at(e, &bb->bh, at);
-  LLVMBuildStore(e->b, first ? x : minmax(e, bb->op, LLVMBuildLoad2(e->b, vt, bb->chain[c], ""), x),
+  LLVMBuildStore(e->b,
+                 first ? x : ec_minmax(e, bb->op, LLVMBuildLoad2(e->b, vt, bb->chain[c], ""), x),
                  bb->chain[c]);
-  LLVMBuildStore(e->b, minmax(e, bb->side_op, LLVMBuildLoad2(e->b, vt, bb->side[c], ""), x),
+  LLVMBuildStore(e->b, ec_minmax(e, bb->side_op, LLVMBuildLoad2(e->b, vt, bb->side[c], ""), x),
                  bb->side[c]);
 }
 
@@ -950,12 +949,12 @@ static void bit_block_step(emit_ctx *e, const void *arg, LLVMValueRef start) {
         ec_prefetch_stream(e, ec_add(e, bb->bh.off, ec_add(e, start, ec_i64(e, v * lanes))), 64);
       LLVMValueRef x = bits_at(e, &bb->bh, ec_add(e, start, ec_i64(e, v * lanes)));
       const uint32_t c = v % BIT_CHAINS;
-      m[c] = v < BIT_CHAINS ? x : minmax(e, bb->op, m[c], x);
+      m[c] = v < BIT_CHAINS ? x : ec_minmax(e, bb->op, m[c], x);
     }
   }
   for (uint32_t w = BIT_CHAINS; w > 1; w /= 2)
     for (uint32_t i = 0; i < w / 2; i++)
-      m[i] = minmax(e, bb->op, m[i], m[i + w / 2]);
+      m[i] = ec_minmax(e, bb->op, m[i], m[i + w / 2]);
   const bool sgn = bb->op[0] == 's', up = strcmp(bb->op + 1, "max") == 0;
   const LLVMIntPredicate p =
       up ? (sgn ? (bb->last ? LLVMIntSGE : LLVMIntSGT) : (bb->last ? LLVMIntUGE : LLVMIntUGT))
@@ -991,7 +990,7 @@ static void bit_blocks_pass(emit_ctx *e, bit_blocks *bb, uint64_t len, LLVMValue
   if (bb->side_op) {
     LLVMValueRef sv = LLVMBuildLoad2(e->b, vt, bb->side[0], "");
     for (uint32_t c = 1; c < BIT_CHAINS; c++)
-      sv = minmax(e, bb->side_op, sv, LLVMBuildLoad2(e->b, vt, bb->side[c], ""));
+      sv = ec_minmax(e, bb->side_op, sv, LLVMBuildLoad2(e->b, vt, bb->side[c], ""));
     *side = reduce_minmax(e, bb->side_op, sv);
   }
 }
@@ -1023,7 +1022,7 @@ static void reduce_row_bit_blocks(emit_ctx *e, LLVMValueRef off, uint64_t len, L
   const bool last = e->k->direction == DMLC_DIRECTION_DECREASING;
   LLVMTypeRef et = half ? e->i16 : ec_store_type(e, dt);
   bit_blocks bb = {.bh = {off, NULL, LLVMVectorType(et, lanes)},
-                   .op = half ? (mx ? "smax" : "umax") : int_op(e),
+                   .op = half ? (mx ? "smax" : "umax") : ec_int_op(e),
                    .side_op = half ? (mx ? "umax" : "smax") : NULL,
                    .it = LLVMVectorType(e->i32, lanes),
                    .lanes = lanes,
@@ -1708,7 +1707,7 @@ static LLVMValueRef pack_half(emit_ctx *e, const packing *pk, LLVMValueRef p, LL
  * complemented where pk->invert) and values v, halved by one merge: g / 2
  * lanes of pk->wt. */
 static LLVMValueRef pack_row(emit_ctx *e, const packing *pk, LLVMValueRef p, LLVMValueRef v) {
-  return minmax(e, pk->op, pack_half(e, pk, p, v, pk->lo), pack_half(e, pk, p, v, pk->hi));
+  return ec_minmax(e, pk->op, pack_half(e, pk, p, v, pk->lo), pack_half(e, pk, p, v, pk->hi));
 }
 
 /* The constant positions (ix, complemented where pk->invert) of g lanes
@@ -1745,7 +1744,7 @@ static LLVMValueRef packed_row(emit_ctx *e, const packing *pk, LLVMValueRef off,
       if (!fresh[h])
         continue;
       LLVMValueRef c = pack_half(e, pk, pos, x, masks[h]);
-      acc = acc ? minmax(e, pk->op, acc, c) : c;
+      acc = acc ? ec_minmax(e, pk->op, acc, c) : c;
     }
   }
   return acc;
@@ -1770,8 +1769,8 @@ static void merger_add(emit_ctx *e, row_merger *m, LLVMValueRef v) {
   while (m->depth && m->level[m->depth - 1] == level && (h >> level) > 1) {
     LLVMValueRef x = m->v[--m->depth], lo, hi;
     pair_masks(e, h, h >> level, &lo, &hi);
-    v = minmax(e, m->pk->op, LLVMBuildShuffleVector(e->b, x, v, lo, ""),
-               LLVMBuildShuffleVector(e->b, x, v, hi, ""));
+    v = ec_minmax(e, m->pk->op, LLVMBuildShuffleVector(e->b, x, v, lo, ""),
+                  LLVMBuildShuffleVector(e->b, x, v, hi, ""));
     level++;
   }
   m->v[m->depth] = v;

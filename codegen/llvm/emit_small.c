@@ -191,7 +191,9 @@ static void group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, uint32_t g
   ec_loop_end(e, &lg);
 }
 
-void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows) {
+/* Reduces packed rows [first, rows) one at a time (ec_reduce_row) and
+ * stores their outputs: the rows after a kernel's last whole group. */
+static void rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows) {
   const dmlc_kdesc *k = e->k;
   const uint32_t len = k->dims[1];
   ec_loop lr;
@@ -212,11 +214,10 @@ void ec_rows_one_by_one(emit_ctx *e, uint64_t first, uint64_t rows) {
   ec_loop_end(e, &lr);
 }
 
-void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint64_t groups,
-                    uint32_t per_task, uint32_t g, LLVMValueRef aligned, ec_group_fn fn,
-                    void *arg) {
-  const uint64_t rows = e->k->dims[0],
-                 tasks = (rows + (uint64_t)g * per_task - 1) / ((uint64_t)g * per_task);
+void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint32_t per_task,
+                    uint32_t g, LLVMValueRef aligned, ec_group_fn fn, void *arg) {
+  const uint64_t rows = e->k->dims[0], groups = rows / g;
+  const uint64_t tasks = (rows + (uint64_t)g * per_task - 1) / ((uint64_t)g * per_task);
   ec_loop lt;
   LLVMValueRef t = ec_loop_begin(e, &lt, begin, end, 1);
   /* this task's whole groups, then (the last task) the rows after them */
@@ -238,7 +239,7 @@ void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint64_t 
     LLVMValueRef is_last = LLVMBuildICmp(e->b, LLVMIntEQ, t, ec_i64(e, tasks - 1), "");
     ec_if f;
     ec_if_begin(e, &f, is_last);
-    ec_rows_one_by_one(e, groups * g, rows);
+    rows_one_by_one(e, groups * g, rows);
     ec_if_else(e, &f);
     ec_if_end(e, &f);
   }
@@ -256,14 +257,14 @@ dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_in
   const uint32_t len = k->dims[1];
   const uint64_t rows = k->dims[0];
   uint32_t g = group_rows(e, len);
-  const uint64_t groups = rows / g, rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
+  const uint64_t rows_per_task = (uint64_t)g * SMALL_GROUPS_PER_TASK;
   const uint64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
 
   LLVMValueRef begin, end;
   ec_function_begin(e, name, true, &begin, &end);
   /* non-temporal stores when every such output is aligned for them */
-  ec_group_tasks(e, begin, end, groups, SMALL_GROUPS_PER_TASK, g, small_nt_aligned(e, g),
-                 small_group_loop, &g);
+  ec_group_tasks(e, begin, end, SMALL_GROUPS_PER_TASK, g, small_nt_aligned(e, g), small_group_loop,
+                 &g);
   ec_function_end(e);
 
   uint64_t out_bytes = 0;
