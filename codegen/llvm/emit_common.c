@@ -558,28 +558,36 @@ static LLVMValueRef umin64(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntULT, a, b, ""), a, b, "");
 }
 
-void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
-                     LLVMValueRef count, ec_run_value fn, void *arg) {
+/* A run of count elements of dt at base + off: *head elements before the
+ * first vector-aligned one (all of them when the run is not
+ * element-aligned), then aligned vectors up to *vend, then the rest. */
+static void run_bounds(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                       LLVMValueRef count, LLVMValueRef *head, LLVMValueRef *vend) {
   const uint64_t size = dmlc_dtype_size(dt);
   const uint32_t lanes = ec_vector_lanes(e, dt);
   const uint64_t vbytes = size * lanes;
-  /* head: elements before the first vbytes-aligned one */
   LLVMValueRef p = elem_ptr(e, ec_store_type(e, dt), base, off);
   LLVMValueRef a = LLVMBuildPtrToInt(e->b, p, e->i64, "");
   LLVMValueRef mis = LLVMBuildAnd(e->b, a, ec_i64(e, vbytes - 1), "");
-  LLVMValueRef head = LLVMBuildUDiv(
+  LLVMValueRef h = LLVMBuildUDiv(
       e->b,
       LLVMBuildAnd(e->b, LLVMBuildSub(e->b, ec_i64(e, vbytes), mis, ""), ec_i64(e, vbytes - 1), ""),
       ec_i64(e, size), "");
   if (size > 1) {
     LLVMValueRef odd = LLVMBuildAnd(e->b, a, ec_i64(e, size - 1), "");
-    head = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntNE, odd, ec_i64(e, 0), ""), count, head,
-                           "");
+    h = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntNE, odd, ec_i64(e, 0), ""), count, h, "");
   }
-  head = umin64(e, head, count);
-  LLVMValueRef vend = ec_add(e, head,
-                             LLVMBuildAnd(e->b, LLVMBuildSub(e->b, count, head, ""),
-                                          ec_i64(e, ~(uint64_t)(lanes - 1)), ""));
+  *head = umin64(e, h, count);
+  *vend = ec_add(e, *head,
+                 LLVMBuildAnd(e->b, LLVMBuildSub(e->b, count, *head, ""),
+                              ec_i64(e, ~(uint64_t)(lanes - 1)), ""));
+}
+
+void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                     LLVMValueRef count, ec_run_value fn, void *arg) {
+  const uint32_t lanes = ec_vector_lanes(e, dt);
+  LLVMValueRef head, vend;
+  run_bounds(e, dt, base, off, count, &head, &vend);
   ec_loop l;
   LLVMValueRef i = ec_loop_begin(e, &l, ec_i64(e, 0), head, 1);
   ec_store(e, dt, base, ec_add(e, off, i), fn(e, i, 1, arg));
@@ -592,6 +600,80 @@ void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef
   i = ec_loop_begin(e, &l, vend, count, 1);
   ec_store(e, dt, base, ec_add(e, off, i), fn(e, i, 1, arg));
   ec_loop_end(e, &l);
+}
+
+/* Aligned vectors of 0s over elements [from, to) of a run (to - from a
+ * multiple of the lanes): a loop trip stores 64 bytes where it can, and
+ * prefetches (e->run_prefetch) the read's elements as many as it stores. */
+static void zero_vectors_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                            LLVMValueRef from, LLVMValueRef to) {
+  const uint32_t lanes = ec_vector_lanes(e, dt);
+  const uint64_t vbytes = (uint64_t)lanes * dmlc_dtype_size(dt);
+  const uint32_t per = vbytes < 64 ? (uint32_t)(64 / vbytes) : 1; /* vectors a trip */
+  const uint64_t read_bytes = (uint64_t)per * lanes * dmlc_dtype_size(e->k->read_dtype);
+  LLVMValueRef zero = ec_splat(e, ec_const_elem(e, dt, 0), lanes);
+  LLVMValueRef mid = ec_add(
+      e, from,
+      LLVMBuildAnd(e->b, LLVMBuildSub(e->b, to, from, ""), ec_i64(e, ~(per * lanes - 1ull)), ""));
+  ec_loop l;
+  LLVMValueRef i = ec_loop_begin(e, &l, from, mid, per * lanes);
+  for (uint64_t b = 0; e->run_prefetch && b < read_bytes; b += 64)
+    ec_prefetch_read(e, ec_add(e, e->run_prefetch, i), (int64_t)b, false);
+  for (uint32_t v = 0; v < per; v++)
+    ec_store_nt(e, dt, base, ec_add(e, off, ec_add(e, i, ec_i64(e, v * lanes))), zero);
+  ec_loop_end(e, &l);
+  i = ec_loop_begin(e, &l, mid, to, lanes);
+  ec_store_nt(e, dt, base, ec_add(e, off, i), zero);
+  ec_loop_end(e, &l);
+}
+
+void ec_store_onehot_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                            LLVMValueRef count, LLVMValueRef one) {
+  const uint32_t lanes = ec_vector_lanes(e, dt);
+  LLVMValueRef head, vend;
+  run_bounds(e, dt, base, off, count, &head, &vend);
+  LLVMValueRef one_v = ec_const_elem(e, dt, 1), zero_v = ec_const_elem(e, dt, 0);
+  /* the scalar head and tail */
+  for (int part = 0; part < 2; part++) {
+    ec_loop l;
+    LLVMValueRef i =
+        part ? ec_loop_begin(e, &l, vend, count, 1) : ec_loop_begin(e, &l, ec_i64(e, 0), head, 1);
+    LLVMValueRef x =
+        one ? LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, i, one, ""), one_v, zero_v, "")
+            : zero_v;
+    ec_store(e, dt, base, ec_add(e, off, i), x);
+    ec_loop_end(e, &l);
+    if (part)
+      break;
+    /* the vectors: 0s up to the one holding the 1 (at vone; vend when none
+     * does), it, 0s after it */
+    LLVMValueRef vone = vend;
+    if (one) {
+      LLVMValueRef in = LLVMBuildAnd(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, one, head, ""),
+                                     LLVMBuildICmp(e->b, LLVMIntULT, one, vend, ""), "");
+      LLVMValueRef at = ec_add(e, head,
+                               LLVMBuildAnd(e->b, LLVMBuildSub(e->b, one, head, ""),
+                                            ec_i64(e, ~(uint64_t)(lanes - 1)), ""));
+      vone = LLVMBuildSelect(e->b, in, at, vend, "vone");
+    }
+    zero_vectors_nt(e, dt, base, off, head, vone);
+    if (one) {
+      ec_if f;
+      ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntULT, vone, vend, ""));
+      LLVMTypeRef it = LLVMIntTypeInContext(e->c, 8 * dmlc_dtype_size(dt));
+      LLVMValueRef lane = LLVMBuildTrunc(e->b, LLVMBuildSub(e->b, one, vone, ""), it, "");
+      LLVMValueRef hit =
+          LLVMBuildICmp(e->b, LLVMIntEQ, ec_iota_of(it, lanes), ec_splat(e, lane, lanes), "");
+      if (e->run_prefetch)
+        ec_prefetch_read(e, ec_add(e, e->run_prefetch, vone), 0, false);
+      ec_store_nt(
+          e, dt, base, ec_add(e, off, vone),
+          LLVMBuildSelect(e->b, hit, ec_splat(e, one_v, lanes), ec_splat(e, zero_v, lanes), ""));
+      ec_if_else(e, &f);
+      ec_if_end(e, &f);
+      zero_vectors_nt(e, dt, base, off, umin64(e, ec_add(e, vone, ec_i64(e, lanes)), vend), vend);
+    }
+  }
 }
 
 LLVMValueRef ec_any_lane(emit_ctx *e, LLVMValueRef v) {

@@ -196,6 +196,11 @@ typedef LLVMValueRef (*ec_run_value)(emit_ctx *e, LLVMValueRef i, uint32_t lanes
  * with ec_nt_fence. */
 void ec_store_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
                      LLVMValueRef count, ec_run_value fn, void *arg);
+/* ec_store_run_nt of a one-hot run: 0s but a 1 at element `one` of the run
+ * (i64; NULL: none), the vectors of 0s as constant stores, 64 bytes a loop
+ * trip, e->run_prefetch's read prefetched as many bytes a trip as stored. */
+void ec_store_onehot_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                            LLVMValueRef count, LLVMValueRef one);
 /* Prefetches (for reading) the cache line at element off of the read, plus
  * bytes (may point past the buffer: prefetches never fault), into L1
  * (near) or L2 and up. */

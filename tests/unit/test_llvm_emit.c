@@ -179,6 +179,8 @@ typedef enum data_mode {
   DATA_RARE_NAN,      /* floats: as DATA_SPARSE, rarely a NaN of either sign */
   DATA_LONE_NAN,      /* floats: as DATA_SPARSE, a NaN at each element lone_nan_at names */
   DATA_INFS_LONE_NAN, /* floats: as DATA_INFS, a NaN at each element lone_nan_at names */
+  DATA_DIAGONAL,      /* 1 at flat index i where (i / diag_len) % diag_len == i % diag_len,
+                       * else 0: rows of diag_len with their maximum at every position */
   DATA_MODES
 } data_mode;
 
@@ -236,11 +238,16 @@ enum { LONE_NANS = 8 };
 static uint64_t lone_nan_at[LONE_NANS];
 static unsigned lone_nans;
 
+/* DATA_DIAGONAL's row length */
+static uint64_t diag_len = 1;
+
 static void fill_data(dmlc_dtype dt, uint8_t *p, uint64_t n, data_mode mode) {
   const uint32_t size = dmlc_dtype_size(dt);
   unsigned next_nan = 0;
   for (uint64_t i = 0; i < n; i++, p += size) {
-    if (dt == DMLC_DTYPE_BOOL) {
+    if (mode == DATA_DIAGONAL) {
+      dmlc_scalar_store(dt, p, dmlc_scalar_from_u64(i / diag_len % diag_len == i % diag_len));
+    } else if (dt == DMLC_DTYPE_BOOL) {
       static const uint8_t b[] = {0, 1, 1, 7, 0};
       *p = b[rnd() % 5];
     } else if (dt == DMLC_DTYPE_F16 && mode == DATA_F16_BITS) {
@@ -999,6 +1006,38 @@ START_TEST(test_nontemporal) {
   }
   nt_min_bytes = 0;
   out_shift = 0;
+}
+END_TEST
+
+/* Rows' one-hot runs (ec_store_onehot_run_nt): the 1 at every position of
+ * a row (row r's maximum at r % len), before, in and after the aligned
+ * vectors, under 16-, 32- and 64-byte vectors, into every output type at
+ * every offset from a 64-byte boundary the tests use. */
+START_TEST(test_onehot_run) {
+  static const uint32_t widths[] = {16, 32, 64};
+  static const dmlc_dtype types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_U8, DMLC_DTYPE_F64,
+                                     DMLC_DTYPE_BOOL};
+  static const uint32_t shifts[] = {0, 1, 2, 4, 8, 12, 16, 24, 32, 40};
+  static const uint32_t lens[] = {3, 17, 70, 201};
+  static const data_mode modes[] = {DATA_DIAGONAL};
+  vec_bytes = widths[_i % 3];
+  nt_min_bytes = 1;
+  for (size_t sh = 0; sh < sizeof shifts / sizeof shifts[0]; sh++) {
+    out_shift = shifts[sh];
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+      diag_len = lens[l];
+      const uint32_t dims[2] = {lens[l] + 2, lens[l]};
+      dmlc_kdesc k = kd_make(2, dims, 2);
+      kd_out(&k, DMLC_KOUT_ONEHOT, types[_i / 3], 1);
+      kd_reduce(&k, l % 2 ? DMLC_DTYPE_U8 : DMLC_DTYPE_F32, DMLC_OP_ARGMAX,
+                sh % 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, 1);
+    }
+  }
+  diag_len = 1;
+  nt_min_bytes = 0;
+  out_shift = 0;
+  vec_bytes = 32;
 }
 END_TEST
 
@@ -2864,6 +2903,10 @@ static Suite *emit_suite(void) {
   tcase_add_test(prefetch, test_group_row_prefetch);
   tcase_add_loop_test(prefetch, test_column_last_group, 0, 4);
   suite_add_tcase(s, prefetch);
+  TCase *onehot = tcase_create("onehot");
+  tcase_set_timeout(onehot, 120);
+  tcase_add_loop_test(onehot, test_onehot_run, 0, 15);
+  suite_add_tcase(s, onehot);
   return s;
 }
 
