@@ -534,6 +534,10 @@ void ec_fill(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LL
 
 /* ---- non-temporal stores ---- */
 
+/* A vector of half (f16) keeps no !nontemporal through LLVM 19's x86
+ * lowering without AVX512-FP16: those stores are ordinary ones. Stored as
+ * i16 lanes they would go around the caches, which measured slower for
+ * f16 hardmax rows (see ec_store_onehot_run_nt's caller in emit_row.c). */
 void ec_store_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off, LLVMValueRef v) {
   LLVMValueRef s = LLVMBuildStore(e->b, v, elem_ptr(e, ec_store_type(e, dt), base, off));
   /* aligned to the vector, or to the machine's vector for wider ones (split
