@@ -1012,7 +1012,8 @@ END_TEST
 /* Rows' one-hot runs (ec_store_onehot_run_nt): the 1 at every position of
  * a row (row r's maximum at r % len), before, in and after the aligned
  * vectors, under 16-, 32- and 64-byte vectors, into every output type at
- * every offset from a 64-byte boundary the tests use. */
+ * every offset from a 64-byte boundary the tests use; and the same data's
+ * columns (emit_column's non-temporal 0s). */
 START_TEST(test_onehot_run) {
   static const uint32_t widths[] = {16, 32, 64};
   static const dmlc_dtype types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_U8, DMLC_DTYPE_F64,
@@ -1031,6 +1032,18 @@ START_TEST(test_onehot_run) {
       kd_out(&k, DMLC_KOUT_ONEHOT, types[_i / 3], 1);
       kd_reduce(&k, l % 2 ? DMLC_DTYPE_U8 : DMLC_DTYPE_F32, DMLC_OP_ARGMAX,
                 sh % 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      check_kernel_modes(&k, modes, 1);
+      if (sh != 0 && sh != 7)
+        continue;
+      /* columns (column c's first 1 in row c): their 0s non-temporal as
+       * the rows are read where a row is whole vectors (f16 as i16
+       * lanes), then the 1s */
+      diag_len = 64u << (l % 2);
+      const uint32_t cdims[2] = {(uint32_t)diag_len + 2 + (uint32_t)l, (uint32_t)diag_len};
+      k = kd_make(2, cdims, 1);
+      kd_out(&k, DMLC_KOUT_ONEHOT, types[_i / 3], 1);
+      kd_reduce(&k, l % 2 ? DMLC_DTYPE_F16 : DMLC_DTYPE_F32, DMLC_OP_ARGMAX,
+                DMLC_DIRECTION_INCREASING);
       check_kernel_modes(&k, modes, 1);
     }
   }
@@ -2904,7 +2917,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(prefetch, test_column_last_group, 0, 4);
   suite_add_tcase(s, prefetch);
   TCase *onehot = tcase_create("onehot");
-  tcase_set_timeout(onehot, 120);
+  tcase_set_timeout(onehot, 300);
   tcase_add_loop_test(onehot, test_onehot_run, 0, 15);
   suite_add_tcase(s, onehot);
   return s;
