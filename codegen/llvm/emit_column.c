@@ -254,19 +254,17 @@ static void zero_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const out_arg *a = arg;
   emit_ctx *e = c->e;
   const dmlc_kout *o = &e->k->outputs[a->out];
-  LLVMValueRef v = ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes);
   LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
-  /* non-temporal 0s as integers: a vector of half keeps no !nontemporal
-   * (ec_store_nt). f16 hardmax over axis 0 of [8192,8192] 0.74-0.80 of the
-   * time, of [21,2097152] 0.93-0.96, [64,1048576] 0.93-0.94 (AVX-512;
-   * AVX2 and SSE4.2 0.99-1.0), alternated in one process. */
-  if (a->nt && lanes > 1)
-    v = LLVMConstNull(
-        LLVMVectorType(LLVMIntTypeInContext(e->c, 8 * dmlc_dtype_size(o->dtype)), lanes));
-  if (a->nt && lanes > 1)
-    ec_store_nt(e, o->dtype, e->out[a->out], off, v);
-  else
-    ec_store(e, o->dtype, e->out[a->out], off, v);
+  if (a->nt && lanes > 1) {
+    /* non-temporal 0s as integers: a vector of half keeps no !nontemporal
+     * (ec_store_nt). f16 hardmax over axis 0 of [8192,8192] 0.74-0.80 of
+     * the time, of [21,2097152] 0.93-0.96, [64,1048576] 0.93-0.94
+     * (AVX-512; AVX2 and SSE4.2 0.99-1.0), alternated in one process. */
+    LLVMTypeRef it = LLVMIntTypeInContext(e->c, 8 * dmlc_dtype_size(o->dtype));
+    ec_store_nt(e, o->dtype, e->out[a->out], off, LLVMConstNull(LLVMVectorType(it, lanes)));
+  } else {
+    ec_store(e, o->dtype, e->out[a->out], off, ec_splat(e, ec_const_elem(e, o->dtype, 0), lanes));
+  }
 }
 
 typedef struct rows_arg {

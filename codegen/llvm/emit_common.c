@@ -631,53 +631,54 @@ static void zero_vectors_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMV
   ec_loop_end(e, &l);
 }
 
+/* Scalar elements [from, to) of a one-hot run: 1 at element one (NULL:
+ * none), else 0. */
+static void onehot_scalars(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
+                           LLVMValueRef from, LLVMValueRef to, LLVMValueRef one) {
+  LLVMValueRef zero = ec_const_elem(e, dt, 0);
+  ec_loop l;
+  LLVMValueRef i = ec_loop_begin(e, &l, from, to, 1);
+  LLVMValueRef x = one ? LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, i, one, ""),
+                                         ec_const_elem(e, dt, 1), zero, "")
+                       : zero;
+  ec_store(e, dt, base, ec_add(e, off, i), x);
+  ec_loop_end(e, &l);
+}
+
 void ec_store_onehot_run_nt(emit_ctx *e, dmlc_dtype dt, LLVMValueRef base, LLVMValueRef off,
                             LLVMValueRef count, LLVMValueRef one) {
   const uint32_t lanes = ec_vector_lanes(e, dt);
   LLVMValueRef head, vend;
   run_bounds(e, dt, base, off, count, &head, &vend);
-  LLVMValueRef one_v = ec_const_elem(e, dt, 1), zero_v = ec_const_elem(e, dt, 0);
-  /* the scalar head and tail */
-  for (int part = 0; part < 2; part++) {
-    ec_loop l;
-    LLVMValueRef i =
-        part ? ec_loop_begin(e, &l, vend, count, 1) : ec_loop_begin(e, &l, ec_i64(e, 0), head, 1);
-    LLVMValueRef x =
-        one ? LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, i, one, ""), one_v, zero_v, "")
-            : zero_v;
-    ec_store(e, dt, base, ec_add(e, off, i), x);
-    ec_loop_end(e, &l);
-    if (part)
-      break;
-    /* the vectors: 0s up to the one holding the 1 (at vone; vend when none
-     * does), it, 0s after it */
-    LLVMValueRef vone = vend;
-    if (one) {
-      LLVMValueRef in = LLVMBuildAnd(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, one, head, ""),
-                                     LLVMBuildICmp(e->b, LLVMIntULT, one, vend, ""), "");
-      LLVMValueRef at = ec_add(e, head,
-                               LLVMBuildAnd(e->b, LLVMBuildSub(e->b, one, head, ""),
-                                            ec_i64(e, ~(uint64_t)(lanes - 1)), ""));
-      vone = LLVMBuildSelect(e->b, in, at, vend, "vone");
-    }
+  onehot_scalars(e, dt, base, off, ec_i64(e, 0), head, one);
+  if (!one) {
+    zero_vectors_nt(e, dt, base, off, head, vend);
+  } else {
+    /* 0s up to the vector holding the 1 (at vone; vend when none does),
+     * it, 0s after it */
+    LLVMValueRef in = LLVMBuildAnd(e->b, LLVMBuildICmp(e->b, LLVMIntUGE, one, head, ""),
+                                   LLVMBuildICmp(e->b, LLVMIntULT, one, vend, ""), "");
+    LLVMValueRef at = ec_add(e, head,
+                             LLVMBuildAnd(e->b, LLVMBuildSub(e->b, one, head, ""),
+                                          ec_i64(e, ~(uint64_t)(lanes - 1)), ""));
+    LLVMValueRef vone = LLVMBuildSelect(e->b, in, at, vend, "vone");
     zero_vectors_nt(e, dt, base, off, head, vone);
-    if (one) {
-      ec_if f;
-      ec_if_begin(e, &f, LLVMBuildICmp(e->b, LLVMIntULT, vone, vend, ""));
-      LLVMTypeRef it = LLVMIntTypeInContext(e->c, 8 * dmlc_dtype_size(dt));
-      LLVMValueRef lane = LLVMBuildTrunc(e->b, LLVMBuildSub(e->b, one, vone, ""), it, "");
-      LLVMValueRef hit =
-          LLVMBuildICmp(e->b, LLVMIntEQ, ec_iota_of(it, lanes), ec_splat(e, lane, lanes), "");
-      if (e->run_prefetch)
-        ec_prefetch_read(e, ec_add(e, e->run_prefetch, vone), 0, false);
-      ec_store_nt(
-          e, dt, base, ec_add(e, off, vone),
-          LLVMBuildSelect(e->b, hit, ec_splat(e, one_v, lanes), ec_splat(e, zero_v, lanes), ""));
-      ec_if_else(e, &f);
-      ec_if_end(e, &f);
-      zero_vectors_nt(e, dt, base, off, umin64(e, ec_add(e, vone, ec_i64(e, lanes)), vend), vend);
-    }
+    ec_if f;
+    ec_if_begin(e, &f, in);
+    LLVMTypeRef it = LLVMIntTypeInContext(e->c, 8 * dmlc_dtype_size(dt));
+    LLVMValueRef lane = LLVMBuildTrunc(e->b, LLVMBuildSub(e->b, one, vone, ""), it, "");
+    LLVMValueRef hit =
+        LLVMBuildICmp(e->b, LLVMIntEQ, ec_iota_of(it, lanes), ec_splat(e, lane, lanes), "");
+    if (e->run_prefetch)
+      ec_prefetch_read(e, ec_add(e, e->run_prefetch, vone), 0, false);
+    ec_store_nt(e, dt, base, ec_add(e, off, vone),
+                LLVMBuildSelect(e->b, hit, ec_splat(e, ec_const_elem(e, dt, 1), lanes),
+                                ec_splat(e, ec_const_elem(e, dt, 0), lanes), ""));
+    ec_if_else(e, &f);
+    ec_if_end(e, &f);
+    zero_vectors_nt(e, dt, base, off, umin64(e, ec_add(e, vone, ec_i64(e, lanes)), vend), vend);
   }
+  onehot_scalars(e, dt, base, off, vend, count, one);
 }
 
 LLVMValueRef ec_any_lane(emit_ctx *e, LLVMValueRef v) {
