@@ -236,6 +236,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.long_row_ahead = target && target->long_row_ahead;
   e.no_column_run_prefetch = target && target->no_column_run_prefetch;
   e.byte_permutes = target && target->byte_permutes;
+  e.lane_rows = target && target->lane_rows;
   e.psign_bytes = target ? target->psign_bytes : 0;
   e.soft_half = target && target->soft_half;
   e.from_dram = target && k->has_read && ec_read_bytes(k) > target->stream_prefetch_max_bytes;
@@ -267,8 +268,11 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   /* Packed rows that 64-byte vectors served worse than a 32-byte target's
    * row groups: emitted as for that target, which every decision below
    * then sees (target_vector_bytes included) */
-  const bool byte_rows = ec_byte_rows_matches(&e);
-  if (!byte_rows && ec_narrow_rows(&e)) {
+  /* 8-bit rows of 16-32 go in 16-byte lanes (emit_lanes.c), before the
+   * permutes only from DRAM (where the permutes measured slower) */
+  const bool lane_rows = ec_lane_rows_matches(&e) && (e.from_dram || !ec_byte_rows_matches(&e));
+  const bool byte_rows = !lane_rows && ec_byte_rows_matches(&e);
+  if (!byte_rows && !lane_rows && ec_narrow_rows(&e)) {
     e.vector_bytes = e.target_vector_bytes = e.row_narrow_bytes;
     e.narrowed_rows = true;
   }
@@ -277,6 +281,8 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
     st = ec_emit_elementwise(&e, name, info);
   else if (byte_rows)
     st = ec_emit_byte_rows(&e, name, info);
+  else if (lane_rows)
+    st = ec_emit_lane_rows(&e, name, info);
   else if (e.reordered)
     st = ec_merged_rows_matches(k) ? ec_emit_merged_rows(&e, name, info)
                                    : ec_emit_merged_columns(&e, name, info);

@@ -79,6 +79,9 @@ typedef struct dmlc_llvm_target {
    * VPERMT2B): short packed rows of 8-, 16- and 32-bit integers and f32
    * then go by permutes (emit_bytes.c). */
   bool byte_permutes;
+  /* Short 8-bit rows go in 16-byte lanes (emit_lanes.c: x86's in-lane
+   * unpacks and 16-bit max) where the permutes do not take them. */
+  bool lane_rows;
 } dmlc_llvm_target;
 
 /* Adds to module a function `name` of type dmlc_cpu_kernel_fn computing k

@@ -27,6 +27,7 @@ typedef struct emit_ctx {
   bool long_row_ahead;          /* dmlc_llvm_target.long_row_ahead */
   bool no_column_run_prefetch;  /* dmlc_llvm_target.no_column_run_prefetch */
   bool byte_permutes;           /* dmlc_llvm_target.byte_permutes */
+  bool lane_rows;               /* dmlc_llvm_target.lane_rows */
   /* Software prefetch distance in bytes for streamed reads; 0: none (the
    * target's prefetch_bytes when the kernel reads enough). */
   uint32_t prefetch_bytes;
@@ -268,6 +269,9 @@ bool ec_small_rows_matches(const dmlc_kdesc *k);
 /* Short packed rows by permutes (emit_bytes.c). */
 bool ec_byte_rows_matches(const emit_ctx *e);
 dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
+/* Short 8-bit rows in 16-byte lanes (emit_lanes.c). */
+bool ec_lane_rows_matches(const emit_ctx *e);
+dmlc_status ec_emit_lane_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 /* Stores the outputs of the g packed rows from row (ec_small_rows_matches'
  * kernels), from their indices (i32 lanes): INDEX outputs, and ONEHOT ones

@@ -306,6 +306,7 @@ void dmlc_llvm_target_for(const char *triple, const char *features, dmlc_llvm_ta
   out->row_narrow_bytes = x86 ? ROW_NARROW_BYTES : 0;
   out->soft_half = x86 && !has_feature(features, "f16c");
   out->byte_permutes = x86 && out->vector_bytes == 64 && has_feature(features, "avx512vbmi");
+  out->lane_rows = x86;
 }
 
 static LLVMTargetMachineRef create_target_machine_at(const dmlc_llvm_jit *jit, LLVMTargetRef target,

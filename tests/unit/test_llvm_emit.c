@@ -62,6 +62,8 @@ static bool long_column_runs;
 static bool no_column_run_prefetch;
 /* dmlc_llvm_target.byte_permutes */
 static bool byte_permutes;
+/* dmlc_llvm_target.lane_rows */
+static bool lane_rows;
 /* dmlc_llvm_target.split_min_bytes (0: split whenever tasks are few) */
 static uint64_t split_min;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -435,7 +437,8 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
                                    .short_row_blocks = short_row_blocks,
                                    .long_row_ahead = long_row_ahead,
                                    .no_column_run_prefetch = no_column_run_prefetch,
-                                   .byte_permutes = byte_permutes};
+                                   .byte_permutes = byte_permutes,
+                                   .lane_rows = lane_rows};
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   kd_describe(k, desc, 512);
@@ -1333,6 +1336,9 @@ static void check_three_modes(const dmlc_kdesc *k) {
  * wide one: 32-byte vectors, no row narrowing, the caches, no L2. */
 static void default_target(void) {
   byte_permutes = false;
+  lane_rows = false;
+  nt_min_bytes = 0;
+  out_shift = 0;
   l2_bytes = 0;
   row_narrow = 0;
   stream_prefetch_max = UINT64_MAX;
@@ -2415,6 +2421,81 @@ START_TEST(test_byte_rows) {
 }
 END_TEST
 
+/* Short 8-bit rows in 16-byte lanes (emit_lanes.c: u8 and i8 rows of 16
+ * to 32, index outputs) on a target with lane_rows and 32-byte vectors or
+ * wider: every (op, direction) on ties, extremes and random values, rows
+ * a multiple of the group (32) or not (the rest row by row, in the last
+ * task), one task or several (2048 rows a task), the read ending at a
+ * PROT_NONE page (a group that loads past its rows faults), u32, i32 and
+ * i64 indices, strided indices, non-temporal stores at an aligned and an
+ * unaligned output. With byte_permutes (and 64-byte vectors) only from
+ * DRAM. The path shows as its named key mask; not taken for rows of 15 or
+ * 33, 16-bit rows, fewer than 32 rows, 16-byte vectors, a scaled read, or
+ * without lane_rows. */
+START_TEST(test_lane_rows) {
+  static const struct {
+    dmlc_dtype dt, out;
+    uint32_t rows, len, scale, vec;
+    bool permutes, dram, lanes;
+  } cases[] = {
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 32, 16, 1, 32, false, false, true},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_I64, 2048 * 2 + 32 * 5 + 7, 17, 1, 32, false, false, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 2048 + 31, 21, 1, 32, false, true, true},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_U32, 100, 24, 2, 32, false, false, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_I32, 2048 * 3, 25, 1, 32, false, false, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 333, 31, 3, 32, false, false, true},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_U32, 64, 32, 1, 32, false, true, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 2048 + 96, 21, 1, 64, false, false, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 64, true, true, true},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_I64, 200, 28, 1, 64, true, false, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 64, true, false, false},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 15, 1, 32, false, false, false},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 33, 1, 32, false, false, false},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 16, 1, 32, false, false, false},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 31, 21, 1, 32, false, false, false},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 16, false, false, false},
+  };
+  static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {cases[c].rows, cases[c].len};
+    dmlc_kdesc k = kd_make(2, dims, 2);
+    kd_out(&k, DMLC_KOUT_INDEX, cases[c].out, cases[c].scale);
+    vec_bytes = cases[c].vec;
+    byte_permutes = cases[c].permutes;
+    lane_rows = true;
+    row_narrow = 32;
+    stream_prefetch_max = cases[c].dram ? 0 : UINT64_MAX;
+    /* non-temporal index stores, at an aligned output and (every other
+     * case) 4 bytes past one */
+    nt_min_bytes = c % 3 == 0 ? 1 : 0;
+    out_shift = c % 6 == 3 ? 4 : 0;
+    for (int v = 0; v < 4; v++) {
+      const bool dec = v & 2;
+      kd_reduce(&k, cases[c].dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+                dec ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+      const bool lanes = ir_has(&k, "lane_keys");
+      ck_assert_msg(lanes == cases[c].lanes, "%s [%u,%u] %d: lane rows %d",
+                    dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, v, lanes);
+      if (cases[c].lanes || v == 0)
+        check_kernel_modes(&k, modes, 3);
+    }
+  }
+  /* without lane_rows, and a scaled read (every other element) */
+  const uint32_t dims[2] = {640, 21};
+  dmlc_kdesc k = kd_make(2, dims, 2);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&k, DMLC_DTYPE_U8, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  default_target();
+  ck_assert_msg(!ir_has(&k, "lane_keys"), "lane rows without lane_rows");
+  lane_rows = true;
+  k.read_strides[0] = 42;
+  k.read_strides[1] = 2;
+  ck_assert_msg(!ir_has(&k, "lane_keys"), "a scaled read in lanes");
+  check_three_modes(&k);
+  default_target();
+}
+END_TEST
+
 /* Packed rows of up to 32 (which the short rows' path, emit_small.c, also
  * takes) in row groups: 8- and 16-bit rows from half a vector long (short
  * groups: each row one vector loaded from its start, over the next rows'
@@ -2906,6 +2987,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(groups, test_narrow_row_groups);
   tcase_add_test(groups, test_wide_f32_groups);
   tcase_add_test(groups, test_byte_rows);
+  tcase_add_test(groups, test_lane_rows);
   suite_add_tcase(s, groups);
   TCase *prefetch = tcase_create("prefetch");
   tcase_add_test(prefetch, test_stream_prefetch_limit);

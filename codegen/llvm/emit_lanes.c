@@ -1,0 +1,202 @@
+/* Short packed 8-bit rows in 16-byte lanes: space [K, R] of u8 or i8, R
+ * from 16 to 32, rows packed one after another, index outputs only, on x86
+ * with 32-byte vectors or wider (dmlc_llvm_target.lane_rows; AVX2, and
+ * AVX-512: on CPUs with VBMI, whose permutes take rows of up to 25 from the
+ * caches (emit_bytes.c), only from DRAM). The channel argmax of NHWC
+ * images with tens of classes (u8 [*,21]).
+ *
+ * A group of 32 rows is one pass over its 32 * R bytes, no compare and
+ * blend:
+ *
+ * 1. Each row in a 16-byte lane, row i and row i + 16 in the two lanes of
+ *    a 32-byte vector: its first 16 bytes and its last 16 (the windows
+ *    overlap, which an extreme does not mind), two loads a lane. Each
+ *    byte goes into a 16-bit key beside its position (one unpack of the
+ *    loaded vector with the lane's constant positions: the value in the
+ *    high byte, so the keys' order is the values' order, ties broken by
+ *    the position byte, stored reversed where the first of equals must
+ *    win: 255 - j), and the row's four half-lanes of keys merged by one
+ *    integer max or min each (VPMAXUW; VPMAXSW for i8): 8 keys a row.
+ * 2. The 16 vectors merged pairwise within their 128-bit lanes (the
+ *    unpacks of 16-, 32- and 64-bit elements, and a max or min), 8 into 4
+ *    into 2: each key of the last two vectors one row's extreme, in row
+ *    order half by half. The position bytes are the indices.
+ *
+ * Every shuffle stays within a 128-bit lane. The row groups these rows
+ * took before (emit_row.c) unpack all 32 bytes of a row's vector and
+ * merge the rows' 16-key vectors across lanes: about 5 shuffles a row
+ * against 3 here (a Zen 5 runs two a cycle). Rows after the last whole
+ * group go one at a time (ec_group_tasks).
+ *
+ * Alternated in one process on a Zen 5, old time over new (above 1:
+ * faster now). AVX2 (the row groups before): two threads from DRAM (88
+ * MB) u8 [*,16] 1.04-1.21, [*,17] 1.23-1.47, [*,21] 1.13-1.42, [*,24]
+ * 1.05-1.45, [*,28] 1.09-1.37, [*,32] 1.22-1.30, i8 argmin [*,21] 1.12;
+ * in the L3 (4 MB) u8 [*,16] 1.48-1.56, [*,21] 1.36-1.38, [*,28]
+ * 1.25-1.31, [*,32] 1.11; one thread in the L2 i8 [*,16] 1.70, [*,21]
+ * 1.52, [*,28] 1.46, [*,32] 1.31. AVX-512 without VBMI (the row groups
+ * narrowed to 32 bytes): from DRAM 1.23-1.58, in the L3 1.09-1.77. With
+ * VBMI, rows of 26-32 (outside the permutes' span): from DRAM 1.32-1.41,
+ * in the L3 1.15-1.43; against the permutes (their time over this path's)
+ * from DRAM u8 [*,16] 1.07-1.15, [*,21] 1.10-1.15, [*,24] 1.08-1.15,
+ * [*,25] 1.44, but in the caches u8 [*,16] 0.94-0.98, [*,21] 0.95-0.99
+ * (L3) and i8 [*,16..25] 0.72-0.91 (L2, one thread): there the permutes
+ * keep them. On 16-byte vectors (SSE4.2: a group of 16 rows, one a
+ * vector, twice the merges a row) u8 [*,21] took 1.2 times the row
+ * groups' time: not taken.
+ *
+ * From DRAM a group prefetches its lines LANES_AHEAD ahead: against 8
+ * KiB, 2 KiB took 1.09-1.18 of the time, 4 KiB 1.07-1.09, 16 KiB
+ * 1.05-1.12; none took 1.46 of 2 KiB's for [*,32]. */
+#include "codegen/llvm/emit_internal.h"
+
+enum {
+  LANES_MIN_LEN = 16,
+  LANES_MAX_LEN = 32,
+  LANES_ROWS = 32, /* rows a group: one per byte of a 32-byte vector */
+  LANES_GROUPS_PER_TASK = 64,
+  LANES_AHEAD = 8192 /* how far ahead a group from DRAM prefetches its lines */
+};
+
+bool ec_lane_rows_matches(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  if (!e->lane_rows || e->vector_bytes < 32 || !k->has_reduction || e->read_scale != 1 ||
+      !ec_packed_index_rows(e) || dmlc_dtype_size(k->read_dtype) != 1)
+    return false;
+  const dmlc_kind kind = dmlc_dtype_get(k->read_dtype)->kind;
+  if (kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED)
+    return false;
+  return k->dims[1] >= LANES_MIN_LEN && k->dims[1] <= LANES_MAX_LEN && k->dims[0] >= LANES_ROWS;
+}
+
+/* Whether the position byte is stored reversed (255 - j): where the
+ * extreme's ties must go to the first position, a larger key (argmax) or
+ * a smaller one (argmin) being the winner. */
+static bool reversed_positions(const emit_ctx *e) {
+  return (e->k->reduction == DMLC_OP_ARGMAX) == (e->k->direction == DMLC_DIRECTION_INCREASING);
+}
+
+static LLVMValueRef shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx,
+                            uint32_t n) {
+  LLVMValueRef m[32];
+  for (uint32_t i = 0; i < n; i++)
+    m[i] = ec_i32(e, idx[i]);
+  return LLVMBuildShuffleVector(e->b, a, b, LLVMConstVector(m, n), "");
+}
+
+/* The x86 unpack of a and b (n elements each, 128-bit lanes of per128):
+ * the low (hi false) or high half of each lane's runs of w elements,
+ * a's and b's alternating. */
+static LLVMValueRef unpack(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, uint32_t per128, uint32_t w,
+                           bool hi) {
+  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(a)), runs = per128 / w / 2;
+  uint32_t idx[32], q = 0;
+  for (uint32_t lane = 0; lane < n; lane += per128)
+    for (uint32_t r = 0; r < runs; r++) {
+      const uint32_t at = lane + (hi ? runs + r : r) * w;
+      for (uint32_t j = 0; j < w; j++)
+        idx[q++] = at + j;
+      for (uint32_t j = 0; j < w; j++)
+        idx[q++] = n + at + j;
+    }
+  return shuffle(e, a, b, idx, n);
+}
+
+/* The keys' extreme: the argmax's or argmin's integer max or min, on
+ * 16-bit keys whose high byte is the value. */
+static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
+  return ec_minmax(e, ec_int_op(e), a, b);
+}
+
+/* 16 bytes of the read from element off + at. */
+static LLVMValueRef load16(emit_ctx *e, LLVMValueRef off, uint64_t at) {
+  return ec_load(e, e->k->read_dtype, e->read, ec_add(e, off, ec_i64(e, at)), 16);
+}
+
+/* The 16-bit keys (value above position) of the bytes v (a vector of
+ * 16-byte lanes, each at position `first` of its row), merged into half
+ * as many: the unpacks of v with the positions, and one extreme. */
+static LLVMValueRef lane_keys(emit_ctx *e, LLVMValueRef v, uint32_t first) {
+  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(v));
+  const bool rev = reversed_positions(e);
+  LLVMValueRef pos[32];
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t j = first + i % 16;
+    pos[i] = LLVMConstInt(e->i8, rev ? 255 - j : j, false);
+  }
+  LLVMValueRef p = LLVMConstVector(pos, n);
+  LLVMTypeRef kt = LLVMVectorType(e->i16, n / 2);
+  LLVMValueRef lo = LLVMBuildBitCast(e->b, unpack(e, p, v, 16, 1, false), kt, "");
+  LLVMValueRef hi = LLVMBuildBitCast(e->b, unpack(e, p, v, 16, 1, true), kt, "");
+  return extreme(e, lo, hi);
+}
+
+/* The group of rows from row `row`: its indices stored. */
+static void lane_group(emit_ctx *e, LLVMValueRef row, bool nt) {
+  const uint32_t len = (uint32_t)e->k->dims[1];
+  LLVMValueRef off = ec_mul(e, row, len);
+  if (e->from_dram && e->prefetch_bytes)
+    ec_prefetch_span(e, off, (uint64_t)LANES_ROWS * len, LANES_AHEAD);
+  else
+    ec_prefetch_stream(e, off, (uint64_t)LANES_ROWS * len);
+  /* 1: row i in lane 0 of v[i], row i + 16 in lane 1 */
+  uint32_t cat[32];
+  for (uint32_t j = 0; j < 32; j++)
+    cat[j] = j;
+  LLVMValueRef v[16];
+  for (uint32_t i = 0; i < 16; i++) {
+    LLVMValueRef w[2];
+    const uint32_t sides = len == 16 ? 1 : 2;
+    for (uint32_t side = 0; side < sides; side++) {
+      const uint64_t at = side ? len - 16 : 0;
+      LLVMValueRef x = shuffle(e, load16(e, off, (uint64_t)i * len + at),
+                               load16(e, off, (uint64_t)(i + 16) * len + at), cat, 32);
+      w[side] = lane_keys(e, x, (uint32_t)at);
+    }
+    v[i] = sides == 1 ? w[0] : extreme(e, w[0], w[1]);
+  }
+  /* 2: pairs merged within the lanes: 8 keys a row, then 4, 2, 1 */
+  uint32_t nv = 16;
+  for (uint32_t width = 1; width <= 4; width *= 2, nv /= 2)
+    for (uint32_t m = 0; m < nv / 2; m++)
+      v[m] = extreme(e, unpack(e, v[2 * m], v[2 * m + 1], 8, width, false),
+                     unpack(e, v[2 * m], v[2 * m + 1], 8, width, true));
+  /* v[0] holds rows 0-7 in lane 0 and 16-23 in lane 1, v[1] rows 8-15 and
+   * 24-31: row r's key to lane r */
+  uint32_t order[LANES_ROWS];
+  for (uint32_t r = 0; r < LANES_ROWS; r++)
+    order[r] = r / 16 * 8 + (r % 16 < 8 ? 0 : 16) + r % 8;
+  LLVMValueRef keys = shuffle(e, v[0], v[1], order, LANES_ROWS);
+  LLVMValueRef low = ec_splat(e, LLVMConstInt(e->i16, 0xff, false), LANES_ROWS);
+  keys = LLVMBuildAnd(e->b, keys, low, "lane_keys");
+  if (reversed_positions(e))
+    keys = LLVMBuildXor(e->b, keys, low, "");
+  ec_store_row_indices(e, row, LLVMBuildZExt(e->b, keys, LLVMVectorType(e->i32, LANES_ROWS), ""),
+                       LANES_ROWS, nt);
+}
+
+static void lane_group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, bool nt, void *arg) {
+  (void)arg;
+  ec_loop lg;
+  LLVMValueRef gi = ec_loop_begin(e, &lg, g0, g1, 1);
+  lane_group(e, ec_mul(e, gi, LANES_ROWS), nt);
+  ec_loop_end(e, &lg);
+}
+
+dmlc_status ec_emit_lane_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
+  const dmlc_kdesc *k = e->k;
+  const uint32_t len = (uint32_t)k->dims[1];
+  const uint64_t rows_per_task = (uint64_t)LANES_ROWS * LANES_GROUPS_PER_TASK;
+  LLVMValueRef begin, end;
+  ec_function_begin(e, name, true, &begin, &end);
+  ec_group_tasks(e, begin, end, LANES_GROUPS_PER_TASK, LANES_ROWS,
+                 ec_index_nt_aligned(e, LANES_ROWS), lane_group_loop, NULL);
+  ec_function_end(e);
+
+  uint64_t out_bytes = 0;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
+  info->num_tasks = (k->dims[0] + rows_per_task - 1) / rows_per_task;
+  info->bytes_per_task = rows_per_task * (len + out_bytes);
+  return DMLC_OK;
+}
