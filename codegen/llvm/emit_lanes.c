@@ -1,22 +1,23 @@
 /* Short packed 8-bit rows in 16-byte lanes: space [K, R] of u8 or i8, R
- * from 16 to 32, rows packed one after another, index outputs only, on x86
+ * from 8 to 32, rows packed one after another, index outputs only, on x86
  * with 32-byte vectors or wider (dmlc_llvm_target.lane_rows; AVX2, and
- * AVX-512: on CPUs with VBMI, whose permutes take rows of up to 25 from the
- * caches (emit_bytes.c), only from DRAM). The channel argmax of NHWC
- * images with tens of classes (u8 [*,21]).
+ * AVX-512: on CPUs with VBMI, whose permutes take rows of 9-25 from the
+ * caches (emit_bytes.c), rows of 16-25 only from DRAM, and 26-32). The
+ * channel argmax of NHWC images with tens of classes (u8 [*,21]).
  *
  * A group of 32 rows is one pass over its 32 * R bytes, no compare and
  * blend:
  *
  * 1. Each row in a 16-byte lane, row i and row i + 16 in the two lanes of
  *    a 32-byte vector: its first 16 bytes and its last 16 (the windows
- *    overlap, which an extreme does not mind), two loads a lane. Each
+ *    overlap, which an extreme does not mind), two loads a lane; rows
+ *    under 16 two a lane, their first 8 bytes and their last 8. Each
  *    byte goes into a 16-bit key beside its position (one unpack of the
  *    loaded vector with the lane's constant positions: the value in the
  *    high byte, so the keys' order is the values' order, ties broken by
  *    the position byte, stored reversed where the first of equals must
- *    win: 255 - j), and the row's four half-lanes of keys merged by one
- *    integer max or min each (VPMAXUW; VPMAXSW for i8): 8 keys a row.
+ *    win: 255 - j), and a row's half-lanes of keys merged by one integer
+ *    max or min each (VPMAXUW; VPMAXSW for i8): 8 keys a row.
  * 2. The 16 vectors merged pairwise within their 128-bit lanes (the
  *    unpacks of 16-, 32- and 64-bit elements, and a max or min), 8 into 4
  *    into 2: each key of the last two vectors one row's extreme, in row
@@ -29,21 +30,27 @@
  * group go one at a time (ec_group_tasks).
  *
  * Alternated in one process on a Zen 5, old time over new (above 1:
- * faster now). AVX2 (the row groups before): two threads from DRAM (88
- * MB) u8 [*,16] 1.04-1.21, [*,17] 1.23-1.47, [*,21] 1.13-1.42, [*,24]
- * 1.05-1.45, [*,28] 1.09-1.37, [*,32] 1.22-1.30, i8 argmin [*,21] 1.12;
- * in the L3 (4 MB) u8 [*,16] 1.48-1.56, [*,21] 1.36-1.38, [*,28]
- * 1.25-1.31, [*,32] 1.11; one thread in the L2 i8 [*,16] 1.70, [*,21]
- * 1.52, [*,28] 1.46, [*,32] 1.31. AVX-512 without VBMI (the row groups
- * narrowed to 32 bytes): from DRAM 1.23-1.58, in the L3 1.09-1.77. With
- * VBMI, rows of 26-32 (outside the permutes' span): from DRAM 1.32-1.41,
- * in the L3 1.15-1.43; against the permutes (their time over this path's)
- * from DRAM u8 [*,16] 1.07-1.15, [*,21] 1.10-1.15, [*,24] 1.08-1.15,
- * [*,25] 1.44, but in the caches u8 [*,16] 0.94-0.98, [*,21] 0.95-0.99
- * (L3) and i8 [*,16..25] 0.72-0.91 (L2, one thread): there the permutes
- * keep them. On 16-byte vectors (SSE4.2: a group of 16 rows, one a
- * vector, twice the merges a row) u8 [*,21] took 1.2 times the row
- * groups' time: not taken.
+ * faster now). AVX2 (the row groups or short rows before): two threads
+ * from DRAM (88 MB) u8 [*,8] 1.52-1.66, [*,9] 1.21-1.27, [*,12] 1.23,
+ * [*,15] 1.30-1.36, [*,16] 1.04-1.21, [*,17] 1.23-1.47, [*,21]
+ * 1.13-1.42, [*,24] 1.05-1.45, [*,28] 1.09-1.37, [*,32] 1.22-1.30, i8
+ * argmin [*,21] 1.12; in the L3 (4 MB) u8 [*,8] 1.68-1.80, [*,9..15]
+ * 1.25-1.32, [*,16] 1.48-1.56, [*,21] 1.36-1.38, [*,28] 1.25-1.31, [*,32]
+ * 1.11; one thread in the L2 u8 [*,8] 1.86, [*,9..15] 1.34-1.41, i8
+ * [*,16] 1.70, [*,21] 1.52, [*,28] 1.46, [*,32] 1.31. AVX-512 without
+ * VBMI (the row groups narrowed to 32 bytes): from DRAM u8 [*,8] 2.4-2.8,
+ * [*,12] 1.50-1.61, [*,16..32] 1.23-1.58; in the L3 [*,8] 3.4-3.6,
+ * [*,12] 1.48-1.53, [*,16..32] 1.09-1.77. With VBMI, rows of 26-32
+ * (outside the permutes' span): from DRAM 1.32-1.41, in the L3
+ * 1.15-1.43; against the permutes (their time over this path's) from
+ * DRAM u8 [*,16] 1.07-1.15, [*,21] 1.10-1.15, [*,24] 1.08-1.15, [*,25]
+ * 1.44, but in the caches u8 [*,16] 0.94-0.98, [*,21] 0.95-0.99 (L3) and
+ * i8 [*,16..25] 0.72-0.91 (L2, one thread), and from DRAM u8 [*,9]
+ * 0.68-0.74, [*,12] 0.68-0.80, [*,15] 0.90: there the permutes keep them
+ * (and u8 [*,8], 0.79-0.85 of the short rows' time in the L3). On
+ * 16-byte vectors (SSE4.2: a group of 16 rows, one a vector, twice the
+ * merges a row) u8 [*,21] took 1.2 times the row groups' time: not
+ * taken.
  *
  * From DRAM a group prefetches its lines LANES_AHEAD ahead: against 8
  * KiB, 2 KiB took 1.09-1.18 of the time, 4 KiB 1.07-1.09, 16 KiB
@@ -51,7 +58,8 @@
 #include "codegen/llvm/emit_internal.h"
 
 enum {
-  LANES_MIN_LEN = 16,
+  LANES_MIN_LEN = 8,
+  LANES_WIDE_LEN = 16, /* rows from here on take 16-byte windows, shorter ones 8-byte */
   LANES_MAX_LEN = 32,
   LANES_ROWS = 32, /* rows a group: one per byte of a 32-byte vector */
   LANES_GROUPS_PER_TASK = 64,
@@ -66,7 +74,10 @@ bool ec_lane_rows_matches(const emit_ctx *e) {
   const dmlc_kind kind = dmlc_dtype_get(k->read_dtype)->kind;
   if (kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED)
     return false;
-  return k->dims[1] >= LANES_MIN_LEN && k->dims[1] <= LANES_MAX_LEN && k->dims[0] >= LANES_ROWS;
+  /* with VBMI's permutes, rows of 16 or more (shorter ones lost to them
+   * from DRAM too, and u8 [*,8] to the short rows in the caches) */
+  const uint64_t lo = e->byte_permutes ? LANES_WIDE_LEN : LANES_MIN_LEN;
+  return k->dims[1] >= lo && k->dims[1] <= LANES_MAX_LEN && k->dims[0] >= LANES_ROWS;
 }
 
 /* Whether the position byte is stored reversed (255 - j): where the
@@ -108,27 +119,71 @@ static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
   return ec_minmax(e, ec_int_op(e), a, b);
 }
 
-/* 16 bytes of the read from element off + at. */
-static LLVMValueRef load16(emit_ctx *e, LLVMValueRef off, uint64_t at) {
-  return ec_load(e, e->k->read_dtype, e->read, ec_add(e, off, ec_i64(e, at)), 16);
+/* n bytes of the read from element off + at. */
+static LLVMValueRef load_bytes(emit_ctx *e, LLVMValueRef off, uint64_t at, uint32_t n) {
+  return ec_load(e, e->k->read_dtype, e->read, ec_add(e, off, ec_i64(e, at)), n);
 }
 
-/* The 16-bit keys (value above position) of the bytes v (a vector of
- * 16-byte lanes, each at position `first` of its row), merged into half
- * as many: the unpacks of v with the positions, and one extreme. */
-static LLVMValueRef lane_keys(emit_ctx *e, LLVMValueRef v, uint32_t first) {
-  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(v));
+/* a and b (n elements each) one after the other. */
+static LLVMValueRef concat(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
+  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(a));
+  uint32_t idx[32];
+  for (uint32_t j = 0; j < 2 * n; j++)
+    idx[j] = j;
+  return shuffle(e, a, b, idx, 2 * n);
+}
+
+/* The 16-bit keys (value above position) of the 32 bytes x, whose runs of
+ * w bytes (16 or 8) each start at position `first` of a row: *lo those of
+ * the low 8 bytes of each 128-bit lane, *hi of the high 8 (x86's unpacks
+ * of x with the positions). */
+static void window_keys(emit_ctx *e, LLVMValueRef x, uint32_t w, uint32_t first, LLVMValueRef *lo,
+                        LLVMValueRef *hi) {
   const bool rev = reversed_positions(e);
   LLVMValueRef pos[32];
-  for (uint32_t i = 0; i < n; i++) {
-    const uint32_t j = first + i % 16;
+  for (uint32_t i = 0; i < 32; i++) {
+    const uint32_t j = first + i % w;
     pos[i] = LLVMConstInt(e->i8, rev ? 255 - j : j, false);
   }
-  LLVMValueRef p = LLVMConstVector(pos, n);
-  LLVMTypeRef kt = LLVMVectorType(e->i16, n / 2);
-  LLVMValueRef lo = LLVMBuildBitCast(e->b, unpack(e, p, v, 16, 1, false), kt, "");
-  LLVMValueRef hi = LLVMBuildBitCast(e->b, unpack(e, p, v, 16, 1, true), kt, "");
-  return extreme(e, lo, hi);
+  LLVMValueRef p = LLVMConstVector(pos, 32);
+  LLVMTypeRef kt = LLVMVectorType(e->i16, 16);
+  *lo = LLVMBuildBitCast(e->b, unpack(e, p, x, 16, 1, false), kt, "");
+  *hi = LLVMBuildBitCast(e->b, unpack(e, p, x, 16, 1, true), kt, "");
+}
+
+/* Stage 1 of the group at off (rows of len): v[i] holds 8 keys of row i
+ * in lane 0 and of row i + 16 in lane 1, the extremes of the row's keys
+ * (by position: two lanes' worth of 16-byte windows, or one of 8-byte). */
+static void row_keys(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef v[16]) {
+  const uint32_t w = len >= LANES_WIDE_LEN ? 16 : 8, sides = len == w ? 1 : 2;
+  for (uint32_t i = 0; i < 16; i += w == 16 ? 1 : 2) {
+    LLVMValueRef lo[2], hi[2];
+    for (uint32_t side = 0; side < sides; side++) {
+      const uint64_t at = side ? len - w : 0;
+      LLVMValueRef x;
+      if (w == 16) {
+        /* row i's window in lane 0, row i + 16's in lane 1 */
+        x = concat(e, load_bytes(e, off, (uint64_t)i * len + at, 16),
+                   load_bytes(e, off, (uint64_t)(i + 16) * len + at, 16));
+      } else {
+        /* rows i and i + 1 in lane 0, i + 16 and i + 17 in lane 1 */
+        LLVMValueRef q[4];
+        static const uint32_t rows[4] = {0, 1, 16, 17};
+        for (uint32_t r = 0; r < 4; r++)
+          q[r] = load_bytes(e, off, (uint64_t)(i + rows[r]) * len + at, 8);
+        x = concat(e, concat(e, q[0], q[1]), concat(e, q[2], q[3]));
+      }
+      window_keys(e, x, w, (uint32_t)at, &lo[side], &hi[side]);
+    }
+    if (w == 16) {
+      v[i] = extreme(e, lo[0], hi[0]);
+      if (sides == 2)
+        v[i] = extreme(e, v[i], extreme(e, lo[1], hi[1]));
+    } else {
+      v[i] = sides == 1 ? lo[0] : extreme(e, lo[0], lo[1]);
+      v[i + 1] = sides == 1 ? hi[0] : extreme(e, hi[0], hi[1]);
+    }
+  }
 }
 
 /* The group of rows from row `row`: its indices stored. */
@@ -140,21 +195,8 @@ static void lane_group(emit_ctx *e, LLVMValueRef row, bool nt) {
   else
     ec_prefetch_stream(e, off, (uint64_t)LANES_ROWS * len);
   /* 1: row i in lane 0 of v[i], row i + 16 in lane 1 */
-  uint32_t cat[32];
-  for (uint32_t j = 0; j < 32; j++)
-    cat[j] = j;
   LLVMValueRef v[16];
-  for (uint32_t i = 0; i < 16; i++) {
-    LLVMValueRef w[2];
-    const uint32_t sides = len == 16 ? 1 : 2;
-    for (uint32_t side = 0; side < sides; side++) {
-      const uint64_t at = side ? len - 16 : 0;
-      LLVMValueRef x = shuffle(e, load16(e, off, (uint64_t)i * len + at),
-                               load16(e, off, (uint64_t)(i + 16) * len + at), cat, 32);
-      w[side] = lane_keys(e, x, (uint32_t)at);
-    }
-    v[i] = sides == 1 ? w[0] : extreme(e, w[0], w[1]);
-  }
+  row_keys(e, off, len, v);
   /* 2: pairs merged within the lanes: 8 keys a row, then 4, 2, 1 */
   uint32_t nv = 16;
   for (uint32_t width = 1; width <= 4; width *= 2, nv /= 2)

@@ -2421,17 +2421,18 @@ START_TEST(test_byte_rows) {
 }
 END_TEST
 
-/* Short 8-bit rows in 16-byte lanes (emit_lanes.c: u8 and i8 rows of 16
- * to 32, index outputs) on a target with lane_rows and 32-byte vectors or
- * wider: every (op, direction) on ties, extremes and random values, rows
+/* Short 8-bit rows in 16-byte lanes (emit_lanes.c: u8 and i8 rows of 8
+ * to 32, index outputs; 16-byte windows from 16, 8-byte ones below) on a
+ * target with lane_rows and 32-byte vectors or wider: every (op,
+ * direction) on ties, extremes and random values, rows
  * a multiple of the group (32) or not (the rest row by row, in the last
  * task), one task or several (2048 rows a task), the read ending at a
  * PROT_NONE page (a group that loads past its rows faults), u32, i32 and
  * i64 indices, strided indices, non-temporal stores at an aligned and an
- * unaligned output. With byte_permutes (and 64-byte vectors) only from
- * DRAM. The path shows as its named key mask; not taken for rows of 15 or
- * 33, 16-bit rows, fewer than 32 rows, 16-byte vectors, a scaled read, or
- * without lane_rows. */
+ * unaligned output. With byte_permutes (and 64-byte vectors) rows of 16
+ * or more, up to 25 only from DRAM. The path shows as its named key mask;
+ * not taken for rows of 7 or 33, 16-bit rows, fewer than 32 rows, 16-byte
+ * vectors, a scaled read, or without lane_rows. */
 START_TEST(test_lane_rows) {
   static const struct {
     dmlc_dtype dt, out;
@@ -2449,7 +2450,13 @@ START_TEST(test_lane_rows) {
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 64, true, true, true},
       {DMLC_DTYPE_I8, DMLC_DTYPE_I64, 200, 28, 1, 64, true, false, true},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 64, true, false, false},
-      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 15, 1, 32, false, false, false},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 32 * 7 + 3, 8, 1, 32, false, false, true},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_I64, 2048 + 40, 9, 1, 32, false, true, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 100, 12, 2, 32, false, false, true},
+      {DMLC_DTYPE_I8, DMLC_DTYPE_U32, 64, 15, 1, 32, false, true, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_I32, 2048 * 2, 11, 1, 64, false, false, true},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 12, 1, 64, true, true, false},
+      {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 7, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 33, 1, 32, false, false, false},
       {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 16, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 31, 21, 1, 32, false, false, false},
