@@ -61,6 +61,8 @@ enum {
   LANES_MIN_LEN = 8,
   LANES_WIDE_LEN = 16, /* rows from here on take 16-byte windows, shorter ones 8-byte */
   LANES_MAX_LEN = 32,
+  LANES_MIN_LEN16 = 8, /* 16-bit rows: windows of 8 elements */
+  LANES_MAX_LEN16 = 16,
   LANES_ROWS = 32, /* rows a group: one per byte of a 32-byte vector */
   LANES_GROUPS_PER_TASK = 64,
   LANES_AHEAD = 8192 /* how far ahead a group from DRAM prefetches its lines */
@@ -68,12 +70,20 @@ enum {
 
 bool ec_lane_rows_matches(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
+  const uint32_t size = dmlc_dtype_size(k->read_dtype);
   if (!e->lane_rows || e->vector_bytes < 32 || !k->has_reduction || e->read_scale != 1 ||
-      !ec_packed_index_rows(e) || dmlc_dtype_size(k->read_dtype) != 1)
+      !ec_packed_index_rows(e) || size > 2)
     return false;
   const dmlc_kind kind = dmlc_dtype_get(k->read_dtype)->kind;
-  if (kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED)
+  if (kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED && k->read_dtype != DMLC_DTYPE_F16)
     return false;
+  if (size == 2) {
+    /* i16 and u16 rows of 8-16, f16 rows of 8 (the keys' work lost to the
+     * widened f32 rows from 10 on); with VBMI the permutes take 9-16 */
+    const uint64_t hi =
+        k->read_dtype == DMLC_DTYPE_F16 || e->byte_permutes ? LANES_MIN_LEN16 : LANES_MAX_LEN16;
+    return k->dims[1] >= LANES_MIN_LEN16 && k->dims[1] <= hi && k->dims[0] >= LANES_ROWS;
+  }
   /* with VBMI's permutes, rows of 16 or more (shorter ones lost to them
    * from DRAM too, and u8 [*,8] to the short rows in the caches) */
   const uint64_t lo = e->byte_permutes ? LANES_WIDE_LEN : LANES_MIN_LEN;
@@ -116,6 +126,8 @@ static LLVMValueRef unpack(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, uint32_t
 /* The keys' extreme: the argmax's or argmin's integer max or min, on
  * 16-bit keys whose high byte is the value. */
 static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
+  if (e->k->read_dtype == DMLC_DTYPE_F16) /* ec_f16_key's keys are signed */
+    return ec_minmax(e, e->k->reduction == DMLC_OP_ARGMAX ? "smax" : "smin", a, b);
   return ec_minmax(e, ec_int_op(e), a, b);
 }
 
@@ -186,18 +198,66 @@ static void row_keys(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef v
   }
 }
 
-/* The group of rows from row `row`: its indices stored. */
-static void lane_group(emit_ctx *e, LLVMValueRef row, bool nt) {
-  const uint32_t len = (uint32_t)e->k->dims[1];
-  LLVMValueRef off = ec_mul(e, row, len);
-  if (e->from_dram && e->prefetch_bytes)
-    ec_prefetch_span(e, off, (uint64_t)LANES_ROWS * len, LANES_AHEAD);
-  else
-    ec_prefetch_stream(e, off, (uint64_t)LANES_ROWS * len);
-  /* 1: row i in lane 0 of v[i], row i + 16 in lane 1 */
-  LLVMValueRef v[16];
-  row_keys(e, off, len, v);
-  /* 2: pairs merged within the lanes: 8 keys a row, then 4, 2, 1 */
+/* n 16-bit values of the read from element off + at (f16 as
+ * ec_f16_key's keys). */
+static LLVMValueRef load_words(emit_ctx *e, LLVMValueRef off, uint64_t at, uint32_t n) {
+  LLVMValueRef i = ec_add(e, off, ec_i64(e, at));
+  if (e->k->read_dtype == DMLC_DTYPE_F16)
+    return ec_load_read_key(e, i, n);
+  return ec_load(e, e->k->read_dtype, e->read, i, n);
+}
+
+/* Stage 1 of a group of 16-bit rows at off: v[i] holds 4 32-bit keys
+ * (value above position) of row i in lane 0 and of row i + 16 in lane 1,
+ * the extremes of the row's windows of 8 elements (as many as cover the
+ * row, the last ending where it does). */
+static void row_keys16(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef v[16]) {
+  const uint32_t windows = (len + 7) / 8;
+  const bool rev = reversed_positions(e);
+  LLVMTypeRef kt = LLVMVectorType(e->i32, 8);
+  for (uint32_t i = 0; i < 16; i++) {
+    v[i] = NULL;
+    for (uint32_t w = 0; w < windows; w++) {
+      const uint32_t at = w + 1 < windows ? 8 * w : len - 8;
+      LLVMValueRef x = concat(e, load_words(e, off, (uint64_t)i * len + at, 8),
+                              load_words(e, off, (uint64_t)(i + 16) * len + at, 8));
+      LLVMValueRef pos[16];
+      for (uint32_t q = 0; q < 16; q++)
+        pos[q] = LLVMConstInt(e->i16, rev ? 0xffff - (at + q % 8) : at + q % 8, false);
+      LLVMValueRef p = LLVMConstVector(pos, 16);
+      LLVMValueRef k = extreme(e, LLVMBuildBitCast(e->b, unpack(e, p, x, 8, 1, false), kt, ""),
+                               LLVMBuildBitCast(e->b, unpack(e, p, x, 8, 1, true), kt, ""));
+      v[i] = v[i] ? extreme(e, v[i], k) : k;
+    }
+  }
+}
+
+/* The indices of a group of 16-bit rows from their stage 1 (row_keys16),
+ * as 32 i32 lanes. */
+static LLVMValueRef indices16(emit_ctx *e, LLVMValueRef v[16]) {
+  /* pairs merged within the lanes: 4 keys a row, then 2, 1 */
+  uint32_t nv = 16;
+  for (uint32_t width = 1; width <= 2; width *= 2, nv /= 2)
+    for (uint32_t m = 0; m < nv / 2; m++)
+      v[m] = extreme(e, unpack(e, v[2 * m], v[2 * m + 1], 4, width, false),
+                     unpack(e, v[2 * m], v[2 * m + 1], 4, width, true));
+  /* v[m] holds rows 4m to 4m + 3 in lane 0, 16 + 4m to 16 + 4m + 3 in
+   * lane 1: row r's key to lane r */
+  uint32_t order[LANES_ROWS];
+  for (uint32_t r = 0; r < LANES_ROWS; r++) {
+    const uint32_t m = r % 16 / 4;
+    order[r] = m * 8 + r / 16 * 4 + r % 4;
+  }
+  LLVMValueRef keys = shuffle(e, concat(e, v[0], v[1]), concat(e, v[2], v[3]), order, LANES_ROWS);
+  LLVMValueRef low = ec_splat(e, ec_i32(e, 0xffff), LANES_ROWS);
+  keys = LLVMBuildAnd(e->b, keys, low, "lane_keys");
+  return reversed_positions(e) ? LLVMBuildXor(e->b, keys, low, "") : keys;
+}
+
+/* The indices of a group of 8-bit rows from their stage 1 (row_keys), as
+ * 32 i32 lanes. */
+static LLVMValueRef indices8(emit_ctx *e, LLVMValueRef v[16]) {
+  /* pairs merged within the lanes: 8 keys a row, then 4, 2, 1 */
   uint32_t nv = 16;
   for (uint32_t width = 1; width <= 4; width *= 2, nv /= 2)
     for (uint32_t m = 0; m < nv / 2; m++)
@@ -213,8 +273,28 @@ static void lane_group(emit_ctx *e, LLVMValueRef row, bool nt) {
   keys = LLVMBuildAnd(e->b, keys, low, "lane_keys");
   if (reversed_positions(e))
     keys = LLVMBuildXor(e->b, keys, low, "");
-  ec_store_row_indices(e, row, LLVMBuildZExt(e->b, keys, LLVMVectorType(e->i32, LANES_ROWS), ""),
-                       LANES_ROWS, nt);
+  return LLVMBuildZExt(e->b, keys, LLVMVectorType(e->i32, LANES_ROWS), "");
+}
+
+/* The group of rows from row `row`: its indices stored. */
+static void lane_group(emit_ctx *e, LLVMValueRef row, bool nt) {
+  const uint32_t len = (uint32_t)e->k->dims[1];
+  LLVMValueRef off = ec_mul(e, row, len);
+  if (e->from_dram && e->prefetch_bytes)
+    ec_prefetch_span(e, off, (uint64_t)LANES_ROWS * len, LANES_AHEAD);
+  else
+    ec_prefetch_stream(e, off, (uint64_t)LANES_ROWS * len);
+  /* 1: row i in lane 0 of v[i], row i + 16 in lane 1 */
+  LLVMValueRef v[16];
+  LLVMValueRef idx;
+  if (dmlc_dtype_size(e->k->read_dtype) == 2) {
+    row_keys16(e, off, len, v);
+    idx = indices16(e, v);
+  } else {
+    row_keys(e, off, len, v);
+    idx = indices8(e, v);
+  }
+  ec_store_row_indices(e, row, idx, LANES_ROWS, nt);
 }
 
 static void lane_group_loop(emit_ctx *e, LLVMValueRef g0, LLVMValueRef g1, bool nt, void *arg) {
@@ -239,6 +319,6 @@ dmlc_status ec_emit_lane_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_inf
   for (uint32_t i = 0; i < k->num_outputs; i++)
     out_bytes += dmlc_dtype_size(k->outputs[i].dtype);
   info->num_tasks = (k->dims[0] + rows_per_task - 1) / rows_per_task;
-  info->bytes_per_task = rows_per_task * (len + out_bytes);
+  info->bytes_per_task = rows_per_task * (len * dmlc_dtype_size(k->read_dtype) + out_bytes);
   return DMLC_OK;
 }

@@ -2385,8 +2385,10 @@ START_TEST(test_byte_rows) {
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 21, 1, false, false, 64},
       {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 640, 12, 1, false, true, 32},
   };
-  static const data_mode modes[] = {DATA_TIES,    DATA_SPECIALS, DATA_RANDOM,
-                                    DATA_ALL_NAN, DATA_RARE_NAN, DATA_ALL_NEG_INF};
+  /* f16 takes all seven (its raw bit patterns too), other floats the
+   * first six, integers the first three */
+  static const data_mode modes[] = {DATA_TIES,     DATA_SPECIALS,    DATA_RANDOM,  DATA_ALL_NAN,
+                                    DATA_RARE_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -2421,17 +2423,20 @@ START_TEST(test_byte_rows) {
 }
 END_TEST
 
-/* Short 8-bit rows in 16-byte lanes (emit_lanes.c: u8 and i8 rows of 8
- * to 32, index outputs; 16-byte windows from 16, 8-byte ones below) on a
- * target with lane_rows and 32-byte vectors or wider: every (op,
- * direction) on ties, extremes and random values, rows
+/* Short rows in 16-byte lanes (emit_lanes.c: u8 and i8 rows of 8 to 32,
+ * 16-byte windows from 16, 8-byte ones below; i16 and u16 rows of 8 to
+ * 16 and f16 rows of 8, windows of 8 elements; index outputs) on a target
+ * with lane_rows and 32-byte vectors or wider: every (op, direction) on
+ * ties, extremes and random values (f16 also NaNs everywhere, rare NaNs,
+ * infinities and raw bit patterns), rows
  * a multiple of the group (32) or not (the rest row by row, in the last
  * task), one task or several (2048 rows a task), the read ending at a
  * PROT_NONE page (a group that loads past its rows faults), u32, i32 and
  * i64 indices, strided indices, non-temporal stores at an aligned and an
- * unaligned output. With byte_permutes (and 64-byte vectors) rows of 16
- * or more, up to 25 only from DRAM. The path shows as its named key mask;
- * not taken for rows of 7 or 33, 16-bit rows, fewer than 32 rows, 16-byte
+ * unaligned output. With byte_permutes (and 64-byte vectors) 8-bit rows
+ * of 16 or more, up to 25 only from DRAM, and 16-bit rows of 8. The path
+ * shows as its named key mask; not taken for 8-bit rows of 7 or 33,
+ * 16-bit rows of 17 (f16 9), 32-bit rows, fewer than 32 rows, 16-byte
  * vectors, a scaled read, or without lane_rows. */
 START_TEST(test_lane_rows) {
   static const struct {
@@ -2458,11 +2463,22 @@ START_TEST(test_lane_rows) {
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 12, 1, 64, true, true, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 7, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 33, 1, 32, false, false, false},
-      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 16, 1, 32, false, false, false},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 32 * 3 + 5, 8, 1, 32, false, false, true},
+      {DMLC_DTYPE_I16, DMLC_DTYPE_I64, 2048 + 33, 12, 1, 32, false, true, true},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 100, 16, 2, 32, false, false, true},
+      {DMLC_DTYPE_I16, DMLC_DTYPE_U32, 2048 * 2, 9, 1, 64, false, false, true},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 8, 1, 64, true, true, true},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 2048 + 7, 8, 1, 32, false, true, true},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_I64, 64, 8, 3, 32, false, false, true},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 12, 1, 64, true, true, false},
+      {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 17, 1, 32, false, false, false},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 200, 9, 1, 32, false, false, false},
+      {DMLC_DTYPE_I32, DMLC_DTYPE_U32, 200, 8, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 31, 21, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 16, false, false, false},
   };
-  static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
+  static const data_mode modes[] = {DATA_TIES,     DATA_SPECIALS,    DATA_RANDOM,  DATA_ALL_NAN,
+                                    DATA_RARE_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -2484,7 +2500,7 @@ START_TEST(test_lane_rows) {
       ck_assert_msg(lanes == cases[c].lanes, "%s [%u,%u] %d: lane rows %d",
                     dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, v, lanes);
       if (cases[c].lanes || v == 0)
-        check_kernel_modes(&k, modes, 3);
+        check_kernel_modes(&k, modes, cases[c].dt == DMLC_DTYPE_F16 ? 7 : 3);
     }
   }
   /* without lane_rows, and a scaled read (every other element) */
