@@ -1,9 +1,11 @@
-/* Short packed 8-bit rows in 16-byte lanes: space [K, R] of u8 or i8, R
- * from 8 to 32, rows packed one after another, index outputs only, on x86
- * with 32-byte vectors or wider (dmlc_llvm_target.lane_rows; AVX2, and
- * AVX-512: on CPUs with VBMI, whose permutes take rows of 9-25 from the
- * caches (emit_bytes.c), rows of 16-25 only from DRAM, and 26-32). The
- * channel argmax of NHWC images with tens of classes (u8 [*,21]).
+/* Short packed rows in 16-byte lanes: space [K, R] of u8 or i8 (R from 8
+ * to 32), i16 or u16 (8 to 16) or f16 (8), rows packed one after another,
+ * index outputs only, on x86 with 32-byte vectors or wider
+ * (dmlc_llvm_target.lane_rows; AVX2, and AVX-512: on CPUs with VBMI,
+ * whose permutes take 8-bit rows of 9-25 and 16-bit ones of 9-16 from the
+ * caches (emit_bytes.c), 8-bit rows of 16-25 only from DRAM, 26-32, and
+ * 16-bit rows of 8). The channel argmax of NHWC images with tens of
+ * classes (u8 [*,21]).
  *
  * A group of 32 rows is one pass over its 32 * R bytes, no compare and
  * blend:
@@ -22,6 +24,12 @@
  *    unpacks of 16-, 32- and 64-bit elements, and a max or min), 8 into 4
  *    into 2: each key of the last two vectors one row's extreme, in row
  *    order half by half. The position bytes are the indices.
+ *
+ * 16-bit rows go the same way with 32-bit keys (the value above a 16-bit
+ * position; f16 as ec_f16_key's keys, whose signed order is the argmax
+ * order with NaNs tied above or below everything): each row in a lane as
+ * windows of 8 elements, as many as cover it, the last ending where the
+ * row does, 4 keys a row merged 4 into 2 into 1 vectors' worth.
  *
  * Every shuffle stays within a 128-bit lane. The row groups these rows
  * took before (emit_row.c) unpack all 32 bytes of a row's vector and
@@ -52,6 +60,18 @@
  * merges a row) u8 [*,21] took 1.2 times the row groups' time: not
  * taken.
  *
+ * 16-bit rows, the same way: AVX2 from DRAM (44 MB, two threads) u16
+ * [*,8] 1.17-1.19, [*,12] 1.39-1.44, i16 [*,16] 1.28, f16 [*,8]
+ * 0.99-1.12; in the L3 (2 MB) u16 [*,8] 1.26-1.36, [*,9] 1.41-1.45,
+ * [*,12] 1.14-1.18, i16 [*,12] 1.16-1.20, [*,16] 1.0-1.06, f16 [*,8]
+ * 1.25-1.31; one thread in the L2 u16 [*,8..9] 1.47-1.52, i16 [*,12..16]
+ * 1.16-1.25, f16 [*,8] 1.32-1.37, but f16 [*,10..32] 0.78-1.02 and u16
+ * [*,17] 0.88-0.96, [*,32] 0.93 (not taken; u16 [*,24], whose three
+ * windows do not overlap, 1.28-1.59). AVX-512 without VBMI u16
+ * [*,12] from DRAM 1.32-1.41, in the L3 1.57-1.68; with VBMI u16 [*,8]
+ * 1.08-1.28 and 1.11-1.15; f16 [*,8] on 64-byte vectors lost in the L3
+ * (0.72-0.75: not taken).
+ *
  * From DRAM a group prefetches its lines LANES_AHEAD ahead: against 8
  * KiB, 2 KiB took 1.09-1.18 of the time, 4 KiB 1.07-1.09, 16 KiB
  * 1.05-1.12; none took 1.46 of 2 KiB's for [*,32]. */
@@ -78,10 +98,13 @@ bool ec_lane_rows_matches(const emit_ctx *e) {
   if (kind != DMLC_KIND_SIGNED && kind != DMLC_KIND_UNSIGNED && k->read_dtype != DMLC_DTYPE_F16)
     return false;
   if (size == 2) {
-    /* i16 and u16 rows of 8-16, f16 rows of 8 (the keys' work lost to the
-     * widened f32 rows from 10 on); with VBMI the permutes take 9-16 */
-    const uint64_t hi =
-        k->read_dtype == DMLC_DTYPE_F16 || e->byte_permutes ? LANES_MIN_LEN16 : LANES_MAX_LEN16;
+    /* i16 and u16 rows of 8-16, f16 rows of 8 on 32-byte vectors (the
+     * keys' work lost to the widened f32 rows from 10 on, and to the
+     * 64-byte short rows in the caches); with VBMI the permutes take 9-16 */
+    const bool f16 = k->read_dtype == DMLC_DTYPE_F16;
+    if (f16 && e->vector_bytes != 32)
+      return false;
+    const uint64_t hi = f16 || e->byte_permutes ? LANES_MIN_LEN16 : LANES_MAX_LEN16;
     return k->dims[1] >= LANES_MIN_LEN16 && k->dims[1] <= hi && k->dims[0] >= LANES_ROWS;
   }
   /* with VBMI's permutes, rows of 16 or more (shorter ones lost to them
@@ -280,10 +303,11 @@ static LLVMValueRef indices8(emit_ctx *e, LLVMValueRef v[16]) {
 static void lane_group(emit_ctx *e, LLVMValueRef row, bool nt) {
   const uint32_t len = (uint32_t)e->k->dims[1];
   LLVMValueRef off = ec_mul(e, row, len);
+  const uint64_t bytes = (uint64_t)LANES_ROWS * len * dmlc_dtype_size(e->k->read_dtype);
   if (e->from_dram && e->prefetch_bytes)
-    ec_prefetch_span(e, off, (uint64_t)LANES_ROWS * len, LANES_AHEAD);
+    ec_prefetch_span(e, off, bytes, LANES_AHEAD);
   else
-    ec_prefetch_stream(e, off, (uint64_t)LANES_ROWS * len);
+    ec_prefetch_stream(e, off, bytes);
   /* 1: row i in lane 0 of v[i], row i + 16 in lane 1 */
   LLVMValueRef v[16];
   LLVMValueRef idx;

@@ -2436,8 +2436,9 @@ END_TEST
  * unaligned output. With byte_permutes (and 64-byte vectors) 8-bit rows
  * of 16 or more, up to 25 only from DRAM, and 16-bit rows of 8. The path
  * shows as its named key mask; not taken for 8-bit rows of 7 or 33,
- * 16-bit rows of 17 (f16 9), 32-bit rows, fewer than 32 rows, 16-byte
- * vectors, a scaled read, or without lane_rows. */
+ * 16-bit rows of 17 (f16 9, and f16 on 64-byte vectors), 32-bit rows,
+ * fewer than 32 rows, 16-byte vectors, a scaled read, or without
+ * lane_rows. */
 START_TEST(test_lane_rows) {
   static const struct {
     dmlc_dtype dt, out;
@@ -2473,6 +2474,7 @@ START_TEST(test_lane_rows) {
       {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 12, 1, 64, true, true, false},
       {DMLC_DTYPE_U16, DMLC_DTYPE_U32, 200, 17, 1, 32, false, false, false},
       {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 200, 9, 1, 32, false, false, false},
+      {DMLC_DTYPE_F16, DMLC_DTYPE_U32, 200, 8, 1, 64, false, false, false},
       {DMLC_DTYPE_I32, DMLC_DTYPE_U32, 200, 8, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 31, 21, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 16, false, false, false},
