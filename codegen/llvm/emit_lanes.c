@@ -255,15 +255,22 @@ static void row_keys16(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef
   }
 }
 
+/* Stage 2: the 16 vectors of stage 1, `keys` keys a row in each 128-bit
+ * lane of per128 keys, merged pairwise within their lanes (the unpacks of
+ * runs of 1, 2, ... keys) until one key a row is left, in v[0] to
+ * v[16 / keys - 1]. */
+static void merge_in_lanes(emit_ctx *e, LLVMValueRef v[16], uint32_t per128, uint32_t keys) {
+  uint32_t nv = 16;
+  for (uint32_t width = 1; width < keys; width *= 2, nv /= 2)
+    for (uint32_t m = 0; m < nv / 2; m++)
+      v[m] = extreme(e, unpack(e, v[2 * m], v[2 * m + 1], per128, width, false),
+                     unpack(e, v[2 * m], v[2 * m + 1], per128, width, true));
+}
+
 /* The indices of a group of 16-bit rows from their stage 1 (row_keys16),
  * as 32 i32 lanes. */
 static LLVMValueRef indices16(emit_ctx *e, LLVMValueRef v[16]) {
-  /* pairs merged within the lanes: 4 keys a row, then 2, 1 */
-  uint32_t nv = 16;
-  for (uint32_t width = 1; width <= 2; width *= 2, nv /= 2)
-    for (uint32_t m = 0; m < nv / 2; m++)
-      v[m] = extreme(e, unpack(e, v[2 * m], v[2 * m + 1], 4, width, false),
-                     unpack(e, v[2 * m], v[2 * m + 1], 4, width, true));
+  merge_in_lanes(e, v, 4, 4);
   /* v[m] holds rows 4m to 4m + 3 in lane 0, 16 + 4m to 16 + 4m + 3 in
    * lane 1: row r's key to lane r */
   uint32_t order[LANES_ROWS];
@@ -280,12 +287,7 @@ static LLVMValueRef indices16(emit_ctx *e, LLVMValueRef v[16]) {
 /* The indices of a group of 8-bit rows from their stage 1 (row_keys), as
  * 32 i32 lanes. */
 static LLVMValueRef indices8(emit_ctx *e, LLVMValueRef v[16]) {
-  /* pairs merged within the lanes: 8 keys a row, then 4, 2, 1 */
-  uint32_t nv = 16;
-  for (uint32_t width = 1; width <= 4; width *= 2, nv /= 2)
-    for (uint32_t m = 0; m < nv / 2; m++)
-      v[m] = extreme(e, unpack(e, v[2 * m], v[2 * m + 1], 8, width, false),
-                     unpack(e, v[2 * m], v[2 * m + 1], 8, width, true));
+  merge_in_lanes(e, v, 8, 8);
   /* v[0] holds rows 0-7 in lane 0 and 16-23 in lane 1, v[1] rows 8-15 and
    * 24-31: row r's key to lane r */
   uint32_t order[LANES_ROWS];
