@@ -265,12 +265,12 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   }
   memset(info, 0, sizeof *info);
 
-  /* Packed rows that 64-byte vectors served worse than a 32-byte target's
-   * row groups: emitted as for that target, which every decision below
-   * then sees (target_vector_bytes included) */
-  /* 8-bit rows of 16-32 go in 16-byte lanes (emit_lanes.c), before the
-   * permutes only from DRAM (where the permutes measured slower) */
-  const bool lane_rows = ec_lane_rows_matches(&e) && (e.from_dram || !ec_byte_rows_matches(&e));
+  /* Short rows in 16-byte lanes (emit_lanes.c, which leaves the permutes
+   * the rows they serve faster), else by permutes; then packed rows that
+   * 64-byte vectors served worse than a 32-byte target's row groups:
+   * emitted as for that target, which every decision below then sees
+   * (target_vector_bytes included) */
+  const bool lane_rows = ec_lane_rows_matches(&e);
   const bool byte_rows = !lane_rows && ec_byte_rows_matches(&e);
   if (!byte_rows && !lane_rows && ec_narrow_rows(&e)) {
     e.vector_bytes = e.target_vector_bytes = e.row_narrow_bytes;

@@ -79,8 +79,8 @@ typedef struct dmlc_llvm_target {
    * VPERMT2B): short packed rows of 8-, 16- and 32-bit integers and f32
    * then go by permutes (emit_bytes.c). */
   bool byte_permutes;
-  /* Short 8-bit rows go in 16-byte lanes (emit_lanes.c: x86's in-lane
-   * unpacks and 16-bit max) where the permutes do not take them. */
+  /* Short 8- and 16-bit rows go in 16-byte lanes (emit_lanes.c: x86's
+   * in-lane unpacks and integer max) where the permutes do not take them. */
   bool lane_rows;
 } dmlc_llvm_target;
 

@@ -125,13 +125,9 @@ static uint32_t lane_width(uint64_t len) {
   return w;
 }
 
+/* The vector's worth of lanes idx picks from a, then b (NULL: a alone). */
 static LLVMValueRef shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx) {
-  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(a));
-  LLVMValueRef m[64];
-  for (uint32_t i = 0; i < n; i++)
-    m[i] = ec_i32(e, idx[i]);
-  return LLVMBuildShuffleVector(e->b, a, b ? b : LLVMGetPoison(LLVMTypeOf(a)),
-                                LLVMConstVector(m, n), "");
+  return ec_shuffle(e, a, b, idx, LLVMGetVectorSize(LLVMTypeOf(a)));
 }
 
 /* The argmax's or argmin's extreme of two vectors; for f32 an ordered

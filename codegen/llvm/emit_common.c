@@ -44,6 +44,15 @@ LLVMTypeRef ec_lanes(LLVMTypeRef t, uint32_t lanes) {
 LLVMValueRef ec_i32(emit_ctx *e, uint64_t v) { return LLVMConstInt(e->i32, v, false); }
 LLVMValueRef ec_i64(emit_ctx *e, uint64_t v) { return LLVMConstInt(e->i64, v, false); }
 
+LLVMValueRef ec_shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx,
+                        uint32_t n) {
+  LLVMValueRef m[EC_MAX_LANES];
+  for (uint32_t i = 0; i < n; i++)
+    m[i] = ec_i32(e, idx[i]);
+  return LLVMBuildShuffleVector(e->b, a, b ? b : LLVMGetPoison(LLVMTypeOf(a)),
+                                LLVMConstVector(m, n), "");
+}
+
 LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes) {
   if (lanes == 1)
     return scalar;

@@ -83,6 +83,9 @@ LLVMTypeRef ec_lanes(LLVMTypeRef t, uint32_t lanes);   /* t itself when lanes ==
 LLVMValueRef ec_i32(emit_ctx *e, uint64_t v);
 LLVMValueRef ec_i64(emit_ctx *e, uint64_t v);
 LLVMValueRef ec_splat(emit_ctx *e, LLVMValueRef scalar, uint32_t lanes);
+/* The n lanes idx picks from a, then b (NULL: a alone), as constants. */
+LLVMValueRef ec_shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx,
+                        uint32_t n);
 /* <0, 1, ..., lanes-1> as i32 (ec_iota) or integers of type t (a scalar 0
  * when lanes is 1). */
 LLVMValueRef ec_iota(emit_ctx *e, uint32_t lanes);
@@ -269,7 +272,7 @@ bool ec_small_rows_matches(const dmlc_kdesc *k);
 /* Short packed rows by permutes (emit_bytes.c). */
 bool ec_byte_rows_matches(const emit_ctx *e);
 dmlc_status ec_emit_byte_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
-/* Short 8-bit rows in 16-byte lanes (emit_lanes.c). */
+/* Short 8- and 16-bit rows in 16-byte lanes (emit_lanes.c). */
 bool ec_lane_rows_matches(const emit_ctx *e);
 dmlc_status ec_emit_lane_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_small_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

@@ -108,9 +108,11 @@ bool ec_lane_rows_matches(const emit_ctx *e) {
     return k->dims[1] >= LANES_MIN_LEN16 && k->dims[1] <= hi && k->dims[0] >= LANES_ROWS;
   }
   /* with VBMI's permutes, rows of 16 or more (shorter ones lost to them
-   * from DRAM too, and u8 [*,8] to the short rows in the caches) */
+   * from DRAM too, and u8 [*,8] to the short rows in the caches), and of
+   * those the permutes take only from DRAM (they won in the caches) */
   const uint64_t lo = e->byte_permutes ? LANES_WIDE_LEN : LANES_MIN_LEN;
-  return k->dims[1] >= lo && k->dims[1] <= LANES_MAX_LEN && k->dims[0] >= LANES_ROWS;
+  return k->dims[1] >= lo && k->dims[1] <= LANES_MAX_LEN && k->dims[0] >= LANES_ROWS &&
+         (e->from_dram || !ec_byte_rows_matches(e));
 }
 
 /* Whether the position byte is stored reversed (255 - j): where the
@@ -118,14 +120,6 @@ bool ec_lane_rows_matches(const emit_ctx *e) {
  * a smaller one (argmin) being the winner. */
 static bool reversed_positions(const emit_ctx *e) {
   return (e->k->reduction == DMLC_OP_ARGMAX) == (e->k->direction == DMLC_DIRECTION_INCREASING);
-}
-
-static LLVMValueRef shuffle(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, const uint32_t *idx,
-                            uint32_t n) {
-  LLVMValueRef m[32];
-  for (uint32_t i = 0; i < n; i++)
-    m[i] = ec_i32(e, idx[i]);
-  return LLVMBuildShuffleVector(e->b, a, b, LLVMConstVector(m, n), "");
 }
 
 /* The x86 unpack of a and b (n elements each, 128-bit lanes of per128):
@@ -143,20 +137,24 @@ static LLVMValueRef unpack(emit_ctx *e, LLVMValueRef a, LLVMValueRef b, uint32_t
       for (uint32_t j = 0; j < w; j++)
         idx[q++] = n + at + j;
     }
-  return shuffle(e, a, b, idx, n);
+  return ec_shuffle(e, a, b, idx, n);
 }
 
 /* The keys' extreme: the argmax's or argmin's integer max or min, on
- * 16-bit keys whose high byte is the value. */
+ * keys whose high half is the value. */
 static LLVMValueRef extreme(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
   if (e->k->read_dtype == DMLC_DTYPE_F16) /* ec_f16_key's keys are signed */
     return ec_minmax(e, e->k->reduction == DMLC_OP_ARGMAX ? "smax" : "smin", a, b);
   return ec_minmax(e, ec_int_op(e), a, b);
 }
 
-/* n bytes of the read from element off + at. */
-static LLVMValueRef load_bytes(emit_ctx *e, LLVMValueRef off, uint64_t at, uint32_t n) {
-  return ec_load(e, e->k->read_dtype, e->read, ec_add(e, off, ec_i64(e, at)), n);
+/* n elements of the read from element off + at (f16 as ec_f16_key's
+ * keys). */
+static LLVMValueRef load_elems(emit_ctx *e, LLVMValueRef off, uint64_t at, uint32_t n) {
+  LLVMValueRef i = ec_add(e, off, ec_i64(e, at));
+  if (e->k->read_dtype == DMLC_DTYPE_F16)
+    return ec_load_read_key(e, i, n);
+  return ec_load(e, e->k->read_dtype, e->read, i, n);
 }
 
 /* a and b (n elements each) one after the other. */
@@ -165,25 +163,28 @@ static LLVMValueRef concat(emit_ctx *e, LLVMValueRef a, LLVMValueRef b) {
   uint32_t idx[32];
   for (uint32_t j = 0; j < 2 * n; j++)
     idx[j] = j;
-  return shuffle(e, a, b, idx, 2 * n);
+  return ec_shuffle(e, a, b, idx, 2 * n);
 }
 
-/* The 16-bit keys (value above position) of the 32 bytes x, whose runs of
- * w bytes (16 or 8) each start at position `first` of a row: *lo those of
- * the low 8 bytes of each 128-bit lane, *hi of the high 8 (x86's unpacks
- * of x with the positions). */
+/* The keys (value above position, twice the elements' width) of the 32
+ * bytes x, whose runs of w elements each start at position `first` of a
+ * row: *lo those of the low half of each 128-bit lane, *hi of the high
+ * half (x86's unpacks of x with the positions). */
 static void window_keys(emit_ctx *e, LLVMValueRef x, uint32_t w, uint32_t first, LLVMValueRef *lo,
                         LLVMValueRef *hi) {
+  LLVMTypeRef et = LLVMGetElementType(LLVMTypeOf(x));
+  const uint32_t n = LLVMGetVectorSize(LLVMTypeOf(x)), bits = LLVMGetIntTypeWidth(et);
+  const uint64_t top = (1ull << bits) - 1;
   const bool rev = reversed_positions(e);
   LLVMValueRef pos[32];
-  for (uint32_t i = 0; i < 32; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     const uint32_t j = first + i % w;
-    pos[i] = LLVMConstInt(e->i8, rev ? 255 - j : j, false);
+    pos[i] = LLVMConstInt(et, rev ? top - j : j, false);
   }
-  LLVMValueRef p = LLVMConstVector(pos, 32);
-  LLVMTypeRef kt = LLVMVectorType(e->i16, 16);
-  *lo = LLVMBuildBitCast(e->b, unpack(e, p, x, 16, 1, false), kt, "");
-  *hi = LLVMBuildBitCast(e->b, unpack(e, p, x, 16, 1, true), kt, "");
+  LLVMValueRef p = LLVMConstVector(pos, n);
+  LLVMTypeRef kt = LLVMVectorType(LLVMIntTypeInContext(e->c, 2 * bits), n / 2);
+  *lo = LLVMBuildBitCast(e->b, unpack(e, p, x, n / 2, 1, false), kt, "");
+  *hi = LLVMBuildBitCast(e->b, unpack(e, p, x, n / 2, 1, true), kt, "");
 }
 
 /* Stage 1 of the group at off (rows of len): v[i] holds 8 keys of row i
@@ -198,14 +199,14 @@ static void row_keys(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef v
       LLVMValueRef x;
       if (w == 16) {
         /* row i's window in lane 0, row i + 16's in lane 1 */
-        x = concat(e, load_bytes(e, off, (uint64_t)i * len + at, 16),
-                   load_bytes(e, off, (uint64_t)(i + 16) * len + at, 16));
+        x = concat(e, load_elems(e, off, (uint64_t)i * len + at, 16),
+                   load_elems(e, off, (uint64_t)(i + 16) * len + at, 16));
       } else {
         /* rows i and i + 1 in lane 0, i + 16 and i + 17 in lane 1 */
         LLVMValueRef q[4];
         static const uint32_t rows[4] = {0, 1, 16, 17};
         for (uint32_t r = 0; r < 4; r++)
-          q[r] = load_bytes(e, off, (uint64_t)(i + rows[r]) * len + at, 8);
+          q[r] = load_elems(e, off, (uint64_t)(i + rows[r]) * len + at, 8);
         x = concat(e, concat(e, q[0], q[1]), concat(e, q[2], q[3]));
       }
       window_keys(e, x, w, (uint32_t)at, &lo[side], &hi[side]);
@@ -221,35 +222,22 @@ static void row_keys(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef v
   }
 }
 
-/* n 16-bit values of the read from element off + at (f16 as
- * ec_f16_key's keys). */
-static LLVMValueRef load_words(emit_ctx *e, LLVMValueRef off, uint64_t at, uint32_t n) {
-  LLVMValueRef i = ec_add(e, off, ec_i64(e, at));
-  if (e->k->read_dtype == DMLC_DTYPE_F16)
-    return ec_load_read_key(e, i, n);
-  return ec_load(e, e->k->read_dtype, e->read, i, n);
-}
-
 /* Stage 1 of a group of 16-bit rows at off: v[i] holds 4 32-bit keys
  * (value above position) of row i in lane 0 and of row i + 16 in lane 1,
  * the extremes of the row's windows of 8 elements (as many as cover the
  * row, the last ending where it does). */
 static void row_keys16(emit_ctx *e, LLVMValueRef off, uint32_t len, LLVMValueRef v[16]) {
   const uint32_t windows = (len + 7) / 8;
-  const bool rev = reversed_positions(e);
-  LLVMTypeRef kt = LLVMVectorType(e->i32, 8);
   for (uint32_t i = 0; i < 16; i++) {
     v[i] = NULL;
     for (uint32_t w = 0; w < windows; w++) {
       const uint32_t at = w + 1 < windows ? 8 * w : len - 8;
-      LLVMValueRef x = concat(e, load_words(e, off, (uint64_t)i * len + at, 8),
-                              load_words(e, off, (uint64_t)(i + 16) * len + at, 8));
-      LLVMValueRef pos[16];
-      for (uint32_t q = 0; q < 16; q++)
-        pos[q] = LLVMConstInt(e->i16, rev ? 0xffff - (at + q % 8) : at + q % 8, false);
-      LLVMValueRef p = LLVMConstVector(pos, 16);
-      LLVMValueRef k = extreme(e, LLVMBuildBitCast(e->b, unpack(e, p, x, 8, 1, false), kt, ""),
-                               LLVMBuildBitCast(e->b, unpack(e, p, x, 8, 1, true), kt, ""));
+      LLVMValueRef lo, hi;
+      window_keys(e,
+                  concat(e, load_elems(e, off, (uint64_t)i * len + at, 8),
+                         load_elems(e, off, (uint64_t)(i + 16) * len + at, 8)),
+                  8, at, &lo, &hi);
+      LLVMValueRef k = extreme(e, lo, hi);
       v[i] = v[i] ? extreme(e, v[i], k) : k;
     }
   }
@@ -267,6 +255,16 @@ static void merge_in_lanes(emit_ctx *e, LLVMValueRef v[16], uint32_t per128, uin
                      unpack(e, v[2 * m], v[2 * m + 1], per128, width, true));
 }
 
+/* The positions in keys (each the low half of its lane, complemented
+ * where reversed_positions), in keys' lane type. */
+static LLVMValueRef key_positions(emit_ctx *e, LLVMValueRef keys) {
+  LLVMTypeRef kt = LLVMGetElementType(LLVMTypeOf(keys));
+  LLVMValueRef low = ec_splat(e, LLVMConstInt(kt, (1ull << LLVMGetIntTypeWidth(kt) / 2) - 1, false),
+                              LLVMGetVectorSize(LLVMTypeOf(keys)));
+  keys = LLVMBuildAnd(e->b, keys, low, "lane_keys");
+  return reversed_positions(e) ? LLVMBuildXor(e->b, keys, low, "") : keys;
+}
+
 /* The indices of a group of 16-bit rows from their stage 1 (row_keys16),
  * as 32 i32 lanes. */
 static LLVMValueRef indices16(emit_ctx *e, LLVMValueRef v[16]) {
@@ -278,10 +276,8 @@ static LLVMValueRef indices16(emit_ctx *e, LLVMValueRef v[16]) {
     const uint32_t m = r % 16 / 4;
     order[r] = m * 8 + r / 16 * 4 + r % 4;
   }
-  LLVMValueRef keys = shuffle(e, concat(e, v[0], v[1]), concat(e, v[2], v[3]), order, LANES_ROWS);
-  LLVMValueRef low = ec_splat(e, ec_i32(e, 0xffff), LANES_ROWS);
-  keys = LLVMBuildAnd(e->b, keys, low, "lane_keys");
-  return reversed_positions(e) ? LLVMBuildXor(e->b, keys, low, "") : keys;
+  return key_positions(
+      e, ec_shuffle(e, concat(e, v[0], v[1]), concat(e, v[2], v[3]), order, LANES_ROWS));
 }
 
 /* The indices of a group of 8-bit rows from their stage 1 (row_keys), as
@@ -293,12 +289,8 @@ static LLVMValueRef indices8(emit_ctx *e, LLVMValueRef v[16]) {
   uint32_t order[LANES_ROWS];
   for (uint32_t r = 0; r < LANES_ROWS; r++)
     order[r] = r / 16 * 8 + (r % 16 < 8 ? 0 : 16) + r % 8;
-  LLVMValueRef keys = shuffle(e, v[0], v[1], order, LANES_ROWS);
-  LLVMValueRef low = ec_splat(e, LLVMConstInt(e->i16, 0xff, false), LANES_ROWS);
-  keys = LLVMBuildAnd(e->b, keys, low, "lane_keys");
-  if (reversed_positions(e))
-    keys = LLVMBuildXor(e->b, keys, low, "");
-  return LLVMBuildZExt(e->b, keys, LLVMVectorType(e->i32, LANES_ROWS), "");
+  LLVMValueRef pos = key_positions(e, ec_shuffle(e, v[0], v[1], order, LANES_ROWS));
+  return LLVMBuildZExt(e->b, pos, LLVMVectorType(e->i32, LANES_ROWS), "");
 }
 
 /* The group of rows from row `row`: its indices stored. */

@@ -2330,6 +2330,35 @@ START_TEST(test_wide_f32_groups) {
 }
 END_TEST
 
+/* The data modes of the short rows' tests (test_byte_rows,
+ * test_lane_rows): f16 takes all seven (its raw bit patterns too), other
+ * floats the first six, integers the first three. */
+static const data_mode short_row_modes[] = {DATA_TIES,    DATA_SPECIALS, DATA_RANDOM,
+                                            DATA_ALL_NAN, DATA_RARE_NAN, DATA_ALL_NEG_INF,
+                                            DATA_F16_BITS};
+static int short_row_mode_count(dmlc_dtype dt) {
+  return dt == DMLC_DTYPE_F16 ? 7 : dmlc_dtype_is_float(dt) ? 6 : 3;
+}
+
+/* k ([rows, len], its outputs set) reducing dt in every (op, direction):
+ * asserts that its optimized IR holds needle (dec_needle for DECREASING)
+ * exactly when `taken` (the path named what), and checks its answers on
+ * the short rows' data modes (once, for ARGMAX INCREASING, where not
+ * taken). */
+static void check_short_rows(dmlc_kdesc *k, dmlc_dtype dt, const char *needle,
+                             const char *dec_needle, bool taken, const char *what) {
+  for (int v = 0; v < 4; v++) {
+    const bool dec = v & 2;
+    kd_reduce(k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              dec ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+    const bool has = ir_has(k, dec ? dec_needle : needle);
+    ck_assert_msg(has == taken, "%s [%u,%u] %d: %s %d", dmlc_dtype_name(dt), (unsigned)k->dims[0],
+                  (unsigned)k->dims[1], v, what, has);
+    if (taken || v == 0)
+      check_kernel_modes(k, short_row_modes, short_row_mode_count(dt));
+  }
+}
+
 /* Packed rows by permutes (emit_bytes.c: 8-bit rows of 9 to 25, 16-bit of
  * 9 to 16, f16 of 10 to 25, 32-bit of 8 to 25, f32 of 6 to 25) on a
  * 64-byte target with byte_permutes: 8-, 16- and 32-bit integers, f16 and f32,
@@ -2385,10 +2414,6 @@ START_TEST(test_byte_rows) {
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 640, 21, 1, false, false, 64},
       {DMLC_DTYPE_F32, DMLC_DTYPE_U32, 640, 12, 1, false, true, 32},
   };
-  /* f16 takes all seven (its raw bit patterns too), other floats the
-   * first six, integers the first three */
-  static const data_mode modes[] = {DATA_TIES,     DATA_SPECIALS,    DATA_RANDOM,  DATA_ALL_NAN,
-                                    DATA_RARE_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -2396,17 +2421,8 @@ START_TEST(test_byte_rows) {
     vec_bytes = cases[c].vec;
     byte_permutes = cases[c].permutes;
     row_narrow = 32;
-    const int nmodes = cases[c].dt == DMLC_DTYPE_F16 ? 7 : dmlc_dtype_is_float(cases[c].dt) ? 6 : 3;
-    for (int v = 0; v < 4; v++) {
-      const bool dec = v & 2;
-      kd_reduce(&k, cases[c].dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                dec ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      const bool bytes = ir_has(&k, dec ? "@llvm.ctlz.v16i32" : "@llvm.cttz.v16i32");
-      ck_assert_msg(bytes == cases[c].bytes, "%s [%u,%u] %d: byte rows %d",
-                    dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, v, bytes);
-      if (cases[c].bytes || v == 0)
-        check_kernel_modes(&k, modes, nmodes);
-    }
+    check_short_rows(&k, cases[c].dt, "@llvm.cttz.v16i32", "@llvm.ctlz.v16i32", cases[c].bytes,
+                     "byte rows");
   }
   /* a scaled read (every other element) keeps the short rows' path */
   const uint32_t dims[2] = {640, 12};
@@ -2428,16 +2444,14 @@ END_TEST
  * 16 and f16 rows of 8, windows of 8 elements; index outputs) on a target
  * with lane_rows and 32-byte vectors or wider: every (op, direction) on
  * ties, extremes and random values (f16 also NaNs everywhere, rare NaNs,
- * infinities and raw bit patterns), rows
- * a multiple of the group (32) or not (the rest row by row, in the last
- * task), one task or several (2048 rows a task), the read ending at a
- * PROT_NONE page (a group that loads past its rows faults), u32, i32 and
- * i64 indices, strided indices, non-temporal stores at an aligned and an
- * unaligned output. With byte_permutes (and 64-byte vectors) 8-bit rows
- * of 16 or more, up to 25 only from DRAM, and 16-bit rows of 8. The path
- * shows as its named key mask; not taken for 8-bit rows of 7 or 33,
- * 16-bit rows of 17 (f16 9, and f16 on 64-byte vectors), 32-bit rows,
- * fewer than 32 rows, 16-byte vectors, a scaled read, or without
+ * infinities and raw bit patterns), rows a multiple of the group (32) or
+ * not (the rest row by row, in the last task), one task or several (2048
+ * rows a task), the read ending at a PROT_NONE page (a group that loads
+ * past its rows faults), u32, i32 and i64 indices, strided indices,
+ * non-temporal stores at an aligned and an unaligned output. With byte_permutes (and 64-byte
+ * vectors) 8-bit rows of 16 or more, up to 25 only from DRAM, and 16-bit rows of 8. The path shows
+ * as its named key mask; not taken for 8-bit rows of 7 or 33, 16-bit rows of 17 (f16 9, and f16 on
+ * 64-byte vectors), 32-bit rows, fewer than 32 rows, 16-byte vectors, a scaled read, or without
  * lane_rows. */
 START_TEST(test_lane_rows) {
   static const struct {
@@ -2479,8 +2493,6 @@ START_TEST(test_lane_rows) {
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 31, 21, 1, 32, false, false, false},
       {DMLC_DTYPE_U8, DMLC_DTYPE_U32, 200, 21, 1, 16, false, false, false},
   };
-  static const data_mode modes[] = {DATA_TIES,     DATA_SPECIALS,    DATA_RANDOM,  DATA_ALL_NAN,
-                                    DATA_RARE_NAN, DATA_ALL_NEG_INF, DATA_F16_BITS};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const uint32_t dims[2] = {cases[c].rows, cases[c].len};
     dmlc_kdesc k = kd_make(2, dims, 2);
@@ -2494,16 +2506,7 @@ START_TEST(test_lane_rows) {
      * case) 4 bytes past one */
     nt_min_bytes = c % 3 == 0 ? 1 : 0;
     out_shift = c % 6 == 3 ? 4 : 0;
-    for (int v = 0; v < 4; v++) {
-      const bool dec = v & 2;
-      kd_reduce(&k, cases[c].dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
-                dec ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      const bool lanes = ir_has(&k, "lane_keys");
-      ck_assert_msg(lanes == cases[c].lanes, "%s [%u,%u] %d: lane rows %d",
-                    dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, v, lanes);
-      if (cases[c].lanes || v == 0)
-        check_kernel_modes(&k, modes, cases[c].dt == DMLC_DTYPE_F16 ? 7 : 3);
-    }
+    check_short_rows(&k, cases[c].dt, "lane_keys", "lane_keys", cases[c].lanes, "lane rows");
   }
   /* without lane_rows, and a scaled read (every other element) */
   const uint32_t dims[2] = {640, 21};
