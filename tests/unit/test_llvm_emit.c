@@ -67,6 +67,8 @@ static bool lane_rows;
 /* dmlc_llvm_target.split_min_bytes (0: split whenever tasks are few) */
 static uint64_t split_min;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+/* what test_random_kernels adds to its kernels' descriptions (its knobs) */
+static char random_note[192];
 
 static uint64_t rnd(void) {
   rng ^= rng << 13;
@@ -160,6 +162,8 @@ static void kd_describe(const dmlc_kdesc *k, char *buf, size_t size) {
   for (uint32_t i = 0; i < k->num_outputs; i++)
     n += snprintf(buf + n, size - n, " %d:%s", (int)k->outputs[i].kind,
                   dmlc_dtype_name(k->outputs[i].dtype));
+  if (random_note[0] && (size_t)n < size)
+    snprintf(buf + n, size - n, "%s", random_note);
 }
 
 /* ---- data ---- */
@@ -1331,6 +1335,76 @@ static void check_three_modes(const dmlc_kdesc *k) {
   static const data_mode modes[] = {DATA_TIES, DATA_SPECIALS, DATA_RANDOM};
   check_kernel_modes(k, modes, 3);
 }
+
+/* How many times needle occurs in text. */
+static unsigned count_in(const char *text, const char *needle) {
+  unsigned n = 0;
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+/* How many lines of text hold needle and end with suffix. */
+static unsigned count_lines(const char *text, const char *needle, const char *suffix) {
+  unsigned n = 0;
+  const size_t sl = strlen(suffix);
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
+    const char *end = strchr(p, '\n');
+    if (!end)
+      end = p + strlen(p);
+    n += (size_t)(end - p) >= sl && memcmp(end - sl, suffix, sl) == 0;
+  }
+  return n;
+}
+
+/* Columns prefetch the next group of rows once a 64-byte line where their
+ * vectors are narrower (emit_column.c's line_prefetch): in the caches, and
+ * from DRAM for 1- and 2-byte values on 16-byte vectors; elsewhere once a
+ * vector. Seen in the optimized IR as the read's vector loads (unaligned)
+ * for each prefetch: about one a vector, 64 / vector bytes a line. */
+START_TEST(test_column_line_prefetch) {
+  static const struct {
+    dmlc_dtype dt;
+    uint32_t vec;
+    bool dram;
+    unsigned per_prefetch; /* loads a prefetch: 64 / vec, or 1 */
+  } cases[] = {
+      {DMLC_DTYPE_U16, 16, false, 4}, {DMLC_DTYPE_U16, 16, true, 4},
+      {DMLC_DTYPE_F32, 16, false, 4}, {DMLC_DTYPE_F32, 16, true, 1},
+      {DMLC_DTYPE_U16, 32, false, 2}, {DMLC_DTYPE_U16, 32, true, 1},
+      {DMLC_DTYPE_U8, 16, true, 4},   {DMLC_DTYPE_U8, 64, false, 1},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const uint32_t dims[2] = {64, 4096};
+    dmlc_kdesc k = kd_make(2, dims, 1);
+    kd_reduce(&k, cases[c].dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+    vec_bytes = cases[c].vec;
+    stream_prefetch_max = cases[c].dram ? 0 : UINT64_MAX;
+    char *ir = NULL;
+    jitted j;
+    compile(&k, &j, &ir);
+    release(&j);
+    const uint32_t lanes = cases[c].vec / dmlc_dtype_size(cases[c].dt);
+    char load[64];
+    snprintf(load, sizeof load, "load <%u x %s>, ptr %%", lanes,
+             cases[c].dt == DMLC_DTYPE_F32  ? "float"
+             : cases[c].dt == DMLC_DTYPE_U8 ? "i8"
+                                            : "i16");
+    const unsigned loads = count_lines(ir, load, ", align 1");
+    const unsigned prefetches = count_in(ir, "call void @llvm.prefetch");
+    LLVMDisposeMessage(ir);
+    ck_assert_msg(prefetches > 0, "case %zu: no prefetch", c);
+    const double ratio = (double)loads / prefetches;
+    ck_assert_msg(ratio > 0.75 * cases[c].per_prefetch && ratio < 1.5 * cases[c].per_prefetch,
+                  "case %zu: %u loads of the read for %u prefetches (want about %u each)", c, loads,
+                  prefetches, cases[c].per_prefetch);
+    check_three_modes(&k);
+  }
+  vec_bytes = 32;
+  stream_prefetch_max = UINT64_MAX;
+}
+END_TEST
 
 /* The target the tests compile for by default, after a test that set a
  * wide one: 32-byte vectors, no row narrowing, the caches, no L2. */
@@ -2963,6 +3037,250 @@ START_TEST(test_vector_code) {
 }
 END_TEST
 
+/* ---- random kernels ---- */
+
+/* Target machines of the narrower ISAs the JIT serves (DMLC_CPU_FEATURES=
+ * -avx512f, DMLC_CPU=x86-64-v2), NULL where the host lacks them or is not
+ * x86; and whether the host has AVX-512 and VBMI. */
+static LLVMTargetMachineRef avx2_tm, sse_tm;
+static bool host_avx512, host_vbmi;
+
+/* Every knob of the kernels compiled, saved and restored around each
+ * random kernel. */
+typedef struct knobs {
+  LLVMTargetMachineRef pass_tm, code_tm;
+  uint64_t nt_min_bytes, stream_prefetch_max, l2_bytes, row_prefetch_max, split_min;
+  uint32_t psign_bytes, out_shift, vec_bytes, row_narrow;
+  bool soft_half, short_row_blocks, long_row_ahead, long_column_runs, no_column_run_prefetch,
+      byte_permutes, lane_rows;
+} knobs;
+
+static knobs knobs_now(void) {
+  return (knobs){host_tm,          code_tm,          nt_min_bytes,     stream_prefetch_max,
+                 l2_bytes,         row_prefetch_max, split_min,        psign_bytes,
+                 out_shift,        vec_bytes,        row_narrow,       soft_half,
+                 short_row_blocks, long_row_ahead,   long_column_runs, no_column_run_prefetch,
+                 byte_permutes,    lane_rows};
+}
+
+static void knobs_set(const knobs *s) {
+  host_tm = s->pass_tm;
+  code_tm = s->code_tm;
+  nt_min_bytes = s->nt_min_bytes;
+  stream_prefetch_max = s->stream_prefetch_max;
+  l2_bytes = s->l2_bytes;
+  row_prefetch_max = s->row_prefetch_max;
+  split_min = s->split_min;
+  psign_bytes = s->psign_bytes;
+  out_shift = s->out_shift;
+  vec_bytes = s->vec_bytes;
+  row_narrow = s->row_narrow;
+  soft_half = s->soft_half;
+  short_row_blocks = s->short_row_blocks;
+  long_row_ahead = s->long_row_ahead;
+  long_column_runs = s->long_column_runs;
+  no_column_run_prefetch = s->no_column_run_prefetch;
+  byte_permutes = s->byte_permutes;
+  lane_rows = s->lane_rows;
+}
+
+static uint32_t rnd_in(uint32_t lo, uint32_t hi) { return lo + (uint32_t)(rnd() % (hi - lo + 1)); }
+
+/* A random ISA as the JIT would target it (jit.c's dmlc_llvm_target_for:
+ * vector width, PSIGN, f16 in integers, VBMI's permutes, rows in lanes),
+ * the host's tuning knobs at random, and reads taken as from DRAM at
+ * random (stream_prefetch_max_bytes). k's read bytes: read_bytes. */
+static void random_knobs(uint64_t read_bytes, const knobs *base) {
+  knobs s = *base;
+  const uint32_t isa = (uint32_t)(rnd() % 3); /* 0: the host, 1: AVX2, 2: SSE4.2 */
+  if (isa == 1 && avx2_tm) {
+    s.pass_tm = s.code_tm = avx2_tm;
+    s.vec_bytes = 32;
+    s.psign_bytes = 32;
+  } else if (isa == 2 && sse_tm) {
+    s.pass_tm = s.code_tm = sse_tm;
+    s.vec_bytes = 16;
+    s.psign_bytes = 16;
+    s.soft_half = true;
+  } else {
+    s.vec_bytes = host_avx512 ? 64 : 32;
+    s.psign_bytes = host_psign_bytes;
+    s.soft_half = rnd() % 4 == 0;
+    s.byte_permutes = host_vbmi && s.vec_bytes == 64 && rnd() % 4;
+  }
+  if (rnd() % 6 == 0)
+    s.psign_bytes = 0;
+  if (rnd() % 8 == 0 && s.vec_bytes > 16) /* narrower than the ISA allows */
+    s.vec_bytes /= 2;
+  s.lane_rows = rnd() % 5 != 0;
+  s.row_narrow = s.vec_bytes == 64 && rnd() % 4 ? 32 : 0;
+  static const uint64_t l2s[] = {0, 1u << 20, 64u << 10, 256u << 10};
+  s.l2_bytes = l2s[rnd() % 4];
+  s.row_prefetch_max = rnd() % 3 ? 0 : s.l2_bytes;
+  s.short_row_blocks = rnd() & 1;
+  s.long_row_ahead = rnd() & 1;
+  s.long_column_runs = rnd() & 1;
+  s.no_column_run_prefetch = rnd() & 1;
+  static const uint64_t splits[] = {0, 4096, 1u << 20, UINT64_MAX};
+  s.split_min = splits[rnd() % 4];
+  const uint64_t streams[] = {UINT64_MAX, 0, read_bytes / 2, read_bytes + 1};
+  s.stream_prefetch_max = streams[rnd() % 4];
+  static const uint64_t nts[] = {0, 1, 4096};
+  s.nt_min_bytes = nts[rnd() % 3];
+  static const uint32_t shifts[] = {0, 4, 12, 36};
+  s.out_shift = shifts[rnd() % 4];
+  knobs_set(&s);
+  snprintf(random_note, sizeof random_note,
+           " | isa %u vec %u psign %u soft_half %d permutes %d lanes %d narrow %u l2 %llu "
+           "rowpf %llu blocks %d ahead %d runs %d nocolpf %d split %llu stream %llu nt %llu "
+           "shift %u",
+           isa, s.vec_bytes, s.psign_bytes, s.soft_half, s.byte_permutes, s.lane_rows, s.row_narrow,
+           (unsigned long long)s.l2_bytes, (unsigned long long)s.row_prefetch_max,
+           s.short_row_blocks, s.long_row_ahead, s.long_column_runs, s.no_column_run_prefetch,
+           (unsigned long long)s.split_min, (unsigned long long)s.stream_prefetch_max,
+           (unsigned long long)s.nt_min_bytes, s.out_shift);
+}
+
+/* A dim of at most `most` elements, short ones likeliest. */
+static uint32_t rnd_extent(uint32_t most) {
+  static const uint32_t caps[] = {4, 40, 80, 600, 5000};
+  uint32_t cap = caps[rnd() % 5];
+  cap = cap < most ? cap : most;
+  return rnd_in(1, cap < 1 ? 1 : cap);
+}
+
+/* Random strides for k's dims: dense; padded (each dim's extent rounded
+ * up); permuted storage order; one dim broadcast; or every stride doubled
+ * (a read of every other element). */
+static void random_read_strides(dmlc_kdesc *k) {
+  uint32_t order[DMLC_MAX_RANK]; /* order[0]: the innermost in storage */
+  for (uint32_t d = 0; d < k->rank; d++)
+    order[d] = k->rank - 1 - d;
+  const uint32_t kind = (uint32_t)(rnd() % 10);
+  if (kind == 6 || kind == 7)
+    for (uint32_t d = k->rank; d > 1; d--) { /* Fisher-Yates */
+      const uint32_t j = (uint32_t)(rnd() % d), t = order[d - 1];
+      order[d - 1] = order[j];
+      order[j] = t;
+    }
+  uint64_t s = kind == 9 ? 2 : 1;
+  for (uint32_t i = 0; i < k->rank; i++) {
+    const uint32_t d = order[i];
+    k->read_strides[d] = s;
+    const uint64_t extent = k->dims[d] + (kind == 4 || kind == 5 ? rnd() % 9 : 0);
+    s *= extent;
+  }
+  if (kind == 8) /* a broadcast dim */
+    k->read_strides[rnd() % k->rank] = 0;
+}
+
+/* A random kernel: rows, columns, channels (NCHW), [r, k, r] or any rank
+ * and mask; index and one-hot outputs of random types; at most 2^19
+ * elements. */
+static dmlc_kdesc random_kdesc(void) {
+  enum { BUDGET = 1u << 19 };
+  uint32_t dims[DMLC_MAX_RANK], rank, mask;
+  switch (rnd() % 6) {
+  case 0: /* rows */
+    rank = 2, mask = 2;
+    dims[1] = rnd() % 10 ? rnd_extent(BUDGET) : rnd_in(2, 72);
+    dims[0] = rnd_extent(BUDGET / dims[1]);
+    break;
+  case 1: /* one row */
+    rank = 1, mask = 1;
+    dims[0] = rnd_in(1, rnd() % 2 ? 300 : 40000);
+    break;
+  case 2: /* columns */
+    rank = 2, mask = 1;
+    dims[0] = rnd_extent(2000);
+    dims[1] = rnd_extent(BUDGET / dims[0]);
+    break;
+  case 3: /* channels */
+    rank = 3, mask = 2;
+    dims[0] = rnd_in(1, 4);
+    dims[1] = rnd_in(1, rnd() % 2 ? 24 : 80);
+    dims[2] = rnd_extent(BUDGET / (dims[0] * dims[1]));
+    break;
+  case 4: /* [r, k, r] */
+    rank = 3, mask = 5;
+    dims[0] = rnd_in(1, 70);
+    dims[1] = rnd_in(1, 9);
+    dims[2] = rnd_extent(BUDGET / (dims[0] * dims[1]));
+    break;
+  default: { /* anything */
+    rank = rnd_in(1, 5);
+    mask = 0;
+    while (!mask)
+      mask = (uint32_t)(rnd() % (1u << rank));
+    for (uint32_t d = 0; d < rank; d++)
+      dims[d] = rnd_in(1, rnd() % 3 ? 12 : 40);
+  }
+  }
+  dmlc_kdesc k = kd_make(rank, dims, mask);
+  if (rnd() % 2)
+    random_read_strides(&k);
+  const uint32_t nout = rnd() % 3 ? 1 : 2;
+  for (uint32_t i = 0; i < nout; i++) {
+    const bool index = i == 0 ? rnd() % 4 != 0 : k.outputs[0].kind != DMLC_KOUT_INDEX;
+    const uint64_t scale = rnd() % 8 ? 1 : 2;
+    if (index)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[rnd() % 4], scale);
+    else
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[rnd() % 6], scale);
+  }
+  return k;
+}
+
+/* DMLC_TEST_RANDOM_KERNELS (default RANDOM_KERNELS) random kernels, each
+ * with random target knobs (random_knobs), on three random data modes of
+ * its type; DMLC_TEST_RANDOM_SEED picks another sequence. The random
+ * number generator is seeded per kernel (from the seed and the kernel's
+ * number, which a failure's message names), so DMLC_TEST_RANDOM_FIRST=N
+ * starts the sequence at the kernel that failed. */
+enum { RANDOM_KERNELS = 150 };
+
+START_TEST(test_random_kernels) {
+  const char *env_n = getenv("DMLC_TEST_RANDOM_KERNELS");
+  const char *env_seed = getenv("DMLC_TEST_RANDOM_SEED");
+  const char *env_first = getenv("DMLC_TEST_RANDOM_FIRST");
+  const uint64_t n = env_n ? strtoull(env_n, NULL, 10) : RANDOM_KERNELS;
+  const uint64_t seed = env_seed ? strtoull(env_seed, NULL, 10) : 1;
+  const uint64_t first = env_first ? strtoull(env_first, NULL, 10) : 0;
+  const knobs base = knobs_now();
+  static const data_mode float_modes[] = {
+      DATA_RANDOM,    DATA_TIES,     DATA_SPECIALS,  DATA_ALL_NAN, DATA_ALL_NEG_INF,
+      DATA_HALF_TIES, DATA_SPARSE,   DATA_ASCENDING, DATA_INFS,    DATA_NEGATIVE,
+      DATA_POSITIVE,  DATA_RARE_NAN, DATA_DIAGONAL};
+  static const data_mode int_modes[] = {DATA_RANDOM,      DATA_TIES,   DATA_SPECIALS, DATA_ALL_NAN,
+                                        DATA_ALL_NEG_INF, DATA_SPARSE, DATA_DIAGONAL};
+  for (uint64_t i = first; i < first + n; i++) {
+    rng = (seed * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull) ^ 0x94d049bb133111ebull;
+    for (int w = 0; w < 4; w++)
+      rnd();
+    dmlc_kdesc k = random_kdesc();
+    const dmlc_dtype dt = reduce_types[rnd() % NUM_REDUCE_TYPES];
+    kd_reduce(&k, dt, rnd() & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
+              rnd() & 1 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
+    random_knobs(span(&k, k.read_strides) * dmlc_dtype_size(dt), &base);
+    const size_t note = strlen(random_note);
+    snprintf(random_note + note, sizeof random_note - note, " | kernel %llu seed %llu",
+             (unsigned long long)i, (unsigned long long)seed);
+    diag_len = k.dims[k.rank - 1];
+    const bool fl = dmlc_dtype_is_float(dt);
+    const data_mode *all = fl ? float_modes : int_modes;
+    const int nall = fl ? (int)(sizeof float_modes / sizeof float_modes[0])
+                        : (int)(sizeof int_modes / sizeof int_modes[0]);
+    data_mode modes[3];
+    for (int m = 0; m < 3; m++)
+      modes[m] = dt == DMLC_DTYPE_F16 && m == 2 && rnd() % 2 ? DATA_F16_BITS : all[rnd() % nall];
+    check_kernel_modes(&k, modes, 3);
+    knobs_set(&base);
+    random_note[0] = '\0';
+  }
+  diag_len = 1;
+}
+END_TEST
+
 static Suite *emit_suite(void) {
   Suite *s = suite_create("llvm_emit");
   TCase *tc = tcase_create("paths");
@@ -3025,12 +3343,26 @@ static Suite *emit_suite(void) {
   tcase_add_test(prefetch, test_row_ahead);
   tcase_add_test(prefetch, test_group_row_prefetch);
   tcase_add_loop_test(prefetch, test_column_last_group, 0, 4);
+  tcase_add_test(prefetch, test_column_line_prefetch);
   suite_add_tcase(s, prefetch);
+  TCase *random = tcase_create("random");
+  tcase_set_timeout(random, 600);
+  tcase_add_test(random, test_random_kernels);
+  suite_add_tcase(s, random);
   TCase *onehot = tcase_create("onehot");
   tcase_set_timeout(onehot, 300);
   tcase_add_loop_test(onehot, test_onehot_run, 0, 15);
   suite_add_tcase(s, onehot);
   return s;
+}
+
+/* Whether the comma-separated features hold name (with its sign). */
+static bool has_host_feature(const char *features, const char *name) {
+  const size_t n = strlen(name);
+  for (const char *f = strstr(features, name); f; f = strstr(f + 1, name))
+    if ((f == features || f[-1] == ',') && (f[n] == ',' || f[n] == '\0'))
+      return true;
+  return false;
 }
 
 int main(void) {
@@ -3054,6 +3386,18 @@ int main(void) {
   for (const char *f = strstr(features, "+avx2"); f; f = strstr(f + 1, "+avx2"))
     if (f[5] == ',' || f[5] == '\0')
       host_psign_bytes = 32;
+  host_avx512 = has_host_feature(features, "+avx512f");
+  host_vbmi = has_host_feature(features, "+avx512vbmi");
+  /* the JIT's narrower targets: DMLC_CPU_FEATURES=-avx512f, DMLC_CPU=x86-64-v2 */
+  if (host_psign_bytes) {
+    char *narrow = malloc(strlen(features) + 16);
+    sprintf(narrow, "%s,-avx512f", features);
+    avx2_tm = LLVMCreateTargetMachine(target, triple, cpu, narrow, LLVMCodeGenLevelDefault,
+                                      LLVMRelocPIC, LLVMCodeModelJITDefault);
+    free(narrow);
+  }
+  sse_tm = LLVMCreateTargetMachine(target, triple, "x86-64-v2", "", LLVMCodeGenLevelDefault,
+                                   LLVMRelocPIC, LLVMCodeModelJITDefault);
 #endif
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
@@ -3061,6 +3405,10 @@ int main(void) {
   const int rc = dmlc_test_run_suites(suites, 1);
   LLVMDisposeTargetMachine(host_tm);
   LLVMDisposeTargetMachine(code_tm);
+  if (avx2_tm)
+    LLVMDisposeTargetMachine(avx2_tm);
+  if (sse_tm)
+    LLVMDisposeTargetMachine(sse_tm);
   LLVMDisposeMessage(triple);
   return rc;
 }
