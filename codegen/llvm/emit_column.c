@@ -94,9 +94,8 @@ typedef struct column {
   /* Split: the partials in scratch, values then indices, each
    * [outer][chunks][cols]; part_idx is a byte offset. */
   uint64_t part_idx;
-  /* Prefetch the next group of rows' runs (rows_body), except while
-   * skip_prefetch (the line's first vector prefetched it: for_row_columns). */
-  bool prefetch_rows, skip_prefetch;
+  /* Prefetch the next group of rows' runs (rows_body). */
+  bool prefetch_rows;
   /* Values taken fast (a first pass: keyed_block_rows, emit_direct): f16
    * keys without their NaN fix, and in emit_direct floats by ordered
    * compares; the magnitudes' running maximum kept in nan_mag (a var of
@@ -285,6 +284,9 @@ typedef struct rows_arg {
    * task's) that rows_body prefetches instead of rows past the last; 0
    * otherwise. */
   uint32_t next_rows;
+  /* The vector's line was prefetched by the line's first vector
+   * (for_row_columns): rows_body prefetches nothing. */
+  bool line_prefetched;
 } rows_arg;
 
 static void init_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -335,7 +337,7 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
    * In the block's last group, the next block's first row and first group
    * (the next task's, as a thread runs consecutive tasks; past the end of
    * the rows or the buffer a prefetch only costs the slot). */
-  if (lanes > 1 && c->prefetch_rows && !c->skip_prefetch) {
+  if (lanes > 1 && c->prefetch_rows && !a->line_prefetched) {
     LLVMValueRef at = a->next_rows ? ec_add(e, col, ec_i64(e, c->block))
                                    : ec_madd(e, col, ec_add(e, a->r, ec_i64(e, a->count)), rs);
     const uint32_t n = a->next_rows ? a->next_rows : a->count;
@@ -661,9 +663,9 @@ static void store_outputs(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t w
   }
 }
 
-/* Whether rows_body prefetches the next group's rows once a 64-byte line
- * (for_row_columns: the line's vectors in one loop trip, the first one
- * prefetching) rather than once a vector of vbytes: in the caches, and
+/* The vectors a prefetch of the next group's rows serves (rows_body):
+ * those of a 64-byte line (for_row_columns: the line's vectors in one loop
+ * trip, the first one prefetching) rather than each vector: in the caches, and
  * from DRAM for values of one or two bytes on 16-byte vectors (otherwise
  * four prefetches a line). Alternated in one process on a Zen 5 against
  * the prefetch a vector, new time over old, argmax over axis 0 of
@@ -678,30 +680,31 @@ static void store_outputs(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t w
  * and channel argmax in the L3 0.86-0.99 (SSE4.2), 0.91-1.02 (AVX2). From
  * DRAM the longer loop trip lost elsewhere: AVX2 f16 1.04-1.12, u16
  * 1.04-1.12, SSE4.2 f32 1.02-1.03 ("-" above: as before). */
-static bool line_prefetch(const column *c, uint32_t vbytes) {
+static uint32_t line_vectors(const column *c) {
   const emit_ctx *e = c->e;
-  if (!c->prefetch_rows || c->lanes < 2 || vbytes >= 64 || 64 % vbytes)
-    return false;
-  return !e->from_dram || (vbytes == 16 && dmlc_dtype_size(e->k->read_dtype) <= 2);
+  const uint32_t size = dmlc_dtype_size(e->k->read_dtype), vbytes = c->lanes * size;
+  if (!c->prefetch_rows || vbytes >= 64 || 64 % vbytes ||
+      (e->from_dram && (vbytes != 16 || size > 2)))
+    return 1;
+  return 64 / vbytes;
 }
 
 /* for_columns over rows_body, the vectors of a 64-byte line in one trip
  * where they are narrower than a line and its one prefetch of the next
- * group's rows pays (line_prefetch). */
+ * group's rows pays (line_vectors). */
 static void for_row_columns(column *c, uint64_t width, rows_arg *ra) {
   emit_ctx *e = c->e;
-  const uint32_t vbytes = c->lanes * dmlc_dtype_size(e->k->read_dtype);
-  const uint32_t per_line = line_prefetch(c, vbytes) ? 64 / vbytes : 1;
+  const uint32_t per_line = line_vectors(c);
   const uint64_t step = (uint64_t)c->lanes * per_line;
   const uint64_t lend = per_line > 1 ? width / step * step : 0;
   if (lend > 0) {
     ec_loop l;
     LLVMValueRef cc = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, lend), step);
     for (uint32_t v = 0; v < per_line; v++) {
-      c->skip_prefetch = v > 0;
+      ra->line_prefetched = v > 0;
       rows_body(c, ec_add(e, cc, ec_i64(e, (uint64_t)v * c->lanes)), c->lanes, ra);
     }
-    c->skip_prefetch = false;
+    ra->line_prefetched = false;
     ec_loop_end(e, &l);
   }
   for_columns_from(c, lend, width, true, rows_body, ra);
@@ -905,7 +908,8 @@ static void block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef 
   const dmlc_kdesc *k = e->k;
   const uint32_t rank = k->rank;
   LLVMValueRef zero = ec_i64(e, 0);
-  rows_arg ra = {ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}, 0};
+  rows_arg ra = {
+      ec_add(e, rank == 3 ? ec_mul(e, o, k->read_strides[0]) : zero, c0), r0, 1, {0}, 0, false};
   for_columns(c, width, true, init_body, &ra);
   zero_rows(c, &ra, o, c0, r0, 1, width);
   /* When every nt_ok output's block starts aligned, rows_body streams their

@@ -515,6 +515,20 @@ static bool ir_has(const dmlc_kdesc *k, const char *needle) {
   return has;
 }
 
+/* How many times needle occurs in text; with line_end, only those on
+ * lines that end with it. */
+static unsigned count_in(const char *text, const char *needle, const char *line_end) {
+  unsigned n = 0;
+  const size_t el = line_end ? strlen(line_end) : 0;
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
+    const char *end = strchr(p, '\n');
+    if (!end)
+      end = p + strlen(p);
+    n += (size_t)(end - p) >= el && memcmp(end - el, line_end ? line_end : "", el) == 0;
+  }
+  return n;
+}
+
 /* Runs the kernel as [0,a), [a,b), [b,n) and the finish. */
 static void run_split(const jitted *j, void **buffers) {
   const uint64_t n = j->info.num_tasks;
@@ -1263,9 +1277,7 @@ START_TEST(test_group_row_prefetch) {
     compile(&k, &j, &ir);
     release(&j);
     const uint64_t unit = cases[c].unit;
-    uint64_t calls = 0;
-    for (const char *p = ir; (p = strstr(p, "call void @llvm.prefetch")); p++)
-      calls++;
+    const uint64_t calls = count_in(ir, "call void @llvm.prefetch", NULL);
     /* the unit's last line's prefetch: an offset of that many bytes on the
      * line before a prefetch (a loop's offset is not a constant) */
     char needle[64];
@@ -1336,29 +1348,8 @@ static void check_three_modes(const dmlc_kdesc *k) {
   check_kernel_modes(k, modes, 3);
 }
 
-/* How many times needle occurs in text. */
-static unsigned count_in(const char *text, const char *needle) {
-  unsigned n = 0;
-  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-    n++;
-  return n;
-}
-
-/* How many lines of text hold needle and end with suffix. */
-static unsigned count_lines(const char *text, const char *needle, const char *suffix) {
-  unsigned n = 0;
-  const size_t sl = strlen(suffix);
-  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
-    const char *end = strchr(p, '\n');
-    if (!end)
-      end = p + strlen(p);
-    n += (size_t)(end - p) >= sl && memcmp(end - sl, suffix, sl) == 0;
-  }
-  return n;
-}
-
 /* Columns prefetch the next group of rows once a 64-byte line where their
- * vectors are narrower (emit_column.c's line_prefetch): in the caches, and
+ * vectors are narrower (emit_column.c's line_vectors): in the caches, and
  * from DRAM for 1- and 2-byte values on 16-byte vectors; elsewhere once a
  * vector. Seen in the optimized IR as the read's vector loads (unaligned)
  * for each prefetch: about one a vector, 64 / vector bytes a line. */
@@ -1391,8 +1382,8 @@ START_TEST(test_column_line_prefetch) {
              cases[c].dt == DMLC_DTYPE_F32  ? "float"
              : cases[c].dt == DMLC_DTYPE_U8 ? "i8"
                                             : "i16");
-    const unsigned loads = count_lines(ir, load, ", align 1");
-    const unsigned prefetches = count_in(ir, "call void @llvm.prefetch");
+    const unsigned loads = count_in(ir, load, ", align 1");
+    const unsigned prefetches = count_in(ir, "call void @llvm.prefetch", NULL);
     LLVMDisposeMessage(ir);
     ck_assert_msg(prefetches > 0, "case %zu: no prefetch", c);
     const double ratio = (double)loads / prefetches;
@@ -2092,9 +2083,7 @@ START_TEST(test_row_flat_search) {
     char *ir = NULL;
     compile(&k, &j, &ir);
     release(&j);
-    unsigned cttz = 0;
-    for (const char *p = ir; (p = strstr(p, "@llvm.cttz.i32(")); p++)
-      cttz++;
+    const unsigned cttz = count_in(ir, "@llvm.cttz.i32(", NULL);
     LLVMDisposeMessage(ir);
     ck_assert_msg((cttz >= dram[c].len / 32) == dram[c].flat, "u8 [5,%u] from DRAM: %u cttz",
                   dram[c].len, cttz);
@@ -3356,6 +3345,7 @@ static Suite *emit_suite(void) {
   return s;
 }
 
+#if defined(__x86_64__)
 /* Whether the comma-separated features hold name (with its sign). */
 static bool has_host_feature(const char *features, const char *name) {
   const size_t n = strlen(name);
@@ -3364,6 +3354,7 @@ static bool has_host_feature(const char *features, const char *name) {
       return true;
   return false;
 }
+#endif
 
 int main(void) {
   LLVMInitializeNativeTarget();
@@ -3383,9 +3374,7 @@ int main(void) {
                                     LLVMRelocPIC, LLVMCodeModelJITDefault);
   host_triple = triple;
 #if defined(__x86_64__)
-  for (const char *f = strstr(features, "+avx2"); f; f = strstr(f + 1, "+avx2"))
-    if (f[5] == ',' || f[5] == '\0')
-      host_psign_bytes = 32;
+  host_psign_bytes = has_host_feature(features, "+avx2") ? 32 : 0;
   host_avx512 = has_host_feature(features, "+avx512f");
   host_vbmi = has_host_feature(features, "+avx512vbmi");
   /* the JIT's narrower targets: DMLC_CPU_FEATURES=-avx512f, DMLC_CPU=x86-64-v2 */
