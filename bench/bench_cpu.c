@@ -74,6 +74,20 @@ typedef struct bw_slice {
 
 typedef void (*bw_loop_fn)(bw_slice *s);
 
+/* For both kinds of loop below (in a slice s, with in_len, out_len and the
+ * output byte o in scope): the output byte to have written by the time
+ * `done` input bytes are read; vectors w written up to byte `upto`; and the
+ * output's last vectors and bytes, after the reads. */
+#define BW_WANT(VBYTES, done)                                                                      \
+  (s->obegin + (size_t)((double)(done) / (double)in_len * (double)out_len) / VBYTES * VBYTES)
+#define BW_WRITE(VBYTES, STORE, w, upto)                                                           \
+  for (; o + VBYTES <= (upto); o += VBYTES)                                                        \
+  STORE((s->dst + o), w)
+#define BW_WRITE_REST(VBYTES, STORE, w)                                                            \
+  BW_WRITE(VBYTES, STORE, w, s->oend);                                                             \
+  for (; o < s->oend; o++)                                                                         \
+  s->dst[o] = (unsigned char)(w)[0]
+
 /* One loop: VT vectors of VBYTES, PF prefetch, STORE(p, v) stores. */
 #define BW_LOOP(NAME, TARGET, VBYTES, PF, STORE)                                                   \
   __attribute__((target(TARGET))) static void NAME(bw_slice *s) {                                  \
@@ -92,20 +106,11 @@ typedef void (*bw_loop_fn)(bw_slice *s);
         d += *(const vt *)(s->src + i + 3 * VBYTES);                                               \
       }                                                                                            \
       /* the output in proportion to the input read so far */                                      \
-      const size_t want =                                                                          \
-          s->obegin +                                                                              \
-          (size_t)((double)(i - s->begin) / (double)in_len * (double)out_len) / VBYTES * VBYTES;   \
-      const vt w = a ^ b;                                                                          \
-      for (; o + VBYTES <= want; o += VBYTES)                                                      \
-        STORE((s->dst + o), w);                                                                    \
+      BW_WRITE(VBYTES, STORE, a ^ b, BW_WANT(VBYTES, i - s->begin));                               \
     }                                                                                              \
     for (; i < s->end; i++)                                                                        \
       a[0] += s->src[i];                                                                           \
-    const vt w = a ^ c;                                                                            \
-    for (; o + VBYTES <= s->oend; o += VBYTES)                                                     \
-      STORE((s->dst + o), w);                                                                      \
-    for (; o < s->oend; o++)                                                                       \
-      s->dst[o] = (unsigned char)w[0];                                                             \
+    BW_WRITE_REST(VBYTES, STORE, a ^ c);                                                           \
     vt t = a + b + c + d;                                                                          \
     s->sum = t[0];                                                                                 \
   }
@@ -136,21 +141,11 @@ enum { BW_STREAMS = 8 };
         g += *(const vt *)(p + 6 * part + i);                                                      \
         h += *(const vt *)(p + 7 * part + i);                                                      \
       }                                                                                            \
-      /* the output in proportion to the input read so far */                                      \
-      const size_t want =                                                                          \
-          s->obegin +                                                                              \
-          (size_t)((double)(i * BW_STREAMS) / (double)in_len * (double)out_len) / VBYTES * VBYTES; \
-      const vt w = a ^ b;                                                                          \
-      for (; o + VBYTES <= want; o += VBYTES)                                                      \
-        STORE((s->dst + o), w);                                                                    \
+      BW_WRITE(VBYTES, STORE, a ^ b, BW_WANT(VBYTES, i * BW_STREAMS));                             \
     }                                                                                              \
     for (size_t j = s->begin + BW_STREAMS * part; j < s->end; j++)                                 \
       a[0] += s->src[j];                                                                           \
-    const vt w = a ^ c;                                                                            \
-    for (; o + VBYTES <= s->oend; o += VBYTES)                                                     \
-      STORE((s->dst + o), w);                                                                      \
-    for (; o < s->oend; o++)                                                                       \
-      s->dst[o] = (unsigned char)w[0];                                                             \
+    BW_WRITE_REST(VBYTES, STORE, a ^ c);                                                           \
     vt t = a + b + c + d + e + f + g + h;                                                          \
     s->sum = t[0];                                                                                 \
   }

@@ -113,14 +113,19 @@ AVX512 static void chain(int t) {
             (float)_mm512_reduce_add_epi32(is);
 }
 
+/* Thread t's accumulators, emptied. */
+AVX512 static void reset_accumulators(int t) {
+  for (int v = 0; v < COLS; v += 16) {
+    _mm512_store_ps(acc_v[t] + v, _mm512_set1_ps(-1e30f));
+    _mm512_store_si512(acc_i[t] + v, _mm512_setzero_si512());
+  }
+}
+
 AVX512 static void kernel(int t) {
   float *av = acc_v[t];
   uint32_t *ai = acc_i[t];
   const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;
-  for (int v = 0; v < COLS; v += 16) {
-    _mm512_store_ps(av + v, _mm512_set1_ps(-1e30f));
-    _mm512_store_si512(ai + v, _mm512_setzero_si512());
-  }
+  reset_accumulators(t);
   for (int r = r0; r + 8 <= r1; r += 8) {
     const float *q = row_at(r);
     for (int v = 0; v < COLS; v += 16) {
@@ -139,10 +144,7 @@ AVX512 static void walk(int t) {
   float *av = acc_v[t];
   uint32_t *ai = acc_i[t];
   const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;
-  for (int v = 0; v < COLS; v += 16) {
-    _mm512_store_ps(av + v, _mm512_set1_ps(-1e30f));
-    _mm512_store_si512(ai + v, _mm512_setzero_si512());
-  }
+  reset_accumulators(t);
   for (int r = r0; r < r1; r++) {
     const float *q = row_at(r);
     const __m512i rv = _mm512_set1_epi32(r);
