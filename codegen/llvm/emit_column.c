@@ -25,13 +25,14 @@ enum {
   COLUMN_SHORT_RUN_ROWS = 32,
   COLUMN_LONG_ROW_BYTES = 512 * 1024,
   COLUMN_SHORT_RUN_BYTES = 4096,
-  COLUMN_MIN_TASKS = 4,     /* shrink blocks (down to 256 columns) to get this many */
-  COLUMN_ACC_BYTES = 65536, /* the block's values and indices (on the stack): in L2 */
-  COLUMN_SPLIT_TASKS = 16,  /* split rows into chunks to get this many tasks */
-  COLUMN_CHUNK_ROWS = 256,  /* ... of at least this many rows each */
-  COLUMN_DIRECT_ROWS = 8,   /* rows up to this many: one select chain in registers */
-  COLUMN_MAX_STEP_ROWS = 8, /* rows a group (column.step_rows), at most */
-  NAN_EXACT_BLOCKS = 64,    /* f16 fast keys: blocks to skip the fast pass after a NaN */
+  COLUMN_MIN_TASKS = 4,       /* shrink blocks (down to 256 columns) to get this many */
+  COLUMN_ACC_BYTES = 65536,   /* the block's values and indices (on the stack): in L2 */
+  COLUMN_SPLIT_TASKS = 16,    /* split rows into chunks to get this many tasks */
+  COLUMN_CHUNK_ROWS = 256,    /* ... of at least this many rows each */
+  COLUMN_DIRECT_ROWS = 24,    /* rows up to this many: one select chain in registers */
+  COLUMN_DIRECT_ROWS_16 = 12, /* ... under 16-byte vectors (direct_rows) */
+  COLUMN_MAX_STEP_ROWS = 8,   /* rows a group (column.step_rows), at most */
+  NAN_EXACT_BLOCKS = 64,      /* f16 fast keys: blocks to skip the fast pass after a NaN */
 };
 
 /* [R, K, X] reduced over R and X (argmin over {0, 2}) whose (K, X) plane
@@ -749,7 +750,7 @@ static void rows_loops(column *c, rows_arg *ra, LLVMValueRef o, LLVMValueRef c0,
  * every row, in order, into one select chain in registers, and stores its
  * outputs at once (ONEHOT: a row of 1s and 0s per row, from the index); no
  * accumulator arrays. Indices are integers as wide as the compared values
- * (rows <= COLUMN_DIRECT_ROWS fit any). */
+ * (rows <= COLUMN_DIRECT_ROWS fit any: direct_rows). */
 typedef struct direct_arg {
   LLVMValueRef base;                          /* read offset of (o, row 0, column c0) */
   LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS]; /* output offsets of the same */
@@ -984,13 +985,33 @@ static void keyed_block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMVal
   ec_if_end(e, &f);
 }
 
+/* The most rows the direct path takes (emit_direct: every row into one
+ * select chain a vector of columns, in registers, no accumulators) rather
+ * than groups of rows merged into the block's accumulators, each group a
+ * load and a store of them. Up to 8 rows until the thirty-ninth session;
+ * alternated in one process (Zen 5), direct over groups as time:
+ * AVX-512 from DRAM f32 [8,10,512,512] over the channels 0.68-0.70,
+ * [8,12,512,512] 0.67-0.80, [8,14,512,512] 0.75-0.78, [4,16,512,512]
+ * 0.85-0.99, [4,21,512,512] 0.81-0.93 (medians 0.93-1.03), [4,24,512,512]
+ * 0.80-0.98; f16 [8,12,512,512] 0.64-0.68, [8,21,512,512] 0.91; u8
+ * [16,12,512,512] 0.67-0.69, [16,21,512,512] 0.77-0.79; u16 12 rows 0.72;
+ * in the caches f32 [1,12,128,128] 0.55-0.56, [1,21,128,128] 0.90, f16
+ * [2,21,256,256] 0.73-0.75, u8 0.82-0.96; AVX2 0.74-0.92 (f32 12 and 21
+ * rows 0.81-0.84, f16 0.74 and 0.91, u8 21 rows 0.87-0.91). Under 16-byte
+ * vectors 12 rows gain (SSE4.2: f32 0.81-0.85, f16 0.75-0.77, u8
+ * 0.73-0.76 from DRAM, 0.89-0.95 in the caches) but 16 and 21 lose
+ * (1.04-1.67: more streams than 16-byte loads keep going). */
+static uint64_t direct_rows(const emit_ctx *e) {
+  return e->vector_bytes >= 32 ? COLUMN_DIRECT_ROWS : COLUMN_DIRECT_ROWS_16;
+}
+
 /* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a
  * constant) starting at column c0 of outer o; chunk ch's partials when
  * split, else the outputs. */
 static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef ch, LLVMValueRef r0,
                        uint64_t nrows, uint64_t width) {
   emit_ctx *e = c->e;
-  if (c->rows <= COLUMN_DIRECT_ROWS && c->chunks == 1 && !c->plane) {
+  if (c->rows <= direct_rows(e) && c->chunks == 1 && !c->plane) {
     emit_direct(c, o, c0, width);
     return;
   }

@@ -1720,16 +1720,17 @@ START_TEST(test_column_f16_lone_nan) {
   vec_bytes = _i / 3 ? 32 : 16;
   psign_bytes = _i % 3 == 2 ? host_psign_bytes : 0;
   soft_half = _i % 3 == 1;
-  /* two blocks of 16384 columns (32 KiB runs) and a partial vector */
-  const uint32_t rows = 11, cols = 16384 + 16384 + 19;
+  /* two blocks of 16384 columns (32 KiB runs) and a partial vector; rows
+   * past the direct path's (direct_rows: 12 under 16-byte vectors, 24) */
+  const uint32_t rows = vec_bytes == 16 ? 13 : 25, cols = 16384 + 16384 + 19;
   const uint32_t dims[2] = {rows, cols};
   dmlc_kdesc k = kd_make(2, dims, 1);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
   kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
-  static const uint64_t at[][3] = {
+  const uint64_t at[][3] = {
       {5, 0, 0},                                                     /* block 0, row 0 */
       {(uint64_t)9 * cols + 700, 0, 0},                              /* block 0, a later group */
-      {(uint64_t)10 * cols + 16384 + 3, 0, 0},                       /* block 1, the last row */
+      {(uint64_t)(rows - 1) * cols + 16384 + 3, 0, 0},               /* block 1, the last row */
       {(uint64_t)3 * cols + cols - 1, (uint64_t)3 * cols + cols, 0}, /* the tail, then a row on */
       {(uint64_t)1 * cols + 16, (uint64_t)7 * cols + 16, (uint64_t)8 * cols + 16400},
   };
@@ -1744,7 +1745,8 @@ END_TEST
  * floats take a block first by ordered compares (f16 keys without their
  * NaN fix), keeping the magnitudes' maximum; a block that saw a NaN is
  * taken again by the exact rule, over the first pass's outputs. f32, f16
- * and f64 under 16-, 32- and 64-byte vectors, 3 or 8 rows; lone NaNs
+ * and f64 under 16-, 32- and 64-byte vectors, 3 rows and 24 (11 under
+ * 16-byte vectors, whose direct path ends at 12: direct_rows); lone NaNs
  * (either sign) in the first row of the first block, in a later row, in
  * the second block's last row, in the columns past the last whole
  * vector, two in one column; none (the fast pass alone); ties of -0 and
@@ -1755,7 +1757,8 @@ START_TEST(test_column_direct_nan) {
   static const uint32_t widths[] = {16, 32, 64};
   const dmlc_dtype dt = types[_i % 3];
   vec_bytes = widths[_i / 3 % 3];
-  const uint32_t rows = _i / 9 ? 8 : 3, cols = 16384 + 16384 + 19;
+  const uint32_t rows = _i / 9 == 0 ? 3 : vec_bytes == 16 ? 11 : 24;
+  const uint32_t cols = 16384 + 16384 + 19;
   const uint32_t dims[2] = {rows, cols};
   dmlc_kdesc k = kd_make(2, dims, 1);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
@@ -1776,13 +1779,13 @@ END_TEST
 /* Floats under 64-byte vectors, from the caches, merge a group's rows
  * pairwise and then into the accumulator (emit_column's tree_rows): not
  * from DRAM, under 32-byte vectors, or for integers. Row counts past the
- * direct path's whose groups are whole (9, 65) or uneven (10: 5 and 4;
- * 20: 7, 7 and 5); lone NaNs of either sign at rows of the first group,
+ * direct path's (24 rows) whose groups are whole (25, 65) or uneven (26:
+ * 7, 7, 7 and 4; 37: 8, 8, 8, 8 and 4); lone NaNs of either sign at rows of the first group,
  * in the vectors and past them, up to three at once; ties of -0 and +0, infinities, NaNs at
  * random; all four (op, direction) pairs. A tree that took a later pair
  * over an earlier on a tie, or a NaN second, would differ. */
 START_TEST(test_column_tree) {
-  static const uint32_t rows[] = {9, 10, 20, 65};
+  static const uint32_t rows[] = {25, 26, 37, 65};
   const dmlc_dtype dt = _i % 2 ? DMLC_DTYPE_F64 : DMLC_DTYPE_F32;
   const uint32_t r = rows[_i / 2], cols = 64 + 5;
   const uint32_t dims[2] = {r, cols};
@@ -1830,7 +1833,7 @@ START_TEST(test_column_float_lone_nan) {
   vec_bytes = 16;
   /* two blocks of 32 KiB runs and a partial vector */
   const uint32_t block = 32768 / dmlc_dtype_size(dt);
-  const uint32_t rows = 11, cols = 2 * block + 3;
+  const uint32_t rows = 13, cols = 2 * block + 3; /* rows past the direct path's */
   const uint32_t dims[2] = {rows, cols};
   dmlc_kdesc k = kd_make(2, dims, 1);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
@@ -1838,7 +1841,7 @@ START_TEST(test_column_float_lone_nan) {
   const uint64_t at[][3] = {
       {5, 0, 0},                               /* block 0, row 0 */
       {(uint64_t)9 * cols + 700, 0, 0},        /* block 0, a later group */
-      {(uint64_t)10 * cols + block + 3, 0, 0}, /* block 1, the last row */
+      {(uint64_t)12 * cols + block + 3, 0, 0}, /* block 1, the last row */
       {(uint64_t)3 * cols + cols - 1, (uint64_t)3 * cols + 2 * block - 1, 0}, /* the tail */
       {(uint64_t)1 * cols + 16, (uint64_t)7 * cols + 16, (uint64_t)8 * cols + block + 40},
   };
@@ -1870,16 +1873,16 @@ END_TEST
  * NaNs again, every block's result checked. */
 START_TEST(test_column_f16_nan_decay) {
   vec_bytes = _i ? 32 : 16;
-  const uint32_t rows = 11, cols = 8 * 16384 + 19;
+  const uint32_t rows = _i ? 25 : 13, cols = 8 * 16384 + 19; /* rows past the direct path's */
   const uint32_t dims[2] = {rows, cols};
   dmlc_kdesc k = kd_make(2, dims, 1);
   kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
   kd_reduce(&k, DMLC_DTYPE_F16, _i ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
   ck_assert_msg(ir_has(&k, "_nan_exact"), "no NaN count");
   lone_nans = 0;
-  lone_nan_at[lone_nans++] = 7;                                  /* block 0 */
-  lone_nan_at[lone_nans++] = (uint64_t)4 * cols + 5 * 16384 + 9; /* block 5 */
-  lone_nan_at[lone_nans++] = (uint64_t)10 * cols + cols - 2;     /* the last block */
+  lone_nan_at[lone_nans++] = 7;                                      /* block 0 */
+  lone_nan_at[lone_nans++] = (uint64_t)4 * cols + 5 * 16384 + 9;     /* block 5 */
+  lone_nan_at[lone_nans++] = (uint64_t)(rows - 1) * cols + cols - 2; /* the last block */
   data_mode modes[16];
   for (int m = 0; m < 16; m++)
     modes[m] = m == 0 || m >= 13 ? DATA_LONE_NAN : DATA_TIES;
