@@ -84,9 +84,11 @@ typedef void (*bw_loop_fn)(bw_slice *s);
   for (; o + VBYTES <= (upto); o += VBYTES)                                                        \
   STORE((s->dst + o), w)
 #define BW_WRITE_REST(VBYTES, STORE, w)                                                            \
-  BW_WRITE(VBYTES, STORE, w, s->oend);                                                             \
-  for (; o < s->oend; o++)                                                                         \
-  s->dst[o] = (unsigned char)(w)[0]
+  do {                                                                                             \
+    BW_WRITE(VBYTES, STORE, w, s->oend);                                                           \
+    for (; o < s->oend; o++)                                                                       \
+      s->dst[o] = (unsigned char)(w)[0];                                                           \
+  } while (0)
 
 /* One loop: VT vectors of VBYTES, PF prefetch, STORE(p, v) stores. */
 #define BW_LOOP(NAME, TARGET, VBYTES, PF, STORE)                                                   \
@@ -378,7 +380,7 @@ static void wait_for_fast_memory(const bw_loop *l, const void *in, size_t in_byt
 }
 
 static result run_workload(dmlc_context *ctx, const workload *w, const options *o) {
-  result r = {w->id, "", 0, 0, 0, 0, 0, 0, "-", 0, w->kind == WORK_LATENCY, false};
+  result r = {.id = w->id, .loop = "-", .is_latency = w->kind == WORK_LATENCY};
   uint32_t sizes[4];
   for (uint32_t d = 0; d < w->rank; d++)
     sizes[d] = o->quick && w->sizes[d] >= 1024 ? w->sizes[d] / 16 : w->sizes[d];
