@@ -184,7 +184,9 @@ PYEOF
   check "$tag: dot -Tsvg accepts the graph" dot -Tsvg "$dir/m.dot" -o "$dir/m.svg"
   kernels=$("$PY" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['kernels']))" "$dir/m.json")
   clusters=$(grep -c 'subgraph cluster_k' "$dir/m.dot" || true)
-  if [ "$kernels" = "$clusters" ]; then pass; else fail "$tag: $kernels kernels but $clusters clusters"; fi
+  # a cluster per fused kernel; a fused kernel whose read broadcasts a kept
+  # dim runs as several of the plan's (its reduction, then copies)
+  if [ "$kernels" -ge "$clusters" ]; then pass; else fail "$tag: $kernels kernels but $clusters clusters"; fi
   dumped=$("$DMLC" run "$file" --quiet --dump=kernels 2>&1 >/dev/null | grep -c '^// kernel ' || true)
   if [ "$kernels" = "$dumped" ]; then pass; else fail "$tag: $kernels kernels, dmlc run dumps $dumped"; fi
 }

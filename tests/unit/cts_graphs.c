@@ -44,6 +44,25 @@ static const char *const graphs[] = {
     "  %4 = argmin %y {axes = [0, 1, 2]} : i32[1,1,1]\n"
     "  return %0, %1, %2, %3, %4\n"
     "}\n",
+    /* broadcast dims the plan takes apart (kernel_desc.c): kept ones
+     * computed once and copied out (index and one-hot outputs of one
+     * reduction), every reduced one broadcast (a constant, both
+     * directions), outer reduced ones dropped (increasing) or kept
+     * (decreasing) */
+    "graph @broadcast_plan(%x: f32[6,5,7,9]{strides = [63, 0, 9, 1]}, %y: f16[4,3,5]{strides = "
+    "[0, 5, 1]}, %z: i8[3,4,6]{strides = [6, 0, 0]}, %w: u16[5,6,7]{strides = [0, 7, 1]}) -> "
+    "(%a: f32[6,5,7,9], %b: u32[1,5,7,1], %c: i64[4,3,1]{strides = [1, 4, 1]}, %d: u32[1,1,5], "
+    "%e: i64[3,1,1], %f: u32[3,1,1], %g: u32[1,1,7], %h: u32[1,1,7]) {\n"
+    "  %0 = hardmax %x {axes = [0, 3]} : f32[6,5,7,9]\n"
+    "  %1 = argmax %x {axes = [0, 3]} : u32[1,5,7,1]\n"
+    "  %2 = argmin %y {axes = [2], direction = decreasing} : i64[4,3,1]\n"
+    "  %3 = argmax %y {axes = [0, 1]} : u32[1,1,5]\n"
+    "  %4 = argmax %z {axes = [1, 2], direction = decreasing} : i64[3,1,1]\n"
+    "  %5 = argmin %z {axes = [1, 2]} : u32[3,1,1]\n"
+    "  %6 = argmax %w {axes = [0, 1]} : u32[1,1,7]\n"
+    "  %7 = argmin %w {axes = [0, 1], direction = decreasing} : u32[1,1,7]\n"
+    "  return %0, %1, %2, %3, %4, %5, %6, %7\n"
+    "}\n",
     /* ties and NaN in both directions, f32 and f16 */
     "graph @ties(%x: f32[6,16], %h: f16[16,6]) -> (u32[6,1], u32[6,1], u64[6,1], u64[6,1], "
     "f32[6,16], f16[16,6], i32[1,6]) {\n"

@@ -76,6 +76,72 @@ START_TEST(inputs_returned_directly_are_copies) {
 }
 END_TEST
 
+/* Broadcast (zero-stride) dims of a reduction's read (kernel_desc.c). */
+START_TEST(broadcast_kept_dims_are_computed_once) {
+  /* dim 1 kept and broadcast: the reduction without it into two dense
+   * temporaries (the index's 7 u32, the one-hot's 6*7*9 f32), then a copy
+   * of each out along it */
+  const char *text = "graph @b(%x: f32[6,5,7,9]{strides = [63, 0, 9, 1]}) -> (f32[6,5,7,9], "
+                     "u32[1,5,7,1]) {\n"
+                     "  %0 = hardmax %x {axes = [0, 3]} : f32[6,5,7,9]\n"
+                     "  %1 = argmax %x {axes = [0, 3]} : u32[1,5,7,1]\n  return %0, %1\n}\n";
+  expect(text, "space [r6, 7, r9] read f32[63,9,1] argmax increasing out0 index u32[0,1,0] "
+               "out1 onehot f32[63,9,1]\n"
+               "space [5, 7] read u32[0,1] out0 copy u32[7,1]\n"
+               "space [6, 5, 63] read f32[63,0,1] out0 copy f32[315,63,1]\n");
+  dmlc_ir_graph *g = NULL;
+  dmlc_diag diag = {0};
+  ck_assert_int_eq(dmlc_ir_parse(text, strlen(text), "t", &g, &diag), DMLC_OK);
+  ck_assert_int_eq(dmlc_run_pipeline(&g, DMLC_DEFAULT_PIPELINE, NULL, &diag), DMLC_OK);
+  dmlc_kernel_plan plan;
+  ck_assert_int_eq(dmlc_kernel_plan_build(g, &plan, &diag), DMLC_OK);
+  ck_assert_uint_eq(plan.num_temps, 2);
+  ck_assert_uint_eq(plan.temp_bytes[0], 7 * 4);
+  ck_assert_uint_eq(plan.temp_bytes[1], 6 * 7 * 9 * 4);
+  const dmlc_kdesc *k = plan.kernels;
+  ck_assert_int_eq(k[0].outputs[0].binding.kind, DMLC_BINDING_TEMP);
+  ck_assert_uint_eq(k[0].outputs[0].binding.index, 0);
+  ck_assert_int_eq(k[1].read_binding.kind, DMLC_BINDING_TEMP);
+  ck_assert_uint_eq(k[1].read_binding.index, 0);
+  ck_assert_int_eq(k[1].outputs[0].binding.kind, DMLC_BINDING_OUTPUT);
+  ck_assert_uint_eq(k[1].outputs[0].binding.index, 1); /* the graph's u32 output */
+  ck_assert_uint_eq(k[2].read_binding.index, 1);
+  ck_assert_uint_eq(k[2].outputs[0].binding.index, 0);
+  dmlc_kernel_plan_free(&plan);
+  dmlc_ir_graph_destroy(g);
+  /* a broadcast kept dim between kept ones: the copy reads the temporary
+   * with a zero stride there */
+  expect("graph @m(%x: f16[4,3,5]{strides = [0, 5, 1]}) -> (i64[4,3,1]) {\n"
+         "  %0 = argmin %x {axes = [2], direction = decreasing} : i64[4,3,1]\n  return %0\n}\n",
+         "space [3, r5] read f16[5,1] argmin decreasing out0 index i64[1,0]\n"
+         "space [4, 3] read i64[0,1] out0 copy i64[3,1]\n");
+}
+END_TEST
+
+START_TEST(broadcast_reduced_dims_tie) {
+  /* every reduced dim broadcast: the first or last position, as integers */
+  expect("graph @c(%x: i8[3,4,6]{strides = [6, 0, 0]}) -> (i64[3,1,1], u32[3,1,1]) {\n"
+         "  %0 = argmax %x {axes = [1, 2], direction = decreasing} : i64[3,1,1]\n"
+         "  %1 = argmin %x {axes = [1, 2]} : u32[3,1,1]\n  return %0, %1\n}\n",
+         "space [3] out0 constant i64[1] = 23\nspace [3] out0 constant u32[1] = 0\n");
+  expect("graph @c(%x: f32[40,50]{strides = [0, 0]}) -> (u32[1,1]) {\n"
+         "  %0 = argmax %x {axes = [0, 1]} : u32[1,1]\n  return %0\n}\n",
+         "space [1] out0 constant u32[0] = 0\n");
+  /* a one-hot stays a reduction */
+  expect("graph @f(%x: f32[40,50]{strides = [1, 0]}) -> (f32[40,50]) {\n"
+         "  %0 = hardmax %x {axes = [1]} : f32[40,50]\n  return %0\n}\n",
+         "space [40, r50] read f32[1,0] argmax increasing out0 onehot f32[50,1]\n");
+  /* broadcast reduced dims outside the others: dropped when increasing
+   * (they add 0 to the index), kept when decreasing */
+  expect("graph @o(%w: u16[5,6,7]{strides = [0, 7, 1]}) -> (u32[1,1,7], u32[1,1,7]) {\n"
+         "  %0 = argmax %w {axes = [0, 1]} : u32[1,1,7]\n"
+         "  %1 = argmin %w {axes = [0, 1], direction = decreasing} : u32[1,1,7]\n"
+         "  return %0, %1\n}\n",
+         "space [r6, 7] read u16[7,1] argmax increasing out0 index u32[0,1]\n"
+         "space [r5, r6, 7] read u16[0,7,1] argmin decreasing out0 index u32[0,0,1]\n");
+}
+END_TEST
+
 START_TEST(unsupported_kernels_say_so) {
   /* An index broadcast back over the full space and written is not a
    * pattern codegen knows: the plan must refuse, not guess. */
@@ -266,6 +332,8 @@ int main(void) {
   tcase_add_test(tc, column_reduction_after_merging);
   tcase_add_test(tc, folded_reductions_become_constants);
   tcase_add_test(tc, inputs_returned_directly_are_copies);
+  tcase_add_test(tc, broadcast_kept_dims_are_computed_once);
+  tcase_add_test(tc, broadcast_reduced_dims_tie);
   tcase_add_test(tc, unsupported_kernels_say_so);
   tcase_add_test(tc, unfused_graphs_are_rejected);
   tcase_add_test(tc, constants_cast_from_their_value);
