@@ -3029,6 +3029,46 @@ START_TEST(test_vector_code) {
 }
 END_TEST
 
+/* Columns fewer than a 64-byte vector's lanes (emit.c's
+ * column_vector_bytes): emitted with the widest vector they fill, which the
+ * IR shows, and exact on ties and NaN in every mode; columns under 16 bytes
+ * keep the scalar code they had. */
+START_TEST(test_narrow_columns) {
+  static const struct {
+    uint32_t rank, dims[4], mask;
+    dmlc_dtype dt;
+    const char *vector; /* in the IR */
+  } cases[] = {
+      {2, {300, 8}, 1, DMLC_DTYPE_F32, "<8 x float>"},      /* columns */
+      {3, {5, 40, 12}, 2, DMLC_DTYPE_F32, "<8 x float>"},   /* 8 lanes and a tail of 4 */
+      {2, {70, 16}, 1, DMLC_DTYPE_F16, "<16 x i16>"},       /* f16 keys */
+      {2, {90, 20}, 1, DMLC_DTYPE_U8, "<16 x i8>"},         /* 16 of 20 */
+      {4, {3, 4, 50, 8}, 5, DMLC_DTYPE_F32, "<8 x float>"}, /* merged columns */
+      {4, {3, 4, 50, 8}, 5, DMLC_DTYPE_I16, "<8 x i32>"},   /* compared as i32 */
+      {2, {33, 3}, 1, DMLC_DTYPE_F32, NULL},                /* under 16 bytes */
+  };
+  vec_bytes = 64;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
+    if (c % 2)
+      kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+    if (cases[c].vector) {
+      kd_reduce(&k, cases[c].dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      jitted j;
+      char *ir = NULL;
+      compile(&k, &j, &ir);
+      ck_assert_msg(strstr(ir, cases[c].vector) != NULL, "case %zu: no %s in:\n%s", c,
+                    cases[c].vector, ir);
+      LLVMDisposeMessage(ir);
+      release(&j);
+    }
+    check_reductions(k, cases[c].dt);
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* ---- random kernels ---- */
 
 /* Target machines of the narrower ISAs the JIT serves (DMLC_CPU_FEATURES=
@@ -3278,6 +3318,7 @@ static Suite *emit_suite(void) {
   TCase *tc = tcase_create("paths");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_vector_code);
+  tcase_add_test(tc, test_narrow_columns);
   tcase_add_loop_test(tc, test_row_1d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_2d, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(tc, test_row_split, 0, 4);
