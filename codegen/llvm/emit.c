@@ -202,9 +202,11 @@ static uint32_t column_vector_bytes(const emit_ctx *e) {
     return vb;
   const uint32_t size = dmlc_dtype_size(k->read_dtype);
   uint64_t unit; /* bytes of a column's lane */
-  if (!e->reordered && !ec_row_matches(k) && ec_column_matches(k))
+  if (!e->reordered && !ec_row_matches(k) && ec_column_matches(k)) {
+    if (ec_column_super_rows(k, vb) > 1)
+      return vb; /* read as super rows of several vectors */
     unit = size; /* f16 as i16 keys */
-  else if (ec_merged_columns_matches(k))
+  } else if (ec_merged_columns_matches(k))
     unit = size < 4 ? 4 : size; /* compared as 32 bits or wider */
   else
     return vb;

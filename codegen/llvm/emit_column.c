@@ -70,6 +70,30 @@ bool ec_column_matches(const dmlc_kdesc *k) {
   return true;
 }
 
+enum {
+  SUPER_MAX_VECS = 2,  /* columns of under this many vectors take super rows */
+  SUPER_ROW_VECS = 8,  /* ... of up to this many vectors */
+  SUPER_MAX_ROWS = 64, /* rows a super row, at most */
+};
+
+uint32_t ec_column_super_rows(const dmlc_kdesc *k, uint32_t vector_bytes) {
+  if (!ec_column_matches(k) || plane_matches(k) || k->rank < 2 ||
+      k->reduced_mask != 1u << (k->rank - 2))
+    return 1;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return 1;
+  const uint64_t rows = k->dims[k->rank - 2], cols = k->dims[k->rank - 1];
+  const uint64_t bytes = cols * dmlc_dtype_size(k->read_dtype);
+  if (k->read_strides[k->rank - 2] != cols || bytes >= SUPER_MAX_VECS * vector_bytes ||
+      rows > INT32_MAX)
+    return 1;
+  uint32_t u = SUPER_MAX_ROWS;
+  while (u > 1 && (u * bytes > SUPER_ROW_VECS * vector_bytes || rows % u || rows < 2 * u))
+    u /= 2;
+  return u;
+}
+
 typedef struct column {
   emit_ctx *e;
   uint64_t rows, cols, outer, block;
@@ -80,6 +104,12 @@ typedef struct column {
    * value, then flat index r * x + column (store_plane). */
   bool plane;
   uint64_t x;
+  /* Super rows (ec_column_super_rows): a packed [R, K] of few columns read
+   * as [R / x, x * K], x rows a super row, so a block's vectors hold
+   * several rows (independent chains, full lanes); kept column p's x
+   * candidates (super columns j * K + p, row r * x + j) are merged by value,
+   * then index, at the store (store_super). super_kept is K; 0: off. */
+  uint64_t super_kept;
   uint64_t chunks, chunk_rows; /* row chunks (1: none) of chunk_rows rows, the last one shorter */
   uint32_t lanes;
   uint32_t step_rows; /* rows per accumulator load/store, at most (rows_loops) */
@@ -622,6 +652,64 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
   ec_loop_end(e, &lp);
 }
 
+/* Super rows: the INDEX outputs of kept columns [0, super_kept) of outer
+ * o, each the best of its x candidates (super columns j * K + p, flat row
+ * r * x + j) by value, then index, L columns a vector (the last vector
+ * overlapping: a column seen twice is the same candidate). */
+static void store_super(column *c, LLVMValueRef o) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  const uint64_t kept = c->super_kept, x = c->x;
+  uint32_t L = 1;
+  while (2 * L <= kept && 2 * L <= c->lanes)
+    L *= 2;
+  LLVMValueRef bv = ec_var(e, ec_lanes(c->ct, L), "super_best");
+  LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, L), "super_best_idx");
+  LLVMValueRef xs = ec_splat(e, ec_i32(e, (uint32_t)x), L);
+  const uint64_t groups = kept / L + (kept % L != 0);
+  ec_loop lp;
+  LLVMValueRef g = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, groups), 1);
+  /* the group's first column: g * L, the last group ending at kept */
+  LLVMValueRef p = ec_mul(e, g, L);
+  LLVMValueRef past = LLVMBuildICmp(e->b, LLVMIntUGT, p, ec_i64(e, kept - L), "");
+  p = LLVMBuildSelect(e->b, past, ec_i64(e, kept - L), p, "");
+  ec_loop lj;
+  LLVMValueRef j = ec_loop_begin(e, &lj, ec_i64(e, 0), ec_i64(e, x), 1);
+  LLVMValueRef col = ec_madd(e, p, j, kept);
+  LLVMValueRef v = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), acc_ptr(c, c->acc, c->ct, col), "");
+  LLVMSetAlignment(v, c->ct_size);
+  LLVMValueRef r = LLVMBuildLoad2(e->b, ec_lanes(c->it, L), acc_ptr(c, c->acc_idx, c->it, col), "");
+  LLVMSetAlignment(r, c->it_size);
+  if (c->it != e->i32)
+    r = LLVMBuildZExt(e->b, r, ec_lanes(e->i32, L), "");
+  LLVMValueRef vi =
+      ec_add(e, LLVMBuildMul(e->b, r, xs, ""), ec_splat(e, LLVMBuildTrunc(e->b, j, e->i32, ""), L));
+  ec_if first;
+  ec_if_begin(e, &first, LLVMBuildICmp(e->b, LLVMIntEQ, j, ec_i64(e, 0), ""));
+  LLVMBuildStore(e->b, v, bv);
+  LLVMBuildStore(e->b, vi, bi);
+  ec_if_else(e, &first);
+  LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), bv, "");
+  LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
+  ec_merge_pair(e, false, &a, &ai, v, vi);
+  LLVMBuildStore(e->b, a, bv);
+  LLVMBuildStore(e->b, ai, bi);
+  ec_if_end(e, &first);
+  ec_loop_end(e, &lj);
+  LLVMValueRef idx = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    LLVMValueRef base = out_base(c, i, o, ec_i64(e, 0));
+    for (uint32_t l = 0; l < L; l++) {
+      LLVMValueRef y = L > 1 ? LLVMBuildExtractElement(e->b, idx, ec_i32(e, l), "") : idx;
+      ec_store(e, out->dtype, e->out[i],
+               ec_madd(e, base, ec_add(e, p, ec_i64(e, l)), out->strides[k->rank - 1]),
+               ec_convert(e, y, DMLC_DTYPE_U32, out->dtype));
+    }
+  }
+  ec_loop_end(e, &lp);
+}
+
 /* Whether INDEX output i goes around the caches (ec_store_run_nt: its
  * aligned vectors): a read the size of the last-level cache or more streams
  * through it and evicts the index lines written before anything reads
@@ -648,6 +736,10 @@ static void store_outputs(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t w
   const dmlc_kdesc *k = e->k;
   if (c->plane) {
     store_plane(c, c0, width);
+    return;
+  }
+  if (c->super_kept) {
+    store_super(c, o);
     return;
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
@@ -1011,7 +1103,7 @@ static uint64_t direct_rows(const emit_ctx *e) {
 static void emit_block(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMValueRef ch, LLVMValueRef r0,
                        uint64_t nrows, uint64_t width) {
   emit_ctx *e = c->e;
-  if (c->rows <= direct_rows(e) && c->chunks == 1 && !c->plane) {
+  if (c->rows <= direct_rows(e) && c->chunks == 1 && !c->plane && !c->super_kept) {
     emit_direct(c, o, c0, width);
     return;
   }
@@ -1087,6 +1179,14 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   c.cols = c.plane ? (uint64_t)k->dims[1] * k->dims[2] : k->dims[k->rank - 1];
   c.x = k->dims[k->rank - 1];
   c.outer = k->rank == 3 && !c.plane ? k->dims[0] : 1;
+  const uint32_t super = ec_column_super_rows(k, e->vector_bytes);
+  if (super > 1) {
+    c.super_kept = c.cols;
+    c.x = super;
+    c.rows /= super;
+    c.rs *= super;
+    c.cols *= super;
+  }
   c.lanes = ec_vector_lanes(e, k->read_dtype);
   c.keys = k->read_dtype == DMLC_DTYPE_F16;
   c.ct = c.keys ? e->i16 : ec_cmp_type(e, k->read_dtype);
@@ -1146,6 +1246,8 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   while (2 * c.block * dmlc_dtype_size(k->read_dtype) <= run &&
          2 * c.block * (c.ct_size + c.it_size) <= COLUMN_ACC_BYTES)
     c.block *= 2;
+  if (c.super_kept) /* a super row's candidates span it: one block */
+    c.block = c.cols;
   const uint64_t cols_rounded = (c.cols + c.lanes - 1) / c.lanes * c.lanes;
   /* Too few blocks for the threads: chunks of rows, or else narrower
    * blocks. */
@@ -1160,7 +1262,7 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
       c.chunk_rows = COLUMN_CHUNK_ROWS;
     c.chunks = (c.rows + c.chunk_rows - 1) / c.chunk_rows;
   }
-  while (c.chunks == 1 && c.block > 256 &&
+  while (c.chunks == 1 && c.block > 256 && !c.super_kept &&
          c.outer * ((c.cols + c.block - 1) / c.block) < COLUMN_MIN_TASKS)
     c.block /= 2;
   if (c.block > cols_rounded)

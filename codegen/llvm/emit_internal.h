@@ -295,6 +295,9 @@ void ec_group_tasks(emit_ctx *e, LLVMValueRef begin, LLVMValueRef end, uint32_t 
                     uint32_t g, LLVMValueRef aligned, ec_group_fn fn, void *arg);
 dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_column_matches(const dmlc_kdesc *k);
+/* Rows a super row of a column kernel of few packed columns under vectors
+ * of vector_bytes (emit_column.c): 1 when it reads its rows as they are. */
+uint32_t ec_column_super_rows(const dmlc_kdesc *k, uint32_t vector_bytes);
 dmlc_status ec_emit_row(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 dmlc_status ec_emit_generic(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);

@@ -3069,6 +3069,57 @@ START_TEST(test_narrow_columns) {
 }
 END_TEST
 
+/* Packed columns of under two vectors read as super rows (emit_column.c's
+ * ec_column_super_rows): x rows a super row, each kept column's x
+ * candidates merged by value, then index, at the store; with row chunks
+ * (a finish merges the super columns' partials first). Exact on ties and
+ * NaN in every mode, under 16-, 32- and 64-byte vectors; what does not qualify
+ * says so. */
+START_TEST(test_column_super_rows) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[3], mask;
+    bool super, split;
+  } cases[] = {
+      {2, {256, 3}, 1, true, false},   {2, {512, 7}, 1, true, false},
+      {3, {7, 64, 5}, 2, true, false}, /* [O, R, K] */
+      {2, {100, 6}, 1, true, false},   /* 4 rows a super row: the rows' largest power of 2 */
+      {2, {65536, 4}, 1, true, true},  /* row chunks */
+      {2, {33, 3}, 1, false, false},   /* odd rows */
+      {2, {64, 600}, 1, false, false}, /* columns of two vectors or more */
+  };
+  static const uint32_t widths[] = {16, 32, 64};
+  for (size_t w = 0; w < 3; w++) {
+    vec_bytes = widths[w];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
+      if (c % 3 == 1)
+        kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 2);
+      kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+      const uint64_t row_bytes = (uint64_t)cases[c].dims[cases[c].rank - 1] * dmlc_dtype_size(dt);
+      const bool super = cases[c].super && row_bytes < 2 * vec_bytes; /* under two vectors */
+      ck_assert_msg((ec_column_super_rows(&k, vec_bytes) > 1) == super,
+                    "case %zu, %u-byte vectors: super rows %u", c, vec_bytes,
+                    ec_column_super_rows(&k, vec_bytes));
+      if (cases[c].split && super) {
+        jitted j;
+        compile(&k, &j, NULL);
+        ck_assert_msg(j.info.has_finish, "case %zu is not split", c);
+        release(&j);
+      }
+      check_reductions_keys(k, dt);
+    }
+    /* a one-hot output keeps the rows as they are */
+    dmlc_kdesc k = kd_make(2, cases[1].dims, 1);
+    kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_F32, 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_uint_eq(ec_column_super_rows(&k, vec_bytes), 1);
+  }
+  vec_bytes = 32;
+}
+END_TEST
+
 /* ---- random kernels ---- */
 
 /* Target machines of the narrower ISAs the JIT serves (DMLC_CPU_FEATURES=
@@ -3382,6 +3433,10 @@ static Suite *emit_suite(void) {
   tcase_set_timeout(random, 600);
   tcase_add_test(random, test_random_kernels);
   suite_add_tcase(s, random);
+  TCase *super_rows = tcase_create("super_rows");
+  tcase_set_timeout(super_rows, 300);
+  tcase_add_loop_test(super_rows, test_column_super_rows, 0, NUM_REDUCE_TYPES);
+  suite_add_tcase(s, super_rows);
   TCase *onehot = tcase_create("onehot");
   tcase_set_timeout(onehot, 300);
   tcase_add_loop_test(onehot, test_onehot_run, 0, 15);
