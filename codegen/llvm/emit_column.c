@@ -595,14 +595,16 @@ static void merge_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   acc_store(c, c->acc_idx, c->it, cc, vi, lanes);
 }
 
-/* Plane: lanes accumulators from plane column col, column j of its K
- * point: *v their values, *vi their flat indices r * x + j + lane (i32). */
-static void plane_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t lanes, LLVMValueRef *v,
-                       LLVMValueRef *vi) {
+/* Plane and super rows: lanes accumulators from column col, candidate j
+ * of its kept point: *v their values, *vi their flat indices r * x + j
+ * (i32), + lane for a plane (whose lanes are a point's next candidates;
+ * super rows' lanes are the next kept points). */
+static void candidate_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t lanes,
+                           LLVMValueRef *v, LLVMValueRef *vi) {
   emit_ctx *e = c->e;
   /* K points start at multiples of x: aligned vectors when x is a multiple
    * of the lanes */
-  const bool aligned = c->x % c->lanes == 0;
+  const bool aligned = c->plane && c->x % c->lanes == 0;
   LLVMValueRef l = LLVMBuildLoad2(e->b, ec_lanes(c->ct, lanes), acc_ptr(c, c->acc, c->ct, col), "");
   LLVMSetAlignment(l, aligned ? acc_align(c, c->ct, lanes) : c->ct_size);
   LLVMValueRef r =
@@ -611,15 +613,16 @@ static void plane_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t lan
   if (c->it != e->i32)
     r = LLVMBuildZExt(e->b, r, ec_lanes(e->i32, lanes), "");
   LLVMValueRef first = ec_splat(e, LLVMBuildTrunc(e->b, j, e->i32, ""), lanes);
-  if (lanes > 1)
+  if (lanes > 1 && c->plane)
     first = ec_add(e, first, ec_iota(e, lanes));
   *v = l;
   *vi = ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, c->x), lanes), ""), first);
 }
 
-/* Plane: (v, vi) into the candidate held in the variables bv, bi. */
-static void plane_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef v, LLVMValueRef vi,
-                       uint32_t lanes) {
+/* Plane and super rows: (v, vi) into the candidate held in the variables
+ * bv, bi. */
+static void candidate_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef v,
+                           LLVMValueRef vi, uint32_t lanes) {
   emit_ctx *e = c->e;
   LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, lanes), bv, "");
   LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, lanes), bi, "");
@@ -644,20 +647,20 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
   ec_loop lp;
   LLVMValueRef p = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, width / x), 1);
   LLVMValueRef col = ec_mul(e, p, x), v, vi;
-  plane_load(c, col, ec_i64(e, 0), L, &v, &vi);
+  candidate_load(c, col, ec_i64(e, 0), L, &v, &vi);
   LLVMBuildStore(e->b, v, bv);
   LLVMBuildStore(e->b, vi, bi);
   if (vend > L) {
     ec_loop lx;
     LLVMValueRef j = ec_loop_begin(e, &lx, ec_i64(e, L), ec_i64(e, vend), L);
-    plane_load(c, ec_add(e, col, j), j, L, &v, &vi);
-    plane_take(c, bv, bi, v, vi, L);
+    candidate_load(c, ec_add(e, col, j), j, L, &v, &vi);
+    candidate_take(c, bv, bi, v, vi, L);
     ec_loop_end(e, &lx);
   }
   if (vend < x) {
     LLVMValueRef j = ec_i64(e, x - L);
-    plane_load(c, ec_add(e, col, j), j, L, &v, &vi);
-    plane_take(c, bv, bi, v, vi, L);
+    candidate_load(c, ec_add(e, col, j), j, L, &v, &vi);
+    candidate_take(c, bv, bi, v, vi, L);
   }
   LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), bv, "");
   LLVMValueRef idx = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
@@ -684,7 +687,6 @@ static void store_super(column *c, LLVMValueRef o) {
     L *= 2;
   LLVMValueRef bv = ec_var(e, ec_lanes(c->ct, L), "super_best");
   LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, L), "super_best_idx");
-  LLVMValueRef xs = ec_splat(e, ec_i32(e, (uint32_t)x), L);
   const uint64_t groups = kept / L + (kept % L != 0);
   ec_loop lp;
   LLVMValueRef g = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, groups), 1);
@@ -692,28 +694,14 @@ static void store_super(column *c, LLVMValueRef o) {
   LLVMValueRef p = ec_mul(e, g, L);
   LLVMValueRef past = LLVMBuildICmp(e->b, LLVMIntUGT, p, ec_i64(e, kept - L), "");
   p = LLVMBuildSelect(e->b, past, ec_i64(e, kept - L), p, "");
-  ec_loop lj;
-  LLVMValueRef j = ec_loop_begin(e, &lj, ec_i64(e, 0), ec_i64(e, x), 1);
-  LLVMValueRef col = ec_madd(e, p, j, kept);
-  LLVMValueRef v = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), acc_ptr(c, c->acc, c->ct, col), "");
-  LLVMSetAlignment(v, c->ct_size);
-  LLVMValueRef r = LLVMBuildLoad2(e->b, ec_lanes(c->it, L), acc_ptr(c, c->acc_idx, c->it, col), "");
-  LLVMSetAlignment(r, c->it_size);
-  if (c->it != e->i32)
-    r = LLVMBuildZExt(e->b, r, ec_lanes(e->i32, L), "");
-  LLVMValueRef vi =
-      ec_add(e, LLVMBuildMul(e->b, r, xs, ""), ec_splat(e, LLVMBuildTrunc(e->b, j, e->i32, ""), L));
-  ec_if first;
-  ec_if_begin(e, &first, LLVMBuildICmp(e->b, LLVMIntEQ, j, ec_i64(e, 0), ""));
+  LLVMValueRef v, vi;
+  candidate_load(c, p, ec_i64(e, 0), L, &v, &vi);
   LLVMBuildStore(e->b, v, bv);
   LLVMBuildStore(e->b, vi, bi);
-  ec_if_else(e, &first);
-  LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(c->ct, L), bv, "");
-  LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
-  ec_merge_pair(e, false, &a, &ai, v, vi);
-  LLVMBuildStore(e->b, a, bv);
-  LLVMBuildStore(e->b, ai, bi);
-  ec_if_end(e, &first);
+  ec_loop lj;
+  LLVMValueRef j = ec_loop_begin(e, &lj, ec_i64(e, 1), ec_i64(e, x), 1);
+  candidate_load(c, ec_madd(e, p, j, kept), j, L, &v, &vi);
+  candidate_take(c, bv, bi, v, vi, L);
   ec_loop_end(e, &lj);
   LLVMValueRef idx = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
   for (uint32_t i = 0; i < k->num_outputs; i++) {

@@ -6,16 +6,24 @@
 #include "passes/passes.h"
 #include "testutil.h"
 
-/* Parses text, runs the default pipeline and describes every kernel; returns
- * the descriptions joined by newlines (malloc'ed), or NULL with diag set. */
-static char *describe(const char *text, dmlc_status *status, dmlc_diag *diag) {
+/* Parses text, runs the default pipeline and builds the kernel plan. */
+static dmlc_status plan_of(const char *text, dmlc_kernel_plan *plan, dmlc_diag *diag) {
   dmlc_ir_graph *g = NULL;
-  *status = dmlc_ir_parse(text, strlen(text), "t.dmlir", &g, diag);
-  if (*status == DMLC_OK)
-    *status = dmlc_run_pipeline(&g, DMLC_DEFAULT_PIPELINE, NULL, diag);
+  dmlc_status status = dmlc_ir_parse(text, strlen(text), "t.dmlir", &g, diag);
+  if (status == DMLC_OK)
+    status = dmlc_run_pipeline(&g, DMLC_DEFAULT_PIPELINE, NULL, diag);
+  if (status == DMLC_OK)
+    status = dmlc_kernel_plan_build(g, plan, diag);
+  dmlc_ir_graph_destroy(g);
+  return status;
+}
+
+/* plan_of, every kernel described; returns the descriptions joined by
+ * newlines (malloc'ed), or NULL with diag set. */
+static char *describe(const char *text, dmlc_status *status, dmlc_diag *diag) {
   dmlc_kernel_plan plan;
   char *joined = NULL;
-  if (*status == DMLC_OK && (*status = dmlc_kernel_plan_build(g, &plan, diag)) == DMLC_OK) {
+  if ((*status = plan_of(text, &plan, diag)) == DMLC_OK) {
     joined = calloc(1, 8192);
     for (uint32_t i = 0; i < plan.num_kernels; i++) {
       char *k = dmlc_kdesc_print(&plan.kernels[i]);
@@ -25,7 +33,6 @@ static char *describe(const char *text, dmlc_status *status, dmlc_diag *diag) {
     }
     dmlc_kernel_plan_free(&plan);
   }
-  dmlc_ir_graph_destroy(g);
   return joined;
 }
 
@@ -89,12 +96,9 @@ START_TEST(broadcast_kept_dims_are_computed_once) {
                "out1 onehot f32[63,9,1]\n"
                "space [5, 7] read u32[0,1] out0 copy u32[7,1]\n"
                "space [6, 5, 63] read f32[63,0,1] out0 copy f32[315,63,1]\n");
-  dmlc_ir_graph *g = NULL;
   dmlc_diag diag = {0};
-  ck_assert_int_eq(dmlc_ir_parse(text, strlen(text), "t", &g, &diag), DMLC_OK);
-  ck_assert_int_eq(dmlc_run_pipeline(&g, DMLC_DEFAULT_PIPELINE, NULL, &diag), DMLC_OK);
   dmlc_kernel_plan plan;
-  ck_assert_int_eq(dmlc_kernel_plan_build(g, &plan, &diag), DMLC_OK);
+  ck_assert_int_eq(plan_of(text, &plan, &diag), DMLC_OK);
   ck_assert_uint_eq(plan.num_temps, 2);
   ck_assert_uint_eq(plan.temp_bytes[0], 7 * 4);
   ck_assert_uint_eq(plan.temp_bytes[1], 6 * 7 * 9 * 4);
@@ -108,7 +112,6 @@ START_TEST(broadcast_kept_dims_are_computed_once) {
   ck_assert_uint_eq(k[2].read_binding.index, 1);
   ck_assert_uint_eq(k[2].outputs[0].binding.index, 0);
   dmlc_kernel_plan_free(&plan);
-  dmlc_ir_graph_destroy(g);
   /* a broadcast kept dim between kept ones: the copy reads the temporary
    * with a zero stride there */
   expect("graph @m(%x: f16[4,3,5]{strides = [0, 5, 1]}) -> (i64[4,3,1]) {\n"
