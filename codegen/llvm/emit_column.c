@@ -97,7 +97,7 @@ uint32_t ec_column_super_rows(const dmlc_kdesc *k, uint32_t vector_bytes) {
    * (AVX-512: 8 columns filled half a vector) and 0.40 (AVX2), 0.70 under
    * SSE4.2 (two whole vectors); [131072,40] 0.26-0.44, [131072,60]
    * 0.22; but [262144,24] under AVX2 (three whole vectors) 1.2-1.3 */
-  if (k->read_strides[k->rank - 2] != cols || rows > INT32_MAX ||
+  if (k->read_strides[k->rank - 2] != cols || rows * cols > UINT32_MAX ||
       (bytes > 2 * vector_bytes &&
        (bytes >= SUPER_MAX_VECS * vector_bytes || bytes % vector_bytes == 0)))
     return 1;
@@ -127,8 +127,9 @@ typedef struct column {
    * as [R / x, x * K], x rows a super row, so a block's vectors hold
    * several rows (independent chains, full lanes); kept column p's x
    * candidates (super columns j * K + p, row r * x + j) are merged by value,
-   * then index, at the store (store_super). super_kept is K; 0: off. */
+   * then row, at the store (store_super). super_kept is K; 0: off. */
   uint64_t super_kept;
+  LLVMValueRef flat;           /* super rows: [block / 2] i32, positions as store_super halves */
   uint64_t chunks, chunk_rows; /* row chunks (1: none) of chunk_rows rows, the last one shorter */
   uint32_t lanes;
   uint32_t step_rows; /* rows per accumulator load/store, at most (rows_loops) */
@@ -233,6 +234,10 @@ static LLVMValueRef f16_key(column *c, LLVMValueRef v, uint32_t lanes) {
     return ec_f16_key(c->e, v, lanes);
   LLVMValueRef mag;
   LLVMValueRef k = ec_f16_twos(c->e, v, lanes, &mag);
+  if (lanes > 1 && lanes < c->lanes) { /* a narrower vector of the tail */
+    LLVMTypeRef t = LLVMTypeOf(mag);
+    mag = ec_intrinsic(c->e, "llvm.vector.reduce.smax", &t, 1, &mag, 1);
+  }
   keep_magnitude(c, lanes == c->lanes ? mag : ec_splat(c->e, mag, c->lanes));
   return k;
 }
@@ -272,20 +277,34 @@ static void acc_store(column *c, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i
   LLVMSetAlignment(s, acc_align(c, t, lanes));
 }
 
-/* Loops cc over the block's columns [0, width) in vectors, then the rest in
- * scalars (or all in scalars when !vector); body gets (cc, lanes). */
+/* Loops cc over the block's columns [start, width) in vectors, then the
+ * rest in vectors of half, a quarter ... the lanes (at most one of each,
+ * down to TAIL_MIN_BYTES of compared values), then in scalars (or all in scalars
+ * when !vector); body gets (cc, lanes). The narrower vectors start at
+ * multiples of their lanes past a whole vector's multiple, so they are as
+ * aligned as their size. */
 typedef void (*column_body)(column *c, LLVMValueRef cc, uint32_t lanes, void *arg);
+
+enum { TAIL_MIN_BYTES = 8 };
 
 static void for_columns_from(column *c, uint64_t start, uint64_t width, bool vector,
                              column_body body, void *arg) {
   emit_ctx *e = c->e;
-  const uint64_t vend = vector ? start + (width - start) / c->lanes * c->lanes : start;
+  uint64_t vend = vector ? start + (width - start) / c->lanes * c->lanes : start;
   if (vend > start) {
     ec_loop l;
     LLVMValueRef cc = ec_loop_begin(e, &l, ec_i64(e, start), ec_i64(e, vend), c->lanes);
     body(c, cc, c->lanes, arg);
     ec_loop_end(e, &l);
   }
+  /* Packed columns of 4 vectors and more with a partial last one (f32
+   * [65536,120] over axis 0: 8 of 120 columns) went element by element
+   * every row; alternated on a Zen 5 (AVX-512) ... */
+  for (uint32_t w = c->lanes / 2; vector && w >= 2 && w * c->ct_size >= TAIL_MIN_BYTES; w /= 2)
+    if (width - vend >= w) {
+      body(c, ec_i64(e, vend), w, arg);
+      vend += w;
+    }
   if (vend < width) {
     ec_loop l;
     LLVMValueRef cc = ec_loop_begin(e, &l, ec_i64(e, vend), ec_i64(e, width), 1);
@@ -595,16 +614,14 @@ static void merge_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   acc_store(c, c->acc_idx, c->it, cc, vi, lanes);
 }
 
-/* Plane and super rows: lanes accumulators from column col, candidate j
- * of its kept point: *v their values, *vi their flat indices r * x + j
- * (i32), + lane for a plane (whose lanes are a point's next candidates;
- * super rows' lanes are the next kept points). */
+/* Plane: lanes accumulators from column col, candidates j.. of its K
+ * point: *v their values, *vi their flat indices r * x + j + lane (i32). */
 static void candidate_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t lanes,
                            LLVMValueRef *v, LLVMValueRef *vi) {
   emit_ctx *e = c->e;
   /* K points start at multiples of x: aligned vectors when x is a multiple
    * of the lanes */
-  const bool aligned = c->plane && c->x % c->lanes == 0;
+  const bool aligned = c->x % c->lanes == 0;
   LLVMValueRef l = LLVMBuildLoad2(e->b, ec_lanes(c->ct, lanes), acc_ptr(c, c->acc, c->ct, col), "");
   LLVMSetAlignment(l, aligned ? acc_align(c, c->ct, lanes) : c->ct_size);
   LLVMValueRef r =
@@ -613,14 +630,13 @@ static void candidate_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t
   if (c->it != e->i32)
     r = LLVMBuildZExt(e->b, r, ec_lanes(e->i32, lanes), "");
   LLVMValueRef first = ec_splat(e, LLVMBuildTrunc(e->b, j, e->i32, ""), lanes);
-  if (lanes > 1 && c->plane)
+  if (lanes > 1)
     first = ec_add(e, first, ec_iota(e, lanes));
   *v = l;
   *vi = ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, c->x), lanes), ""), first);
 }
 
-/* Plane and super rows: (v, vi) into the candidate held in the variables
- * bv, bi. */
+/* Plane: (v, vi) into the candidate held in the variables bv, bi. */
 static void candidate_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef v,
                            LLVMValueRef vi, uint32_t lanes) {
   emit_ctx *e = c->e;
@@ -674,47 +690,86 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
   ec_loop_end(e, &lp);
 }
 
+/* Super rows: lanes candidates' positions from super column col, row
+ * times K plus kept column (r * x * K + col: ordered as the rows are
+ * within a kept column, with no division), from the accumulators' rows
+ * (the first halving) or from c->flat (the next ones). */
+static LLVMValueRef super_flat(column *c, LLVMValueRef col, uint32_t lanes, bool first) {
+  emit_ctx *e = c->e;
+  LLVMTypeRef t32 = ec_lanes(e->i32, lanes);
+  if (!first) {
+    LLVMValueRef l = LLVMBuildLoad2(e->b, t32, acc_ptr(c, c->flat, e->i32, col), "");
+    LLVMSetAlignment(l, 4);
+    return l;
+  }
+  LLVMValueRef r =
+      LLVMBuildLoad2(e->b, ec_lanes(c->it, lanes), acc_ptr(c, c->acc_idx, c->it, col), "");
+  LLVMSetAlignment(r, c->it_size);
+  if (c->it != e->i32)
+    r = LLVMBuildZExt(e->b, r, t32, "");
+  LLVMValueRef q = ec_splat(e, LLVMBuildTrunc(e->b, col, e->i32, ""), lanes);
+  if (lanes > 1)
+    q = ec_add(e, q, ec_iota(e, lanes));
+  return ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, c->cols), lanes), ""), q);
+}
+
+typedef struct halve_arg {
+  uint64_t h; /* columns [0, h) take [h, 2h) */
+  bool first;
+} halve_arg;
+
+/* Super rows: columns cc.. of the super row's first h merged with the
+ * same of the next h (candidate j and j + n / 2 of the same kept column,
+ * n the candidates left), into acc and c->flat. */
+static void halve_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const halve_arg *a = arg;
+  emit_ctx *e = c->e;
+  LLVMTypeRef vt = ec_lanes(c->ct, lanes);
+  LLVMValueRef hi = ec_add(e, cc, ec_i64(e, a->h));
+  LLVMValueRef v = LLVMBuildLoad2(e->b, vt, acc_ptr(c, c->acc, c->ct, cc), "");
+  LLVMValueRef w = LLVMBuildLoad2(e->b, vt, acc_ptr(c, c->acc, c->ct, hi), "");
+  LLVMSetAlignment(v, c->ct_size);
+  LLVMSetAlignment(w, c->ct_size);
+  LLVMValueRef vi = super_flat(c, cc, lanes, a->first);
+  ec_merge_pair(e, false, &v, &vi, w, super_flat(c, hi, lanes, a->first));
+  LLVMSetAlignment(LLVMBuildStore(e->b, v, acc_ptr(c, c->acc, c->ct, cc)), c->ct_size);
+  LLVMSetAlignment(LLVMBuildStore(e->b, vi, acc_ptr(c, c->flat, e->i32, cc)), 4);
+}
+
+/* Super rows: kept column cc's row (its position in c->flat over K) to
+ * INDEX output a->out. */
+static void super_index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
+  const out_arg *a = arg;
+  emit_ctx *e = c->e;
+  const dmlc_kout *o = &e->k->outputs[a->out];
+  LLVMValueRef vi = super_flat(c, cc, lanes, false);
+  vi = LLVMBuildUDiv(e->b, vi, ec_splat(e, ec_i32(e, c->super_kept), lanes), "row");
+  LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
+  ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
+}
+
 /* Super rows: the INDEX outputs of kept columns [0, super_kept) of outer
- * o, each the best of its x candidates (super columns j * K + p, flat row
- * r * x + j) by value, then index, L columns a vector (the last vector
- * overlapping: a column seen twice is the same candidate). */
+ * o, each the best of its x candidates (super columns j * K + p, row
+ * r * x + j) by value, then position: the super row's first half merged
+ * with its second (the same kept columns, later candidates) column by
+ * column, then the first quarter with the second, ..., down to K columns,
+ * in vectors as for_columns takes them; the rows are the positions over K.
+ * Every level's merges are independent: against a chain of x merges per
+ * kept column (two of them a vector for K = 3), f32 [4096,64,3] over axis
+ * 1 took 0.24-0.25 of the time on a Zen 5 (AVX-512), u8 0.21, u16
+ * [8192,64,7] 0.41, f16 [2048,128,5] 0.40. */
 static void store_super(column *c, LLVMValueRef o) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
-  const uint64_t kept = c->super_kept, x = c->x;
-  uint32_t L = 1;
-  while (2 * L <= kept && 2 * L <= c->lanes)
-    L *= 2;
-  LLVMValueRef bv = ec_var(e, ec_lanes(c->ct, L), "super_best");
-  LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, L), "super_best_idx");
-  const uint64_t groups = kept / L + (kept % L != 0);
-  ec_loop lp;
-  LLVMValueRef g = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, groups), 1);
-  /* the group's first column: g * L, the last group ending at kept */
-  LLVMValueRef p = ec_mul(e, g, L);
-  LLVMValueRef past = LLVMBuildICmp(e->b, LLVMIntUGT, p, ec_i64(e, kept - L), "");
-  p = LLVMBuildSelect(e->b, past, ec_i64(e, kept - L), p, "");
-  LLVMValueRef v, vi;
-  candidate_load(c, p, ec_i64(e, 0), L, &v, &vi);
-  LLVMBuildStore(e->b, v, bv);
-  LLVMBuildStore(e->b, vi, bi);
-  ec_loop lj;
-  LLVMValueRef j = ec_loop_begin(e, &lj, ec_i64(e, 1), ec_i64(e, x), 1);
-  candidate_load(c, ec_madd(e, p, j, kept), j, L, &v, &vi);
-  candidate_take(c, bv, bi, v, vi, L);
-  ec_loop_end(e, &lj);
-  LLVMValueRef idx = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const dmlc_kout *out = &k->outputs[i];
-    LLVMValueRef base = out_base(c, i, o, ec_i64(e, 0));
-    for (uint32_t l = 0; l < L; l++) {
-      LLVMValueRef y = L > 1 ? LLVMBuildExtractElement(e->b, idx, ec_i32(e, l), "") : idx;
-      ec_store(e, out->dtype, e->out[i],
-               ec_madd(e, base, ec_add(e, p, ec_i64(e, l)), out->strides[k->rank - 1]),
-               ec_convert(e, y, DMLC_DTYPE_U32, out->dtype));
-    }
+  const uint64_t kept = c->super_kept;
+  for (uint64_t n = c->x; n > 1; n /= 2) {
+    halve_arg a = {n / 2 * kept, n == c->x};
+    for_columns(c, a.h, true, halve_body, &a);
   }
-  ec_loop_end(e, &lp);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    out_arg oa = {i, out_base(c, i, o, ec_i64(e, 0)), false};
+    for_columns(c, kept, k->outputs[i].strides[k->rank - 1] == 1, super_index_body, &oa);
+  }
 }
 
 /* Whether INDEX output i goes around the caches (ec_store_run_nt: its
@@ -1329,6 +1384,8 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   ec_function_begin(e, name, true, &begin, &end);
   c.acc = ec_array(e, c.ct, c.block, 64);
   c.acc_idx = ec_array(e, c.it, c.block, 64);
+  if (c.super_kept)
+    c.flat = ec_array(e, e->i32, c.block / 2, 64);
   /* f16 keys under 16- and 32-byte vectors: a block's fast pass keeps one
    * PMAXUW of the magnitudes for the NaN fix's compare and blend (emit_block).
    * Alternated in one process against the exact pass alone, f16
@@ -1380,6 +1437,8 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   ec_function_begin(e, finish, false, NULL, NULL);
   c.acc = ec_array(e, c.ct, c.block, 64);
   c.acc_idx = ec_array(e, c.it, c.block, 64);
+  if (c.super_kept)
+    c.flat = ec_array(e, e->i32, c.block / 2, 64);
   c.nan_mag = NULL; /* the kernel's: the finish merges keys, reads none */
   ec_loop lf;
   t = ec_loop_begin(e, &lf, ec_i64(e, 0), ec_i64(e, c.outer * blocks), 1);

@@ -3066,21 +3066,22 @@ END_TEST
 
 /* Packed columns of up to two vectors (under four with a partial last one) read as super rows
  * (emit_column.c's ec_column_super_rows): x rows a super row, each kept column's x candidates
- * merged by value, then index, at the store; with row chunks (a finish merges the super columns'
- * partials first). Exact on ties and NaN in every mode, under 16-, 32- and 64-byte vectors; what
- * does not qualify says so. */
+ * merged by value, then index, at the store (halving the super row); with row chunks (a finish
+ * merges the super columns' partials first). Exact on ties and NaN in every mode, under 16-, 32-
+ * and 64-byte vectors; what does not qualify says so. */
 START_TEST(test_column_super_rows) {
   const dmlc_dtype dt = reduce_types[_i];
   static const struct {
     uint32_t rank, dims[3], mask;
     bool super, split;
   } cases[] = {
-      {2, {256, 3}, 1, true, false},   {2, {512, 7}, 1, true, false},
-      {3, {7, 64, 5}, 2, true, false}, /* [O, R, K] */
-      {2, {100, 6}, 1, true, false},   /* 4 rows a super row: the rows' largest power of 2 */
-      {2, {65536, 4}, 1, true, true},  /* row chunks */
-      {2, {33, 3}, 1, false, false},   /* odd rows */
-      {2, {64, 600}, 1, false, false}, /* columns of two vectors or more */
+      {2, {256, 3}, 1, true, false},    {2, {512, 7}, 1, true, false},
+      {3, {7, 64, 5}, 2, true, false},  /* [O, R, K] */
+      {3, {5, 128, 3}, 2, true, false}, /* halvings of odd widths: 3 * x / 2, ..., 6, 3 */
+      {2, {100, 6}, 1, true, false},    /* 4 rows a super row: the rows' largest power of 2 */
+      {2, {65536, 4}, 1, true, true},   /* row chunks */
+      {2, {33, 3}, 1, false, false},    /* odd rows */
+      {2, {64, 600}, 1, false, false},  /* columns of two vectors or more */
   };
   static const uint32_t widths[] = {16, 32, 64};
   for (size_t w = 0; w < 3; w++) {
@@ -3360,6 +3361,43 @@ START_TEST(test_random_kernels) {
 }
 END_TEST
 
+/* Packed columns a whole vector and more with a partial last one: the
+ * columns past the whole vectors go as one vector of half the lanes, one
+ * of a quarter ... down to 8 bytes (emit_column.c's for_columns_from),
+ * then scalars: through the rows, the direct path's select chain, the
+ * f16 keys' fast pass, row chunks' partials and ONEHOT 0s. The IR holds
+ * the narrower vector; exact on ties and NaN in every mode. */
+START_TEST(test_column_tail_vectors) {
+  static const struct {
+    uint32_t rank, dims[3], mask, vec;
+    dmlc_dtype dt;
+    const char *vector; /* in the IR */
+  } cases[] = {
+      {2, {70, 120}, 1, 64, DMLC_DTYPE_F32, "<8 x float>"}, /* 7 vectors and 8 */
+      {2, {50, 300}, 1, 64, DMLC_DTYPE_U8, "<32 x i8>"},    /* 4 * 64 + 32 + 8, 4 scalars */
+      {2, {40, 93}, 1, 32, DMLC_DTYPE_U8, "<8 x i8>"},      /* 2 * 32 + 16 + 8, 5 scalars */
+      {2, {64, 90}, 1, 16, DMLC_DTYPE_U8, "<8 x i8>"},      /* 5 * 16 + 8, 2 scalars */
+      {2, {300, 77}, 1, 32, DMLC_DTYPE_F16, "<4 x i16>"},   /* f16 keys: 4 * 16 + 8 + 4, 1 scalar */
+      {3, {3, 12, 100}, 2, 64, DMLC_DTYPE_F32, "<4 x float>"}, /* direct: 6 * 16 + 4 */
+      {3, {2, 9, 70}, 2, 64, DMLC_DTYPE_I64, "<4 x i64>"},     /* direct: 8 * 8 + 4 + 2 */
+      {2, {16384, 72}, 1, 64, DMLC_DTYPE_F32, "<8 x float>"},  /* row chunks: 4 * 16 + 8 */
+      {2, {200, 150}, 1, 32, DMLC_DTYPE_I16, "<4 x i16>"},     /* 9 * 16 + 4, 2 scalars */
+      {2, {90, 46}, 1, 16, DMLC_DTYPE_F16, NULL},              /* keys: 5 * 8 + 4, 2 scalars */
+  };
+  const size_t c = (size_t)_i;
+  vec_bytes = cases[c].vec;
+  dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+  kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
+  kd_reduce(&k, cases[c].dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  if (cases[c].vector)
+    check_vector_ir(&k, cases[c].vector); /* before a ONEHOT output's stores */
+  if (c % 2)
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+  check_reductions_keys(k, cases[c].dt);
+  vec_bytes = 32;
+}
+END_TEST
+
 static Suite *emit_suite(void) {
   Suite *s = suite_create("llvm_emit");
   TCase *tc = tcase_create("paths");
@@ -3432,6 +3470,7 @@ static Suite *emit_suite(void) {
   TCase *super_rows = tcase_create("super_rows");
   tcase_set_timeout(super_rows, 300);
   tcase_add_loop_test(super_rows, test_column_super_rows, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(super_rows, test_column_tail_vectors, 0, 10);
   suite_add_tcase(s, super_rows);
   TCase *onehot = tcase_create("onehot");
   tcase_set_timeout(onehot, 300);
