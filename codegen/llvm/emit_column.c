@@ -71,9 +71,10 @@ bool ec_column_matches(const dmlc_kdesc *k) {
 }
 
 enum {
-  SUPER_MAX_VECS = 4,  /* columns of under this many vectors take super rows */
-  SUPER_ROW_VECS = 8,  /* ... of up to this many vectors */
-  SUPER_MAX_ROWS = 64, /* rows a super row, at most */
+  SUPER_MAX_VECS = 4,   /* columns of under this many vectors take super rows */
+  SUPER_ROW_VECS = 8,   /* ... of up to this many vectors */
+  SUPER_MAX_ROWS = 64,  /* rows a super row, at most */
+  SUPER_CHAIN_ROWS = 8, /* super rows of up to this many rows: store_super_chain */
 };
 
 /* Whether u rows of bytes each make a super row of at most max bytes, the
@@ -378,7 +379,7 @@ static void merge_next(column *c, LLVMValueRef *v, LLVMValueRef *vi, LLVMValueRe
   LLVMValueRef take;
   if (fast_float_row(c, lanes)) {
     take = ec_take_ordered(e, x, *v);
-    *v = LLVMBuildSelect(e->b, take, x, *v, "");
+    *v = ec_select_unpredictable(e, take, x, *v);
   } else if (c->unsigned_extreme) {
     /* the row taken where the extreme moved: PMAXUW and PCMPEQW, where
      * x > v would be lowered as PMINUW and PCMPEQW beside the PMAXUW */
@@ -389,9 +390,9 @@ static void merge_next(column *c, LLVMValueRef *v, LLVMValueRef *vi, LLVMValueRe
     take = ec_take_next(e, x, *v);
     if (pair)
       LLVMSetValueName2(take, pair, strlen(pair));
-    *v = LLVMBuildSelect(e->b, take, x, *v, "");
+    *v = ec_select_unpredictable(e, take, x, *v);
   }
-  *vi = LLVMBuildSelect(e->b, take, xi, *vi, "");
+  *vi = ec_select_unpredictable(e, take, xi, *vi);
 }
 
 static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -614,14 +615,16 @@ static void merge_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   acc_store(c, c->acc_idx, c->it, cc, vi, lanes);
 }
 
-/* Plane: lanes accumulators from column col, candidates j.. of its K
- * point: *v their values, *vi their flat indices r * x + j + lane (i32). */
+/* Plane and super rows (store_super_chain): lanes accumulators from
+ * column col, candidate j of its kept point: *v their values, *vi their
+ * flat indices r * x + j (i32), + lane for a plane (whose lanes are a
+ * point's next candidates; super rows' lanes are the next kept points). */
 static void candidate_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t lanes,
                            LLVMValueRef *v, LLVMValueRef *vi) {
   emit_ctx *e = c->e;
   /* K points start at multiples of x: aligned vectors when x is a multiple
    * of the lanes */
-  const bool aligned = c->x % c->lanes == 0;
+  const bool aligned = c->plane && c->x % c->lanes == 0;
   LLVMValueRef l = LLVMBuildLoad2(e->b, ec_lanes(c->ct, lanes), acc_ptr(c, c->acc, c->ct, col), "");
   LLVMSetAlignment(l, aligned ? acc_align(c, c->ct, lanes) : c->ct_size);
   LLVMValueRef r =
@@ -630,13 +633,14 @@ static void candidate_load(column *c, LLVMValueRef col, LLVMValueRef j, uint32_t
   if (c->it != e->i32)
     r = LLVMBuildZExt(e->b, r, ec_lanes(e->i32, lanes), "");
   LLVMValueRef first = ec_splat(e, LLVMBuildTrunc(e->b, j, e->i32, ""), lanes);
-  if (lanes > 1)
+  if (lanes > 1 && c->plane)
     first = ec_add(e, first, ec_iota(e, lanes));
   *v = l;
   *vi = ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, c->x), lanes), ""), first);
 }
 
-/* Plane: (v, vi) into the candidate held in the variables bv, bi. */
+/* Plane and super rows: (v, vi) into the candidate held in the variables
+ * bv, bi. */
 static void candidate_take(column *c, LLVMValueRef bv, LLVMValueRef bi, LLVMValueRef v,
                            LLVMValueRef vi, uint32_t lanes) {
   emit_ctx *e = c->e;
@@ -686,6 +690,50 @@ static void store_plane(column *c, LLVMValueRef c0, uint64_t width) {
     const dmlc_kout *o = &k->outputs[i];
     ec_store(e, o->dtype, e->out[i], ec_mul(e, y, o->strides[1]),
              ec_convert(e, idx, DMLC_DTYPE_U32, o->dtype));
+  }
+  ec_loop_end(e, &lp);
+}
+
+/* Super rows of up to SUPER_CHAIN_ROWS rows: store_super's job, each
+ * kept column's x candidates (super columns j * K + p, flat row r * x + j)
+ * in one chain of merges by value, then index, L kept columns a vector
+ * (the last vector overlapping: a column seen twice is the same
+ * candidate). */
+static void store_super_chain(column *c, LLVMValueRef o) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  const uint64_t kept = c->super_kept, x = c->x;
+  uint32_t L = 1;
+  while (2 * L <= kept && 2 * L <= c->lanes)
+    L *= 2;
+  LLVMValueRef bv = ec_var(e, ec_lanes(c->ct, L), "super_best");
+  LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, L), "super_best_idx");
+  const uint64_t groups = kept / L + (kept % L != 0);
+  ec_loop lp;
+  LLVMValueRef g = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, groups), 1);
+  /* the group's first column: g * L, the last group ending at kept */
+  LLVMValueRef p = ec_mul(e, g, L);
+  LLVMValueRef past = LLVMBuildICmp(e->b, LLVMIntUGT, p, ec_i64(e, kept - L), "");
+  p = LLVMBuildSelect(e->b, past, ec_i64(e, kept - L), p, "");
+  LLVMValueRef v, vi;
+  candidate_load(c, p, ec_i64(e, 0), L, &v, &vi);
+  LLVMBuildStore(e->b, v, bv);
+  LLVMBuildStore(e->b, vi, bi);
+  ec_loop lj;
+  LLVMValueRef j = ec_loop_begin(e, &lj, ec_i64(e, 1), ec_i64(e, x), 1);
+  candidate_load(c, ec_madd(e, p, j, kept), j, L, &v, &vi);
+  candidate_take(c, bv, bi, v, vi, L);
+  ec_loop_end(e, &lj);
+  LLVMValueRef idx = LLVMBuildLoad2(e->b, ec_lanes(e->i32, L), bi, "");
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    LLVMValueRef base = out_base(c, i, o, ec_i64(e, 0));
+    for (uint32_t l = 0; l < L; l++) {
+      LLVMValueRef y = L > 1 ? LLVMBuildExtractElement(e->b, idx, ec_i32(e, l), "") : idx;
+      ec_store(e, out->dtype, e->out[i],
+               ec_madd(e, base, ec_add(e, p, ec_i64(e, l)), out->strides[k->rank - 1]),
+               ec_convert(e, y, DMLC_DTYPE_U32, out->dtype));
+    }
   }
   ec_loop_end(e, &lp);
 }
@@ -755,14 +803,22 @@ static void super_index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *a
  * column, then the first quarter with the second, ..., down to K columns,
  * in vectors as for_columns takes them; the rows are the positions over K.
  * Every level's merges are independent: against a chain of x merges per
- * kept column (two of them a vector for K = 3), f32 [4096,64,3] over axis
- * 1 took 0.24-0.25 of the time on a Zen 5 (AVX-512), u8 0.21, u16
- * [8192,64,7] 0.41, f16 [2048,128,5] 0.40. */
+ * kept column (two of them a vector for K = 3; store_super_chain), f32
+ * [4096,64,3] over axis 1 took 0.24-0.25 of the time on a Zen 5
+ * (AVX-512), u8 0.21, u16 [8192,64,7] 0.41, f16 [2048,128,5] 0.40, i64
+ * [1024,32,3] 0.55 (x = 16 to 32); but with x = 4 and 8 1.1-1.6 (i32
+ * [4096,12,7], i64 [4096,12,3], u16 [4096,40,5]): a level reads what the
+ * one before stored at another offset, which store forwarding does not
+ * serve, and few candidates leave the chain short. */
 static void store_super(column *c, LLVMValueRef o) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
   const uint64_t kept = c->super_kept;
-  for (uint64_t n = c->x; n > 1; n /= 2) {
+  if (c->x <= SUPER_CHAIN_ROWS) {
+    store_super_chain(c, o);
+    return;
+  }
+  for (uint64_t n = c->x; n > 1; n /= 2) { /* x is a power of two */
     halve_arg a = {n / 2 * kept, n == c->x};
     for_columns(c, a.h, true, halve_body, &a);
   }
@@ -940,8 +996,8 @@ static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
     if (fast)
       keep_magnitude(c, magnitude_bits(c, x));
     LLVMValueRef take = fast ? ec_take_ordered(e, x, v) : ec_take_next(e, x, v);
-    v = LLVMBuildSelect(e->b, take, x, v, "");
-    vi = LLVMBuildSelect(e->b, take, ec_splat(e, LLVMConstInt(dt, q, false), lanes), vi, "");
+    v = ec_select_unpredictable(e, take, x, v);
+    vi = ec_select_unpredictable(e, take, ec_splat(e, LLVMConstInt(dt, q, false), lanes), vi);
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *o = &k->outputs[i];

@@ -405,6 +405,18 @@ static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_
                                 "");
 }
 
+LLVMValueRef ec_select_unpredictable(emit_ctx *e, LLVMValueRef take, LLVMValueRef x,
+                                     LLVMValueRef v) {
+  LLVMValueRef s = LLVMBuildSelect(e->b, take, x, v, "");
+  const dmlc_dtype dt = e->k->read_dtype;
+  if (dmlc_dtype_size(dt) == 8 && dmlc_dtype_get(dt)->kind != DMLC_KIND_FLOAT)
+    return s;
+  LLVMMetadataRef none = LLVMMDNodeInContext2(e->c, NULL, 0);
+  LLVMSetMetadata(s, LLVMGetMDKindIDInContext(e->c, "unpredictable", 13),
+                  LLVMMetadataAsValue(e->c, none));
+  return s;
+}
+
 void ec_merge_pair(emit_ctx *e, bool ordered, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b,
                    LLVMValueRef bi) {
   LLVMValueRef take = take_merge(e, ordered, *a, *ai, b, bi);

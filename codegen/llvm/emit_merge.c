@@ -652,10 +652,29 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
     LLVMSetAlignment(ai, 1);
     LLVMValueRef take = take_candidate(e, e->reordered, a, ai, x, ri);
-    LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap), 1);
-    LLVMSetAlignment(LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, ri, ai, ""), ip), 1);
+    LLVMSetAlignment(LLVMBuildStore(e->b, ec_select_unpredictable(e, take, x, a), ap), 1);
+    LLVMSetAlignment(LLVMBuildStore(e->b, ec_select_unpredictable(e, take, ri, ai), ip), 1);
   }
   ec_loop_end(e, &l);
+}
+
+/* Columns [0, w) of a row (r NULL: the first) as mcol_merge takes them:
+ * vend of them in whole vectors, the rest in at most one vector of half
+ * the lanes, one of a quarter, ... down to 8 bytes of compared values,
+ * then scalars (as emit_column.c's for_columns_from). */
+static void mcol_merge_all(mcol *m, LLVMValueRef r, LLVMValueRef ridx, LLVMValueRef roff,
+                           LLVMValueRef vend, LLVMValueRef w) {
+  emit_ctx *e = m->e;
+  mcol_merge(m, ec_i64(e, 0), vend, m->lanes, r, ridx, roff);
+  LLVMValueRef at = vend;
+  for (uint32_t n = m->lanes / 2; n >= 2 && n * m->ct_size >= 8; n /= 2) {
+    LLVMValueRef fits =
+        LLVMBuildICmp(e->b, LLVMIntUGE, LLVMBuildSub(e->b, w, at, ""), ec_i64(e, n), "");
+    LLVMValueRef next = ec_add(e, at, LLVMBuildSelect(e->b, fits, ec_i64(e, n), ec_i64(e, 0), ""));
+    mcol_merge(m, at, next, n, r, ridx, roff);
+    at = next;
+  }
+  mcol_merge(m, at, w, 1, r, ridx, roff);
 }
 
 /* Row r (index ridx, read offset roff) into the accumulators over w
@@ -664,14 +683,11 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
 static void mcol_row(mcol *m, LLVMValueRef first, LLVMValueRef r, LLVMValueRef ridx,
                      LLVMValueRef roff, LLVMValueRef vend, LLVMValueRef w) {
   emit_ctx *e = m->e;
-  LLVMValueRef zero = ec_i64(e, 0);
   ec_if f;
   ec_if_begin(e, &f, first);
-  mcol_merge(m, zero, vend, m->lanes, NULL, ridx, roff);
-  mcol_merge(m, vend, w, 1, NULL, ridx, roff);
+  mcol_merge_all(m, NULL, ridx, roff, vend, w);
   ec_if_else(e, &f);
-  mcol_merge(m, zero, vend, m->lanes, r, ridx, roff);
-  mcol_merge(m, vend, w, 1, r, ridx, roff);
+  mcol_merge_all(m, r, ridx, roff, vend, w);
   ec_if_end(e, &f);
 }
 

@@ -3363,13 +3363,14 @@ END_TEST
 
 /* Packed columns a whole vector and more with a partial last one: the
  * columns past the whole vectors go as one vector of half the lanes, one
- * of a quarter ... down to 8 bytes (emit_column.c's for_columns_from),
- * then scalars: through the rows, the direct path's select chain, the
- * f16 keys' fast pass, row chunks' partials and ONEHOT 0s. The IR holds
- * the narrower vector; exact on ties and NaN in every mode. */
+ * of a quarter ... down to 8 bytes (emit_column.c's for_columns_from,
+ * emit_merge.c's mcol_merge_all), then scalars: through the rows, the
+ * direct path's select chain, the f16 keys' fast pass, row chunks'
+ * partials, ONEHOT 0s and merged columns. The IR holds the narrower
+ * vector; exact on ties and NaN in every mode. */
 START_TEST(test_column_tail_vectors) {
   static const struct {
-    uint32_t rank, dims[3], mask, vec;
+    uint32_t rank, dims[4], mask, vec;
     dmlc_dtype dt;
     const char *vector; /* in the IR */
   } cases[] = {
@@ -3383,6 +3384,9 @@ START_TEST(test_column_tail_vectors) {
       {2, {16384, 72}, 1, 64, DMLC_DTYPE_F32, "<8 x float>"},  /* row chunks: 4 * 16 + 8 */
       {2, {200, 150}, 1, 32, DMLC_DTYPE_I16, "<4 x i16>"},     /* 9 * 16 + 4, 2 scalars */
       {2, {90, 46}, 1, 16, DMLC_DTYPE_F16, NULL},              /* keys: 5 * 8 + 4, 2 scalars */
+      /* merged columns (emit_merge.c's mcol_merge_all), narrowed to 32 bytes: 8 + 4 + 1 */
+      {4, {3, 4, 50, 13}, 5, 64, DMLC_DTYPE_F32, "<4 x float>"},
+      {4, {3, 4, 40, 7}, 5, 32, DMLC_DTYPE_I16, NULL}, /* compared as i32: 4 + 2 + 1 */
   };
   const size_t c = (size_t)_i;
   vec_bytes = cases[c].vec;
@@ -3470,7 +3474,7 @@ static Suite *emit_suite(void) {
   TCase *super_rows = tcase_create("super_rows");
   tcase_set_timeout(super_rows, 300);
   tcase_add_loop_test(super_rows, test_column_super_rows, 0, NUM_REDUCE_TYPES);
-  tcase_add_loop_test(super_rows, test_column_tail_vectors, 0, 10);
+  tcase_add_loop_test(super_rows, test_column_tail_vectors, 0, 12);
   suite_add_tcase(s, super_rows);
   TCase *onehot = tcase_create("onehot");
   tcase_set_timeout(onehot, 300);
