@@ -9,6 +9,10 @@
 /* The longest vector (in elements) built from constant lanes (ec_splat of
  * a constant, ec_iota): the wide loads of emit_small.c stay below it. */
 enum { EC_MAX_LANES = 512 };
+/* Columns past a block's whole vectors go in vectors of half, a quarter
+ * ... the lanes down to this many bytes of compared values, then scalars
+ * (emit_column.c's for_columns_from, emit_merge.c's mcol_merge_all). */
+enum { EC_TAIL_MIN_BYTES = 8 };
 
 typedef struct emit_ctx {
   LLVMContextRef c;
@@ -152,9 +156,6 @@ LLVMValueRef ec_take_ordered(emit_ctx *e, LLVMValueRef x, LLVMValueRef v);
 /* Two candidates with any indices (unsigned ai, bi): true where b wins. */
 LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef b,
                            LLVMValueRef bi);
-/* (*a, *ai) becomes the better of itself and (b, bi) by value, then index;
- * when ordered, floats are compared as ec_take_ordered does (exact where
- * neither is NaN). */
 /* A select of a row's value or index by its take mask, take ? x : v,
  * marked !unpredictable (a CMOV or masked move), but for reads of 64-bit
  * integers: LLVM's CodeGenPrepare turns a scalar select whose compare
@@ -165,6 +166,9 @@ LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMVal
  * but i64 [4096,12,3] 1.5-1.6 (left to branch). */
 LLVMValueRef ec_select_unpredictable(emit_ctx *e, LLVMValueRef take, LLVMValueRef x,
                                      LLVMValueRef v);
+/* (*a, *ai) becomes the better of itself and (b, bi) by value, then index;
+ * when ordered, floats are compared as ec_take_ordered does (exact where
+ * neither is NaN). */
 void ec_merge_pair(emit_ctx *e, bool ordered, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef b,
                    LLVMValueRef bi);
 /* Merges n candidates (val[u], idx[u]) pairwise as a tree into val[0],

@@ -660,14 +660,14 @@ static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lan
 
 /* Columns [0, w) of a row (r NULL: the first) as mcol_merge takes them:
  * vend of them in whole vectors, the rest in at most one vector of half
- * the lanes, one of a quarter, ... down to 8 bytes of compared values,
- * then scalars (as emit_column.c's for_columns_from). */
+ * the lanes, one of a quarter, ... down to EC_TAIL_MIN_BYTES of compared
+ * values, then scalars (as emit_column.c's for_columns_from). */
 static void mcol_merge_all(mcol *m, LLVMValueRef r, LLVMValueRef ridx, LLVMValueRef roff,
                            LLVMValueRef vend, LLVMValueRef w) {
   emit_ctx *e = m->e;
   mcol_merge(m, ec_i64(e, 0), vend, m->lanes, r, ridx, roff);
   LLVMValueRef at = vend;
-  for (uint32_t n = m->lanes / 2; n >= 2 && n * m->ct_size >= 8; n /= 2) {
+  for (uint32_t n = m->lanes / 2; n >= 2 && n * m->ct_size >= EC_TAIL_MIN_BYTES; n /= 2) {
     LLVMValueRef fits =
         LLVMBuildICmp(e->b, LLVMIntUGE, LLVMBuildSub(e->b, w, at, ""), ec_i64(e, n), "");
     LLVMValueRef next = ec_add(e, at, LLVMBuildSelect(e->b, fits, ec_i64(e, n), ec_i64(e, 0), ""));
