@@ -71,10 +71,11 @@ bool ec_column_matches(const dmlc_kdesc *k) {
 }
 
 enum {
-  SUPER_MAX_VECS = 4,   /* columns of under this many vectors take super rows */
-  SUPER_ROW_VECS = 8,   /* ... of up to this many vectors */
-  SUPER_MAX_ROWS = 64,  /* rows a super row, at most */
-  SUPER_CHAIN_ROWS = 8, /* super rows of up to this many rows: store_super_chain */
+  SUPER_MAX_VECS = 4,    /* columns of under this many vectors take super rows */
+  SUPER_ROW_VECS = 8,    /* ... of up to this many vectors */
+  SUPER_MAX_ROWS = 64,   /* rows a super row, at most */
+  SUPER_CHAIN_ROWS = 4,  /* super rows of up to this many rows: store_super_chain */
+  SUPER_REG_LANES = 256, /* super rows of up to this many columns: store_super_regs */
 };
 
 /* Whether u rows of bytes each make a super row of at most max bytes, the
@@ -796,26 +797,75 @@ static void super_index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *a
   ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
 }
 
+/* Super rows of up to SUPER_REG_LANES columns: store_super's halving on
+ * the super row as one value in registers (shuffles take each half), so no
+ * level loads what the one before stored. */
+static void store_super_regs(column *c, LLVMValueRef o) {
+  emit_ctx *e = c->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t kept = (uint32_t)c->super_kept, n = (uint32_t)c->cols;
+  LLVMValueRef v = LLVMBuildLoad2(e->b, LLVMVectorType(c->ct, n), c->acc, "");
+  LLVMSetAlignment(v, 64);
+  LLVMValueRef r = LLVMBuildLoad2(e->b, LLVMVectorType(c->it, n), c->acc_idx, "");
+  LLVMSetAlignment(r, 64);
+  if (c->it != e->i32)
+    r = LLVMBuildZExt(e->b, r, LLVMVectorType(e->i32, n), "");
+  LLVMValueRef vi =
+      ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, n), n), ""), ec_iota(e, n));
+  uint32_t idx[SUPER_REG_LANES];
+  for (uint32_t m = n; m > kept; m /= 2) {
+    const uint32_t h = m / 2;
+    for (uint32_t i = 0; i < h; i++)
+      idx[i] = i;
+    LLVMValueRef a = ec_shuffle(e, v, NULL, idx, h), ai = ec_shuffle(e, vi, NULL, idx, h);
+    for (uint32_t i = 0; i < h; i++)
+      idx[i] = h + i;
+    ec_merge_pair(e, false, &a, &ai, ec_shuffle(e, v, NULL, idx, h),
+                  ec_shuffle(e, vi, NULL, idx, h));
+    v = a;
+    vi = ai;
+  }
+  vi = LLVMBuildUDiv(e->b, vi, ec_splat(e, ec_i32(e, kept), kept), "row");
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    LLVMValueRef base = out_base(c, i, o, ec_i64(e, 0));
+    for (uint32_t l = 0; l < kept; l++) {
+      LLVMValueRef y = kept > 1 ? LLVMBuildExtractElement(e->b, vi, ec_i32(e, l), "") : vi;
+      ec_store(e, out->dtype, e->out[i], ec_madd(e, base, ec_i64(e, l), out->strides[k->rank - 1]),
+               ec_convert(e, y, DMLC_DTYPE_U32, out->dtype));
+    }
+  }
+}
+
 /* Super rows: the INDEX outputs of kept columns [0, super_kept) of outer
  * o, each the best of its x candidates (super columns j * K + p, row
  * r * x + j) by value, then position: the super row's first half merged
  * with its second (the same kept columns, later candidates) column by
- * column, then the first quarter with the second, ..., down to K columns,
- * in vectors as for_columns takes them; the rows are the positions over K.
- * Every level's merges are independent: against a chain of x merges per
- * kept column (two of them a vector for K = 3; store_super_chain), f32
- * [4096,64,3] over axis 1 took 0.24-0.25 of the time on a Zen 5
- * (AVX-512), u8 0.21, u16 [8192,64,7] 0.41, f16 [2048,128,5] 0.40, i64
- * [1024,32,3] 0.55 (x = 16 to 32); but with x = 4 and 8 1.1-1.6 (i32
- * [4096,12,7], i64 [4096,12,3], u16 [4096,40,5]): a level reads what the
- * one before stored at another offset, which store forwarding does not
- * serve, and few candidates leave the chain short. */
+ * column, then the first quarter with the second, ..., down to K columns;
+ * the rows are the positions over K. Every level's merges are independent.
+ * Up to SUPER_REG_LANES columns the super row is one value in registers
+ * (store_super_regs), else the levels go through the accumulators in
+ * vectors as for_columns takes them (here); up to SUPER_CHAIN_ROWS rows a
+ * chain per kept column instead (store_super_chain). Alternated on a Zen 5
+ * (AVX-512): against the chain, halving through memory took f32
+ * [4096,64,3] over axis 1 0.24-0.25 of the time, u8 0.21, u16 [8192,64,7]
+ * 0.41, f16 [2048,128,5] 0.40, i64 [1024,32,3] 0.55 (x = 16 to 32), but
+ * 1.1-1.6 with x = 4 and 8 (i32 [4096,12,7], i64 [4096,12,3], u16
+ * [4096,40,5]: a level loads what the one before stored at another
+ * offset, which store forwarding does not serve). In registers against
+ * memory: f32 [4096,64,3] 0.46-0.91, u8 0.79-0.85 (under a concurrent
+ * load); against the chain with x = 8, f32 [4096,16,5] 0.63-0.68, but
+ * with x = 4 i32 [4096,12,7] 1.01-1.29, i64 [4096,12,3] 1.0-1.2. */
 static void store_super(column *c, LLVMValueRef o) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
   const uint64_t kept = c->super_kept;
   if (c->x <= SUPER_CHAIN_ROWS) {
     store_super_chain(c, o);
+    return;
+  }
+  if (c->cols <= SUPER_REG_LANES) {
+    store_super_regs(c, o);
     return;
   }
   for (uint64_t n = c->x; n > 1; n /= 2) { /* x is a power of two */
