@@ -71,12 +71,14 @@ bool ec_column_matches(const dmlc_kdesc *k) {
 }
 
 enum {
-  SUPER_MAX_VECS = 4,    /* columns of under this many vectors take super rows */
-  SUPER_ROW_VECS = 8,    /* ... of up to this many vectors */
-  SUPER_MAX_ROWS = 64,   /* rows a super row, at most */
-  SUPER_CHAIN_ROWS = 4,  /* super rows of up to this many rows: store_super_chain */
-  SUPER_REG_LANES = 256, /* super rows of up to this many columns: store_super_regs */
+  SUPER_MAX_VECS = 4,   /* columns of under this many vectors take super rows */
+  SUPER_ROW_VECS = 8,   /* ... of up to this many vectors */
+  SUPER_MAX_ROWS = 64,  /* rows a super row, at most */
+  SUPER_CHAIN_ROWS = 4, /* super rows of up to this many rows: store_super_chain */
 };
+/* store_super holds a super row as one vector */
+_Static_assert(2 * SUPER_ROW_VECS * 64 <= EC_MAX_LANES,
+               "a super row of 8-bit values fits EC_MAX_LANES");
 
 /* Whether u rows of bytes each make a super row of at most max bytes, the
  * rows a multiple of u and at least two super rows. */
@@ -131,7 +133,6 @@ typedef struct column {
    * candidates (super columns j * K + p, row r * x + j) are merged by value,
    * then row, at the store (store_super). super_kept is K; 0: off. */
   uint64_t super_kept;
-  LLVMValueRef flat;           /* super rows: [block / 2] i32, positions as store_super halves */
   uint64_t chunks, chunk_rows; /* row chunks (1: none) of chunk_rows rows, the last one shorter */
   uint32_t lanes;
   uint32_t step_rows; /* rows per accumulator load/store, at most (rows_loops) */
@@ -739,68 +740,28 @@ static void store_super_chain(column *c, LLVMValueRef o) {
   ec_loop_end(e, &lp);
 }
 
-/* Super rows: lanes candidates' positions from super column col, row
- * times K plus kept column (r * x * K + col: ordered as the rows are
- * within a kept column, with no division), from the accumulators' rows
- * (the first halving) or from c->flat (the next ones). */
-static LLVMValueRef super_flat(column *c, LLVMValueRef col, uint32_t lanes, bool first) {
-  emit_ctx *e = c->e;
-  LLVMTypeRef t32 = ec_lanes(e->i32, lanes);
-  if (!first) {
-    LLVMValueRef l = LLVMBuildLoad2(e->b, t32, acc_ptr(c, c->flat, e->i32, col), "");
-    LLVMSetAlignment(l, 4);
-    return l;
+/* Super rows: the INDEX outputs of kept columns [0, super_kept) of outer
+ * o, each the best of its x candidates (super columns j * K + p, row
+ * r * x + j) by value, then position (row * K + p: ordered as the rows
+ * within a kept column, with no division until the store). The super row
+ * (up to 16 vectors) is one value in registers: its first half merged
+ * with its second (the same kept columns, later candidates) column by
+ * column, then the quarters, ..., down to K columns (ec_merge_halves), the
+ * merges of a level independent; up to SUPER_CHAIN_ROWS rows a chain per
+ * kept column instead (store_super_chain). Alternated on a Zen 5
+ * (AVX-512), as time: against the chain f32 [4096,64,3] over axis 1 0.19,
+ * u8 0.16, u16 [8192,64,7] 0.24, f16 [2048,128,5] 0.37-0.54, f32
+ * [4096,16,5] (8 rows) 0.42; u8 [2048,128,5] (320 columns) 0.16-0.23;
+ * but with 4 rows i32 [4096,12,7] 1.01-1.29, i64 [4096,12,3] 1.0-1.2.
+ * Halving through the accumulators instead (each level stored, then
+ * loaded at another offset, where store forwarding fails) took f32
+ * [4096,64,3] 1.1-2.2 times as long, u8 1.2, and at 320 to 1024 columns
+ * tied or took longer (u8 [4096,128,12] 1.4-1.5). */
+static void store_super(column *c, LLVMValueRef o) {
+  if (c->x <= SUPER_CHAIN_ROWS) {
+    store_super_chain(c, o);
+    return;
   }
-  LLVMValueRef r =
-      LLVMBuildLoad2(e->b, ec_lanes(c->it, lanes), acc_ptr(c, c->acc_idx, c->it, col), "");
-  LLVMSetAlignment(r, c->it_size);
-  if (c->it != e->i32)
-    r = LLVMBuildZExt(e->b, r, t32, "");
-  LLVMValueRef q = ec_splat(e, LLVMBuildTrunc(e->b, col, e->i32, ""), lanes);
-  if (lanes > 1)
-    q = ec_add(e, q, ec_iota(e, lanes));
-  return ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, c->cols), lanes), ""), q);
-}
-
-typedef struct halve_arg {
-  uint64_t h; /* columns [0, h) take [h, 2h) */
-  bool first;
-} halve_arg;
-
-/* Super rows: columns cc.. of the super row's first h merged with the
- * same of the next h (candidate j and j + n / 2 of the same kept column,
- * n the candidates left), into acc and c->flat. */
-static void halve_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
-  const halve_arg *a = arg;
-  emit_ctx *e = c->e;
-  LLVMTypeRef vt = ec_lanes(c->ct, lanes);
-  LLVMValueRef hi = ec_add(e, cc, ec_i64(e, a->h));
-  LLVMValueRef v = LLVMBuildLoad2(e->b, vt, acc_ptr(c, c->acc, c->ct, cc), "");
-  LLVMValueRef w = LLVMBuildLoad2(e->b, vt, acc_ptr(c, c->acc, c->ct, hi), "");
-  LLVMSetAlignment(v, c->ct_size);
-  LLVMSetAlignment(w, c->ct_size);
-  LLVMValueRef vi = super_flat(c, cc, lanes, a->first);
-  ec_merge_pair(e, false, &v, &vi, w, super_flat(c, hi, lanes, a->first));
-  LLVMSetAlignment(LLVMBuildStore(e->b, v, acc_ptr(c, c->acc, c->ct, cc)), c->ct_size);
-  LLVMSetAlignment(LLVMBuildStore(e->b, vi, acc_ptr(c, c->flat, e->i32, cc)), 4);
-}
-
-/* Super rows: kept column cc's row (its position in c->flat over K) to
- * INDEX output a->out. */
-static void super_index_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
-  const out_arg *a = arg;
-  emit_ctx *e = c->e;
-  const dmlc_kout *o = &e->k->outputs[a->out];
-  LLVMValueRef vi = super_flat(c, cc, lanes, false);
-  vi = LLVMBuildUDiv(e->b, vi, ec_splat(e, ec_i32(e, c->super_kept), lanes), "row");
-  LLVMValueRef off = ec_madd(e, a->base, cc, o->strides[e->k->rank - 1]);
-  ec_store(e, o->dtype, e->out[a->out], off, ec_convert(e, vi, DMLC_DTYPE_U32, o->dtype));
-}
-
-/* Super rows of up to SUPER_REG_LANES columns: store_super's halving on
- * the super row as one value in registers (shuffles take each half), so no
- * level loads what the one before stored. */
-static void store_super_regs(column *c, LLVMValueRef o) {
   emit_ctx *e = c->e;
   const dmlc_kdesc *k = e->k;
   const uint32_t kept = (uint32_t)c->super_kept, n = (uint32_t)c->cols;
@@ -812,19 +773,7 @@ static void store_super_regs(column *c, LLVMValueRef o) {
     r = LLVMBuildZExt(e->b, r, LLVMVectorType(e->i32, n), "");
   LLVMValueRef vi =
       ec_add(e, LLVMBuildMul(e->b, r, ec_splat(e, ec_i32(e, n), n), ""), ec_iota(e, n));
-  uint32_t idx[SUPER_REG_LANES];
-  for (uint32_t m = n; m > kept; m /= 2) {
-    const uint32_t h = m / 2;
-    for (uint32_t i = 0; i < h; i++)
-      idx[i] = i;
-    LLVMValueRef a = ec_shuffle(e, v, NULL, idx, h), ai = ec_shuffle(e, vi, NULL, idx, h);
-    for (uint32_t i = 0; i < h; i++)
-      idx[i] = h + i;
-    ec_merge_pair(e, false, &a, &ai, ec_shuffle(e, v, NULL, idx, h),
-                  ec_shuffle(e, vi, NULL, idx, h));
-    v = a;
-    vi = ai;
-  }
+  ec_merge_halves(e, v, vi, n, kept, &v, &vi);
   vi = LLVMBuildUDiv(e->b, vi, ec_splat(e, ec_i32(e, kept), kept), "row");
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const dmlc_kout *out = &k->outputs[i];
@@ -834,47 +783,6 @@ static void store_super_regs(column *c, LLVMValueRef o) {
       ec_store(e, out->dtype, e->out[i], ec_madd(e, base, ec_i64(e, l), out->strides[k->rank - 1]),
                ec_convert(e, y, DMLC_DTYPE_U32, out->dtype));
     }
-  }
-}
-
-/* Super rows: the INDEX outputs of kept columns [0, super_kept) of outer
- * o, each the best of its x candidates (super columns j * K + p, row
- * r * x + j) by value, then position: the super row's first half merged
- * with its second (the same kept columns, later candidates) column by
- * column, then the first quarter with the second, ..., down to K columns;
- * the rows are the positions over K. Every level's merges are independent.
- * Up to SUPER_REG_LANES columns the super row is one value in registers
- * (store_super_regs), else the levels go through the accumulators in
- * vectors as for_columns takes them (here); up to SUPER_CHAIN_ROWS rows a
- * chain per kept column instead (store_super_chain). Alternated on a Zen 5
- * (AVX-512): against the chain, halving through memory took f32
- * [4096,64,3] over axis 1 0.24-0.25 of the time, u8 0.21, u16 [8192,64,7]
- * 0.41, f16 [2048,128,5] 0.40, i64 [1024,32,3] 0.55 (x = 16 to 32), but
- * 1.1-1.6 with x = 4 and 8 (i32 [4096,12,7], i64 [4096,12,3], u16
- * [4096,40,5]: a level loads what the one before stored at another
- * offset, which store forwarding does not serve). In registers against
- * memory: f32 [4096,64,3] 0.46-0.91, u8 0.79-0.85 (under a concurrent
- * load); against the chain with x = 8, f32 [4096,16,5] 0.63-0.68, but
- * with x = 4 i32 [4096,12,7] 1.01-1.29, i64 [4096,12,3] 1.0-1.2. */
-static void store_super(column *c, LLVMValueRef o) {
-  emit_ctx *e = c->e;
-  const dmlc_kdesc *k = e->k;
-  const uint64_t kept = c->super_kept;
-  if (c->x <= SUPER_CHAIN_ROWS) {
-    store_super_chain(c, o);
-    return;
-  }
-  if (c->cols <= SUPER_REG_LANES) {
-    store_super_regs(c, o);
-    return;
-  }
-  for (uint64_t n = c->x; n > 1; n /= 2) { /* x is a power of two */
-    halve_arg a = {n / 2 * kept, n == c->x};
-    for_columns(c, a.h, true, halve_body, &a);
-  }
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    out_arg oa = {i, out_base(c, i, o, ec_i64(e, 0)), false};
-    for_columns(c, kept, k->outputs[i].strides[k->rank - 1] == 1, super_index_body, &oa);
   }
 }
 
@@ -1490,8 +1398,6 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   ec_function_begin(e, name, true, &begin, &end);
   c.acc = ec_array(e, c.ct, c.block, 64);
   c.acc_idx = ec_array(e, c.it, c.block, 64);
-  if (c.super_kept)
-    c.flat = ec_array(e, e->i32, c.block / 2, 64);
   /* f16 keys under 16- and 32-byte vectors: a block's fast pass keeps one
    * PMAXUW of the magnitudes for the NaN fix's compare and blend (emit_block).
    * Alternated in one process against the exact pass alone, f16
@@ -1543,8 +1449,6 @@ dmlc_status ec_emit_column(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *
   ec_function_begin(e, finish, false, NULL, NULL);
   c.acc = ec_array(e, c.ct, c.block, 64);
   c.acc_idx = ec_array(e, c.it, c.block, 64);
-  if (c.super_kept)
-    c.flat = ec_array(e, e->i32, c.block / 2, 64);
   c.nan_mag = NULL; /* the kernel's: the finish merges keys, reads none */
   ec_loop lf;
   t = ec_loop_begin(e, &lf, ec_i64(e, 0), ec_i64(e, c.outer * blocks), 1);

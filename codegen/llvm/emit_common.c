@@ -396,7 +396,7 @@ LLVMValueRef ec_take_merge(emit_ctx *e, LLVMValueRef a, LLVMValueRef ai, LLVMVal
 }
 
 static LLVMValueRef half_of(emit_ctx *e, LLVMValueRef v, uint32_t lanes, uint32_t first) {
-  LLVMValueRef mask[32];
+  LLVMValueRef mask[EC_MAX_LANES];
   for (uint32_t i = 0; i < lanes; i++)
     mask[i] = ec_i32(e, first + i);
   if (lanes == 1)
@@ -434,7 +434,12 @@ void ec_merge_tree(emit_ctx *e, bool ordered, LLVMValueRef *val, LLVMValueRef *i
 
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
                     LLVMValueRef *out_val, LLVMValueRef *out_idx) {
-  while (lanes > 1) {
+  ec_merge_halves(e, val, idx, lanes, 1, out_val, out_idx);
+}
+
+void ec_merge_halves(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes, uint32_t keep,
+                     LLVMValueRef *out_val, LLVMValueRef *out_idx) {
+  while (lanes > keep) {
     const uint32_t h = lanes / 2;
     LLVMValueRef av = half_of(e, val, h, 0), ai = half_of(e, idx, h, 0);
     LLVMValueRef bv = half_of(e, val, h, h), bi = half_of(e, idx, h, h);

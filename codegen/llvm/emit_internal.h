@@ -7,8 +7,9 @@
 #include "codegen/llvm/emit.h"
 
 /* The longest vector (in elements) built from constant lanes (ec_splat of
- * a constant, ec_iota): the wide loads of emit_small.c stay below it. */
-enum { EC_MAX_LANES = 512 };
+ * a constant, ec_iota, the shuffles of ec_merge_halves): the wide loads of
+ * emit_small.c and emit_column.c's super rows stay within it. */
+enum { EC_MAX_LANES = 1024 };
 /* Columns past a block's whole vectors go in vectors of half, a quarter
  * ... the lanes down to this many bytes of compared values, then scalars
  * (emit_column.c's for_columns_from, emit_merge.c's mcol_merge_all). */
@@ -177,6 +178,11 @@ void ec_merge_tree(emit_ctx *e, bool ordered, LLVMValueRef *val, LLVMValueRef *i
 /* Reduces a vector of candidates (val, idx) to lane 0; returns scalars. */
 void ec_merge_lanes(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes,
                     LLVMValueRef *out_val, LLVMValueRef *out_idx);
+/* ec_merge_lanes down to keep lanes (lanes a power of two times keep):
+ * the first half merged with the second lane by lane, then the quarters,
+ * ...; lane l of the result is the best of lanes l, l + keep, l + 2 keep... */
+void ec_merge_halves(emit_ctx *e, LLVMValueRef val, LLVMValueRef idx, uint32_t lanes, uint32_t keep,
+                     LLVMValueRef *out_val, LLVMValueRef *out_idx);
 
 /* ---- intrinsics ---- */
 /* The integer extreme (llvm.<op>: "smax", "umin", ...) an argmax or argmin

@@ -3078,11 +3078,11 @@ START_TEST(test_column_super_rows) {
       {2, {256, 3}, 1, true, false},    {2, {512, 7}, 1, true, false},
       {3, {7, 64, 5}, 2, true, false},  /* [O, R, K] */
       {3, {5, 128, 3}, 2, true, false}, /* halvings of odd widths: 3 * x / 2, ..., 6, 3 */
-      {2, {256, 5}, 1, true, false},  /* 8-bit: 64 rows of 5, halved in memory (over 256 columns) */
-      {2, {100, 6}, 1, true, false},  /* 4 rows a super row: the rows' largest power of 2 */
-      {2, {65536, 4}, 1, true, true}, /* row chunks */
-      {2, {33, 3}, 1, false, false},  /* odd rows */
-      {2, {64, 600}, 1, false, false}, /* columns of two vectors or more */
+      {2, {256, 5}, 1, true, false},    /* 8-bit: 64 rows of 5, 320 columns a super row */
+      {2, {100, 6}, 1, true, false},    /* 4 rows a super row: the rows' largest power of 2 */
+      {2, {65536, 4}, 1, true, true},   /* row chunks */
+      {2, {33, 3}, 1, false, false},    /* odd rows */
+      {2, {64, 600}, 1, false, false},  /* columns of two vectors or more */
   };
   static const uint32_t widths[] = {16, 32, 64};
   for (size_t w = 0; w < 3; w++) {
