@@ -206,9 +206,11 @@ static uint32_t column_vector_bytes(const emit_ctx *e) {
     if (ec_column_super_rows(k, vb) > 1)
       return vb; /* read as super rows of several vectors */
     unit = size; /* f16 as i16 keys */
-  } else if (ec_merged_columns_matches(k))
+  } else if (ec_merged_columns_matches(k)) {
+    if (ec_merged_columns_super_rows(e, vb) > 1)
+      return vb;                /* read as super rows of several vectors */
     unit = size < 4 ? 4 : size; /* compared as 32 bits or wider */
-  else
+  } else
     return vb;
   if (k->dims[last] * unit < 16)
     return vb; /* not one 16-byte vector: no narrower vector helps */

@@ -288,6 +288,11 @@ bool ec_narrow_rows(const emit_ctx *e);
 bool ec_merged_rows_matches(const dmlc_kdesc *k);
 dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info);
 bool ec_merged_columns_matches(const dmlc_kdesc *k);
+/* Merged columns' super rows (emit_merge.c): how many rows of the
+ * innermost reduced dim make one with vectors of vector_bytes; 1: none. */
+uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes);
+/* ... and whether the innermost reduced dim's rows go as runs in registers */
+bool ec_merged_columns_runs(const emit_ctx *e, uint32_t vector_bytes);
 bool ec_small_rows_matches(const dmlc_kdesc *k);
 /* Short packed rows by permutes (emit_bytes.c). */
 bool ec_byte_rows_matches(const emit_ctx *e);

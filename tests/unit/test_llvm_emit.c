@@ -2994,7 +2994,7 @@ static void check_vector_ir(const dmlc_kdesc *k, const char *vector) {
   jitted j;
   char *ir = NULL;
   compile(k, &j, &ir);
-  ck_assert_msg(strstr(ir, vector) != NULL, "no %s in:\n%s", vector, ir);
+  ck_assert_msg(strstr(ir, vector) != NULL, "no %s in:\n%.3000s", vector, ir);
   LLVMDisposeMessage(ir);
   release(&j);
 }
@@ -3385,20 +3385,92 @@ START_TEST(test_column_tail_vectors) {
       {2, {16384, 72}, 1, 64, DMLC_DTYPE_F32, "<8 x float>"},  /* row chunks: 4 * 16 + 8 */
       {2, {200, 150}, 1, 32, DMLC_DTYPE_I16, "<4 x i16>"},     /* 9 * 16 + 4, 2 scalars */
       {2, {90, 46}, 1, 16, DMLC_DTYPE_F16, NULL},              /* keys: 5 * 8 + 4, 2 scalars */
-      /* merged columns (emit_merge.c's mcol_merge_all), narrowed to 32 bytes: 8 + 4 + 1 */
+      /* merged columns (emit_merge.c's mcol_merge_all), narrowed to 32 bytes: 8 + 4 + 1
+       * (a ONEHOT output first: no runs or super rows) */
       {4, {3, 4, 50, 13}, 5, 64, DMLC_DTYPE_F32, "<4 x float>"},
       {4, {3, 4, 40, 7}, 5, 32, DMLC_DTYPE_I16, NULL}, /* compared as i32: 4 + 2 + 1 */
   };
   const size_t c = (size_t)_i;
   vec_bytes = cases[c].vec;
   dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+  if (c >= 10)
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
   kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
   kd_reduce(&k, cases[c].dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
   if (cases[c].vector)
     check_vector_ir(&k, cases[c].vector); /* before a ONEHOT output's stores */
-  if (c % 2)
+  if (c % 2 && c < 10)
     kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
   check_reductions_keys(k, cases[c].dt);
+  vec_bytes = 32;
+}
+END_TEST
+
+/* Merged columns' runs and super rows (emit_merge.c): with INDEX outputs
+ * and the innermost reduced dim next to the kept one, that dim's rows are
+ * reduced in registers a run at a time, and
+ * where the kept dim is under two vectors and that dim packed, x of its
+ * rows make one super row (x the largest divisor of the dim within the
+ * super row's vectors, or within the walk's accumulators), each kept
+ * column's x candidates merged by value, then index, at the store. Walk
+ * and row paths, split with a finish, a padded and a broadcast run dim;
+ * every data mode (ties, NaN, f16 bit patterns). */
+START_TEST(test_merged_columns_super) {
+  const dmlc_dtype dt = reduce_types[_i];
+  static const struct {
+    uint32_t rank, dims[5], mask, vec;
+    uint64_t super;      /* for 32-bit values */
+    uint64_t strides[5]; /* all zero: packed */
+  } cases[] = {
+      {4, {6, 5, 48, 5}, 5, 32, 6, {0}},       /* the walk: 30 columns, 3 * 8 + 4 + 2 */
+      {4, {20, 3, 64, 7}, 5, 64, 16, {0}},     /* the walk split (chunks of 2), a finish */
+      {5, {2, 160, 3, 16, 5}, 10, 32, 4, {0}}, /* rows in 3 chunks (the last shorter), a finish */
+      {4, {5, 3, 45, 5}, 5, 32, 5, {0}},       /* 45 rows: 5 a super row, 3 * 8 + 1 */
+      {4, {3, 4, 47, 13}, 5, 64, 1, {0}},      /* 47 rows: no divisor, runs of 13 columns */
+      {4, {3, 4, 9, 40}, 5, 64, 1, {0}},       /* 40 columns: runs, no super rows */
+      {4, {3, 4, 10, 6}, 5, 32, 1, {320, 80, 8, 1}}, /* rows padded apart: runs */
+      {4, {3, 4, 5, 6}, 5, 32, 1, {24, 6, 0, 1}},    /* a broadcast run dim */
+      {3, {7, 64, 3}, 3, 16, 4, {197, 3, 1}},        /* [R, R, K], the R padded apart */
+  };
+  split_min = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    vec_bytes = cases[c].vec;
+    dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
+    if (cases[c].strides[0])
+      memcpy(k.read_strides, cases[c].strides, cases[c].rank * sizeof k.read_strides[0]);
+    kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1 + c % 2);
+    if (c % 3 == 0)
+      kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
+    kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+    ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
+                      !ec_merged_rows_matches(&k),
+                  "case %zu does not take the merged-columns path", c);
+    emit_ctx e = {.k = &k, .vector_bytes = vec_bytes};
+    if (dmlc_dtype_size(dt) == 4)
+      ck_assert_msg(ec_merged_columns_super_rows(&e, vec_bytes) == cases[c].super,
+                    "case %zu: super rows of %llu rows, not %llu", c,
+                    (unsigned long long)ec_merged_columns_super_rows(&e, vec_bytes),
+                    (unsigned long long)cases[c].super);
+    if (c == 1 || c == 2) {
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_msg(j.info.has_finish && j.info.num_tasks >= 3, "case %zu is not split", c);
+      release(&j);
+    }
+    ck_assert_msg(ec_merged_columns_runs(&e, vec_bytes), "case %zu: no runs", c);
+    if (c == 0 && dt == DMLC_DTYPE_F32) /* without super rows: 4 + 1 */
+      check_vector_ir(&k, "<2 x float>");
+    check_reductions_keys(k, dt);
+    if (dt == DMLC_DTYPE_F32) {
+      static const data_mode more[] = {DATA_SPARSE, DATA_ASCENDING, DATA_NEGATIVE, DATA_RARE_NAN,
+                                       DATA_INFS};
+      check_reductions_modes(k, dt, more, 5);
+    }
+    /* with a ONEHOT output neither (its 0s are written row by row) */
+    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
+    ck_assert_uint_eq(ec_merged_columns_super_rows(&e, vec_bytes), 1);
+    ck_assert(!ec_merged_columns_runs(&e, vec_bytes));
+  }
   vec_bytes = 32;
 }
 END_TEST
@@ -3476,6 +3548,7 @@ static Suite *emit_suite(void) {
   tcase_set_timeout(super_rows, 300);
   tcase_add_loop_test(super_rows, test_column_super_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(super_rows, test_column_tail_vectors, 0, 12);
+  tcase_add_loop_test(super_rows, test_merged_columns_super, 0, NUM_REDUCE_TYPES);
   suite_add_tcase(s, super_rows);
   TCase *onehot = tcase_create("onehot");
   tcase_set_timeout(onehot, 300);
