@@ -802,40 +802,55 @@ static void mcol_row(mcol *m, LLVMValueRef first, LLVMValueRef r, LLVMValueRef r
 /* Super rows: the INDEX outputs of kept columns [0, K) at m's bases,
  * each the best of its x candidates (super columns j * K + p, index
  * r * x + j where the accumulator holds r) by value, then index. */
-/* Super column j * K + p's candidate: its value, and its index into *vi. */
-static LLVMValueRef super_candidate(mcol *m, LLVMValueRef p, LLVMValueRef j, LLVMValueRef *vi) {
+/* Super row j's candidates of the K kept columns (super columns j * K
+ * on), a vector of K values; their indices (r * x + j, r the accumulator's,
+ * as i32: the reduced dims' points fit INT32_MAX) into *vi. */
+static LLVMValueRef super_candidates(mcol *m, LLVMValueRef j, LLVMValueRef *vi) {
   emit_ctx *e = m->e;
-  LLVMValueRef cc = ec_madd(e, p, j, m->kept_cols);
-  LLVMValueRef i = LLVMBuildLoad2(e->b, e->i32, mcol_ptr(m, m->acc_idx, m->idx_t, cc), "");
-  *vi = ec_add(e, ec_mul(e, LLVMBuildZExt(e->b, i, e->i64, ""), m->x), j);
-  return LLVMBuildLoad2(e->b, m->ct, mcol_ptr(m, m->acc, m->acc_t, cc), "");
+  const uint32_t kc = (uint32_t)m->kept_cols;
+  LLVMValueRef cc = ec_mul(e, j, kc);
+  LLVMValueRef i =
+      LLVMBuildLoad2(e->b, ec_lanes(e->i32, kc), mcol_ptr(m, m->acc_idx, m->idx_t, cc), "");
+  LLVMSetAlignment(i, 4);
+  LLVMValueRef j32 = ec_splat(e, LLVMBuildTrunc(e->b, j, e->i32, ""), kc);
+  LLVMValueRef x = ec_splat(e, ec_i32(e, m->x), kc);
+  *vi = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, i, x, ""), j32, "");
+  LLVMValueRef v = LLVMBuildLoad2(e->b, ec_lanes(m->ct, kc), mcol_ptr(m, m->acc, m->acc_t, cc), "");
+  LLVMSetAlignment(v, (unsigned)m->ct_size);
+  return v;
 }
 
+/* Super rows: the INDEX outputs of the K kept columns at m's bases, each
+ * the best of its x candidates by value, then index: the super rows'
+ * candidates merged a vector of K columns at a time. */
 static void mcol_store_super(mcol *m) {
   emit_ctx *e = m->e;
   const dmlc_kdesc *k = e->k;
-  const uint32_t last = k->rank - 1;
-  LLVMValueRef bv = ec_var(e, m->ct, "super_best"), bi = ec_var(e, e->i64, "super_best_idx");
-  ec_loop lp;
-  LLVMValueRef p = ec_loop_begin(e, &lp, ec_i64(e, 0), ec_i64(e, m->kept_cols), 1);
-  LLVMValueRef vi, v = super_candidate(m, p, ec_i64(e, 0), &vi);
+  const uint32_t last = k->rank - 1, kc = (uint32_t)m->kept_cols;
+  LLVMValueRef bv = ec_var(e, ec_lanes(m->ct, kc), "super_best");
+  LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, kc), "super_best_idx");
+  LLVMValueRef vi, v = super_candidates(m, ec_i64(e, 0), &vi);
   LLVMBuildStore(e->b, v, bv);
   LLVMBuildStore(e->b, vi, bi);
   ec_loop lj;
   LLVMValueRef j = ec_loop_begin(e, &lj, ec_i64(e, 1), ec_i64(e, m->x), 1);
-  v = super_candidate(m, p, j, &vi);
-  LLVMValueRef a = LLVMBuildLoad2(e->b, m->ct, bv, ""), ai = LLVMBuildLoad2(e->b, e->i64, bi, "");
+  v = super_candidates(m, j, &vi);
+  LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(m->ct, kc), bv, "");
+  LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, kc), bi, "");
   LLVMValueRef take = ec_take_merge(e, a, ai, v, vi);
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, v, a, ""), bv);
   LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, vi, ai, ""), bi);
   ec_loop_end(e, &lj);
-  LLVMValueRef idx = LLVMBuildLoad2(e->b, e->i64, bi, "");
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const dmlc_kout *out = &k->outputs[i];
-    ec_store(e, out->dtype, e->out[i], ec_madd(e, m->obase[i], p, out->strides[last]),
-             ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+  LLVMValueRef best = LLVMBuildLoad2(e->b, ec_lanes(e->i32, kc), bi, "");
+  for (uint32_t p = 0; p < kc; p++) {
+    LLVMValueRef idx = kc == 1 ? best : LLVMBuildExtractElement(e->b, best, ec_i32(e, p), "");
+    idx = LLVMBuildZExt(e->b, idx, e->i64, "");
+    for (uint32_t i = 0; i < k->num_outputs; i++) {
+      const dmlc_kout *out = &k->outputs[i];
+      ec_store(e, out->dtype, e->out[i], ec_add(e, m->obase[i], ec_i64(e, p * out->strides[last])),
+               ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+    }
   }
-  ec_loop_end(e, &lp);
 }
 
 /* The outputs of the block at m's bases (w columns) from its
