@@ -720,69 +720,112 @@ static uint32_t run_pieces(const mcol *m, uint64_t w, run_piece *p) {
   return n;
 }
 
+/* A run's accumulators in registers: the pieces of its columns and, for
+ * each, the best values and their indices (i32 lanes). */
+typedef struct run_regs {
+  uint32_t n;
+  run_piece p[RUN_MAX_PIECES];
+  LLVMValueRef val[RUN_MAX_PIECES], idx[RUN_MAX_PIECES];
+} run_regs;
+
+/* The registers over w columns, holding the row at read offset at (from
+ * the block's base), index i32. */
+static void run_init(mcol *m, run_regs *rr, uint64_t w, LLVMValueRef at, LLVMValueRef i32) {
+  emit_ctx *e = m->e;
+  rr->n = run_pieces(m, w, rr->p);
+  for (uint32_t i = 0; i < rr->n; i++) {
+    const uint32_t lanes = rr->p[i].lanes;
+    rr->val[i] = ec_var(e, ec_lanes(m->ct, lanes), "run_best");
+    rr->idx[i] = ec_var(e, ec_lanes(e->i32, lanes), "run_idx");
+    LLVMValueRef off = ec_add(e, ec_add(e, m->base, at), ec_i64(e, rr->p[i].at));
+    LLVMBuildStore(e->b, ec_load_read_cmp(e, off, lanes), rr->val[i]);
+    LLVMBuildStore(e->b, ec_splat(e, i32, lanes), rr->idx[i]);
+  }
+}
+
+/* Rows [from, to) of the run at read offset at into the registers by the
+ * sequential rule, row r's index base + r (i64). */
+static void run_rows(mcol *m, run_regs *rr, LLVMValueRef at, LLVMValueRef from, LLVMValueRef to,
+                     LLVMValueRef base) {
+  emit_ctx *e = m->e;
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, from, to, 1);
+  LLVMValueRef row = ec_madd(e, ec_add(e, m->base, at), r, m->run_stride);
+  LLVMValueRef r32 = LLVMBuildTrunc(e->b, ec_add(e, base, r), e->i32, "");
+  for (uint32_t i = 0; i < rr->n; i++) {
+    const uint32_t lanes = rr->p[i].lanes;
+    LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
+    LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, row, ec_i64(e, rr->p[i].at)), lanes);
+    LLVMValueRef a = LLVMBuildLoad2(e->b, vt, rr->val[i], "");
+    LLVMValueRef take = ec_take_next(e, x, a);
+    LLVMBuildStore(e->b, ec_select_unpredictable(e, take, x, a), rr->val[i]);
+    LLVMValueRef ai = LLVMBuildLoad2(e->b, it, rr->idx[i], "");
+    LLVMBuildStore(e->b, ec_select_unpredictable(e, take, ec_splat(e, r32, lanes), ai), rr->idx[i]);
+  }
+  ec_loop_end(e, &lr);
+}
+
+/* The registers into the accumulators: stored (merge false) or merged by
+ * the sequential rule (their rows after the accumulators'). */
+static void run_flush(mcol *m, run_regs *rr, bool merge) {
+  emit_ctx *e = m->e;
+  for (uint32_t i = 0; i < rr->n; i++) {
+    LLVMTypeRef vt = ec_lanes(m->ct, rr->p[i].lanes), it = ec_lanes(e->i32, rr->p[i].lanes);
+    LLVMValueRef x = LLVMBuildLoad2(e->b, vt, rr->val[i], "");
+    LLVMValueRef xi = LLVMBuildLoad2(e->b, it, rr->idx[i], "");
+    LLVMValueRef cc = ec_i64(e, rr->p[i].at);
+    LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
+    if (merge) {
+      LLVMValueRef a = LLVMBuildLoad2(e->b, vt, ap, "");
+      LLVMSetAlignment(a, 1);
+      LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
+      LLVMSetAlignment(ai, 1);
+      LLVMValueRef take = ec_take_next(e, x, a);
+      x = LLVMBuildSelect(e->b, take, x, a, "");
+      xi = LLVMBuildSelect(e->b, take, xi, ai, "");
+    }
+    LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
+    LLVMSetAlignment(LLVMBuildStore(e->b, xi, ip), 1);
+  }
+}
+
 /* The run of rows at read offset roff (m->run of them, row i's index
  * rbase + i) over the w columns: reduced in registers (row by row, by the
  * sequential rule), then merged into the accumulators, which the first
- * run of a task (first, an i1) initializes. */
+ * run of a task (first, an i1) initializes (the walk: each run goes to
+ * its own kept point's). */
 static void mcol_run(mcol *m, LLVMValueRef first, LLVMValueRef rbase, LLVMValueRef roff,
                      uint64_t w) {
   emit_ctx *e = m->e;
-  run_piece p[RUN_MAX_PIECES];
-  const uint32_t n = run_pieces(m, w, p);
-  LLVMValueRef val[RUN_MAX_PIECES], idx[RUN_MAX_PIECES];
-  LLVMValueRef at0 = ec_add(e, m->base, roff);
-  for (uint32_t i = 0; i < n; i++) {
-    val[i] = ec_var(e, ec_lanes(m->ct, p[i].lanes), "run_best");
-    idx[i] = ec_var(e, ec_lanes(e->i32, p[i].lanes), "run_idx");
-    LLVMBuildStore(e->b, ec_load_read_cmp(e, ec_add(e, at0, ec_i64(e, p[i].at)), p[i].lanes),
-                   val[i]);
-    LLVMBuildStore(e->b, LLVMConstNull(ec_lanes(e->i32, p[i].lanes)), idx[i]);
-  }
-  ec_loop lr;
-  LLVMValueRef r = ec_loop_begin(e, &lr, ec_i64(e, 1), ec_i64(e, m->run), 1);
-  LLVMValueRef row = ec_madd(e, at0, r, m->run_stride);
-  LLVMValueRef r32 = LLVMBuildTrunc(e->b, r, e->i32, "");
-  for (uint32_t i = 0; i < n; i++) {
-    LLVMTypeRef vt = ec_lanes(m->ct, p[i].lanes), it = ec_lanes(e->i32, p[i].lanes);
-    LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, row, ec_i64(e, p[i].at)), p[i].lanes);
-    LLVMValueRef a = LLVMBuildLoad2(e->b, vt, val[i], "");
-    LLVMValueRef take = ec_take_next(e, x, a);
-    LLVMBuildStore(e->b, ec_select_unpredictable(e, take, x, a), val[i]);
-    LLVMValueRef ai = LLVMBuildLoad2(e->b, it, idx[i], "");
-    LLVMBuildStore(e->b, ec_select_unpredictable(e, take, ec_splat(e, r32, p[i].lanes), ai),
-                   idx[i]);
-  }
-  ec_loop_end(e, &lr);
-  LLVMValueRef b32 = LLVMBuildTrunc(e->b, rbase, e->i32, "");
+  run_regs rr;
+  run_init(m, &rr, w, roff, LLVMBuildTrunc(e->b, rbase, e->i32, ""));
+  run_rows(m, &rr, roff, ec_i64(e, 1), ec_i64(e, m->run), rbase);
   ec_if f;
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 0)
-      ec_if_begin(e, &f, first);
-    for (uint32_t i = 0; i < n; i++) {
-      LLVMTypeRef vt = ec_lanes(m->ct, p[i].lanes), it = ec_lanes(e->i32, p[i].lanes);
-      LLVMValueRef x = LLVMBuildLoad2(e->b, vt, val[i], "");
-      LLVMValueRef xi = LLVMBuildAdd(e->b, LLVMBuildLoad2(e->b, it, idx[i], ""),
-                                     ec_splat(e, b32, p[i].lanes), "");
-      LLVMValueRef cc = ec_i64(e, p[i].at);
-      LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc),
-                   ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
-      if (pass == 1) {
-        LLVMValueRef a = LLVMBuildLoad2(e->b, vt, ap, "");
-        LLVMSetAlignment(a, 1);
-        LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
-        LLVMSetAlignment(ai, 1);
-        LLVMValueRef take = ec_take_next(e, x, a);
-        x = LLVMBuildSelect(e->b, take, x, a, "");
-        xi = LLVMBuildSelect(e->b, take, xi, ai, "");
-      }
-      LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
-      LLVMSetAlignment(LLVMBuildStore(e->b, xi, ip), 1);
-    }
-    if (pass == 0)
-      ec_if_else(e, &f);
-    else
-      ec_if_end(e, &f);
-  }
+  ec_if_begin(e, &f, first);
+  run_flush(m, &rr, false);
+  ec_if_else(e, &f);
+  run_flush(m, &rr, true);
+  ec_if_end(e, &f);
+}
+
+/* Every run of rows [r_start, r_end) (whole runs) of one kept point's
+ * block into registers, in order, then into the accumulators. The first
+ * row is read twice (it initializes the registers, then merges as a tie
+ * with itself, which keeps its index). */
+static void mcol_runs(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef r_start,
+                      LLVMValueRef r_end, uint64_t w) {
+  emit_ctx *e = m->e;
+  const uint64_t unit = m->run;
+  LLVMValueRef u0 = LLVMBuildUDiv(e->b, r_start, ec_i64(e, unit), "");
+  run_regs rr;
+  run_init(m, &rr, w, decode_offset(e, red, nred - 1, u0, -1),
+           LLVMBuildTrunc(e->b, r_start, e->i32, ""));
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, u0, LLVMBuildUDiv(e->b, r_end, ec_i64(e, unit), ""), 1);
+  run_rows(m, &rr, decode_offset(e, red, nred - 1, r, -1), ec_i64(e, 0), ec_i64(e, unit),
+           ec_mul(e, r, unit));
+  ec_loop_end(e, &lr);
+  run_flush(m, &rr, false);
 }
 
 /* Row r (index ridx, read offset roff) into the accumulators over w
@@ -1270,16 +1313,8 @@ static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
   LLVMValueRef over = LLVMBuildICmp(e->b, LLVMIntUGT, r_end, ec_i64(e, rows), "");
   r_end = LLVMBuildSelect(e->b, over, ec_i64(e, rows), r_end, "");
 
-  if (m.run) { /* the runs, in order */
-    const uint64_t unit = m.run;
-    ec_loop lr;
-    LLVMValueRef r = ec_loop_begin(e, &lr, LLVMBuildUDiv(e->b, r_start, ec_i64(e, unit), ""),
-                                   LLVMBuildUDiv(e->b, r_end, ec_i64(e, unit), ""), 1);
-    LLVMValueRef roff = decode_offset(e, red, nred - 1, r, -1);
-    LLVMValueRef rbase = ec_mul(e, r, unit);
-    mcol_run(&m, LLVMBuildICmp(e->b, LLVMIntEQ, rbase, r_start, ""), rbase, roff, width);
-    ec_loop_end(e, &lr);
-  }
+  if (m.run) /* the runs, in order, in registers */
+    mcol_runs(&m, red, nred, r_start, r_end, width);
   /* the rows, in order; each one's 0s after it */
   ec_loop lr;
   LLVMValueRef r = ec_loop_begin(e, &lr, m.run ? r_end : r_start, r_end, 1);
