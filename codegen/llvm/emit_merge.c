@@ -640,6 +640,11 @@ typedef struct mcol {
    * run_stride elements apart) reduced in registers, then merged into the
    * accumulators; 0 when off. */
   uint64_t run, run_stride;
+  /* the runs' registers: lanes a vector, and their indices' integer type
+   * (i16 beside 8- and 16-bit values where a task's rows fit, so twice
+   * the lanes of the accumulators' i32) */
+  uint32_t run_lanes;
+  LLVMTypeRef run_it;
   LLVMValueRef base;                          /* read offset of the block's column 0 in row 0 */
   LLVMValueRef obase[DMLC_KDESC_MAX_OUTPUTS]; /* output offsets of the same */
 } mcol;
@@ -706,11 +711,12 @@ typedef struct run_piece {
 enum { RUN_MAX_PIECES = 48 };
 
 static uint32_t run_pieces(const mcol *m, uint64_t w, run_piece *p) {
+  const uint32_t lanes = m->run_lanes;
   uint32_t n = 0;
   uint64_t at = 0;
-  for (; w - at >= m->lanes; at += m->lanes)
-    p[n++] = (run_piece){at, m->lanes};
-  for (uint32_t l = m->lanes / 2; l >= 2 && l * m->ct_size >= EC_TAIL_MIN_BYTES; l /= 2)
+  for (; w - at >= lanes; at += lanes)
+    p[n++] = (run_piece){at, lanes};
+  for (uint32_t l = lanes / 2; l >= 2 && l * m->ct_size >= EC_TAIL_MIN_BYTES; l /= 2)
     if (w - at >= l) {
       p[n++] = (run_piece){at, l};
       at += l;
@@ -720,47 +726,58 @@ static uint32_t run_pieces(const mcol *m, uint64_t w, run_piece *p) {
   return n;
 }
 
+/* The runs' index lanes for tasks of up to rows rows: i16 beside values
+ * of up to 16 bits where they fit, else i32 (m->run_lanes, m->run_it). */
+static void run_index_type(mcol *m, uint64_t rows) {
+  emit_ctx *e = m->e;
+  const bool narrow = m->ct_size <= 2 && rows <= 65536;
+  m->run_it = narrow ? e->i16 : e->i32;
+  m->run_lanes = narrow ? e->vector_bytes / 2 : m->lanes;
+}
+
 /* A run's accumulators in registers: the pieces of its columns and, for
- * each, the best values and their indices (i32 lanes). */
+ * each, the best values and their indices (m->run_it lanes, from the
+ * registers' first row; base, an i32, is that row's index). */
 typedef struct run_regs {
   uint32_t n;
   run_piece p[RUN_MAX_PIECES];
-  LLVMValueRef val[RUN_MAX_PIECES], idx[RUN_MAX_PIECES];
+  LLVMValueRef val[RUN_MAX_PIECES], idx[RUN_MAX_PIECES], base;
 } run_regs;
 
 /* The registers over w columns, holding the row at read offset at (from
- * the block's base), index i32. */
-static void run_init(mcol *m, run_regs *rr, uint64_t w, LLVMValueRef at, LLVMValueRef i32) {
+ * the block's base), index base (an i32). */
+static void run_init(mcol *m, run_regs *rr, uint64_t w, LLVMValueRef at, LLVMValueRef base) {
   emit_ctx *e = m->e;
   rr->n = run_pieces(m, w, rr->p);
+  rr->base = base;
   for (uint32_t i = 0; i < rr->n; i++) {
     const uint32_t lanes = rr->p[i].lanes;
     rr->val[i] = ec_var(e, ec_lanes(m->ct, lanes), "run_best");
-    rr->idx[i] = ec_var(e, ec_lanes(e->i32, lanes), "run_idx");
+    rr->idx[i] = ec_var(e, ec_lanes(m->run_it, lanes), "run_idx");
     LLVMValueRef off = ec_add(e, ec_add(e, m->base, at), ec_i64(e, rr->p[i].at));
     LLVMBuildStore(e->b, ec_load_read_cmp(e, off, lanes), rr->val[i]);
-    LLVMBuildStore(e->b, ec_splat(e, i32, lanes), rr->idx[i]);
+    LLVMBuildStore(e->b, LLVMConstNull(ec_lanes(m->run_it, lanes)), rr->idx[i]);
   }
 }
 
 /* Rows [from, to) of the run at read offset at into the registers by the
- * sequential rule, row r's index base + r (i64). */
+ * sequential rule, row r's index rel + r past the registers' base (i64). */
 static void run_rows(mcol *m, run_regs *rr, LLVMValueRef at, LLVMValueRef from, LLVMValueRef to,
-                     LLVMValueRef base) {
+                     LLVMValueRef rel) {
   emit_ctx *e = m->e;
   ec_loop lr;
   LLVMValueRef r = ec_loop_begin(e, &lr, from, to, 1);
   LLVMValueRef row = ec_madd(e, ec_add(e, m->base, at), r, m->run_stride);
-  LLVMValueRef r32 = LLVMBuildTrunc(e->b, ec_add(e, base, r), e->i32, "");
+  LLVMValueRef ri = LLVMBuildTrunc(e->b, ec_add(e, rel, r), m->run_it, "");
   for (uint32_t i = 0; i < rr->n; i++) {
     const uint32_t lanes = rr->p[i].lanes;
-    LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
+    LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(m->run_it, lanes);
     LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, row, ec_i64(e, rr->p[i].at)), lanes);
     LLVMValueRef a = LLVMBuildLoad2(e->b, vt, rr->val[i], "");
     LLVMValueRef take = ec_take_next(e, x, a);
     LLVMBuildStore(e->b, ec_select_unpredictable(e, take, x, a), rr->val[i]);
     LLVMValueRef ai = LLVMBuildLoad2(e->b, it, rr->idx[i], "");
-    LLVMBuildStore(e->b, ec_select_unpredictable(e, take, ec_splat(e, r32, lanes), ai), rr->idx[i]);
+    LLVMBuildStore(e->b, ec_select_unpredictable(e, take, ec_splat(e, ri, lanes), ai), rr->idx[i]);
   }
   ec_loop_end(e, &lr);
 }
@@ -770,9 +787,13 @@ static void run_rows(mcol *m, run_regs *rr, LLVMValueRef at, LLVMValueRef from, 
 static void run_flush(mcol *m, run_regs *rr, bool merge) {
   emit_ctx *e = m->e;
   for (uint32_t i = 0; i < rr->n; i++) {
-    LLVMTypeRef vt = ec_lanes(m->ct, rr->p[i].lanes), it = ec_lanes(e->i32, rr->p[i].lanes);
+    const uint32_t lanes = rr->p[i].lanes;
+    LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
     LLVMValueRef x = LLVMBuildLoad2(e->b, vt, rr->val[i], "");
-    LLVMValueRef xi = LLVMBuildLoad2(e->b, it, rr->idx[i], "");
+    LLVMValueRef xi = LLVMBuildLoad2(e->b, ec_lanes(m->run_it, lanes), rr->idx[i], "");
+    if (m->run_it != e->i32)
+      xi = LLVMBuildZExt(e->b, xi, it, "");
+    xi = LLVMBuildAdd(e->b, xi, ec_splat(e, rr->base, lanes), "");
     LLVMValueRef cc = ec_i64(e, rr->p[i].at);
     LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
     if (merge) {
@@ -799,7 +820,7 @@ static void mcol_run(mcol *m, LLVMValueRef first, LLVMValueRef rbase, LLVMValueR
   emit_ctx *e = m->e;
   run_regs rr;
   run_init(m, &rr, w, roff, LLVMBuildTrunc(e->b, rbase, e->i32, ""));
-  run_rows(m, &rr, roff, ec_i64(e, 1), ec_i64(e, m->run), rbase);
+  run_rows(m, &rr, roff, ec_i64(e, 1), ec_i64(e, m->run), ec_i64(e, 0));
   ec_if f;
   ec_if_begin(e, &f, first);
   run_flush(m, &rr, false);
@@ -823,7 +844,7 @@ static void mcol_runs(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef 
   ec_loop lr;
   LLVMValueRef r = ec_loop_begin(e, &lr, u0, LLVMBuildUDiv(e->b, r_end, ec_i64(e, unit), ""), 1);
   run_rows(m, &rr, decode_offset(e, red, nred - 1, r, -1), ec_i64(e, 0), ec_i64(e, unit),
-           ec_mul(e, r, unit));
+           LLVMBuildSub(e->b, ec_mul(e, r, unit), r_start, ""));
   ec_loop_end(e, &lr);
   run_flush(m, &rr, false);
 }
@@ -1269,8 +1290,10 @@ static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
     m.run = k->dims[last - 1];
     m.run_stride = k->read_strides[last - 1];
   }
-  if (walk_matches(e, kept, nkept, red, nred, outer_points, cols, m.ct_size))
+  if (walk_matches(e, kept, nkept, red, nred, outer_points, cols, m.ct_size)) {
+    run_index_type(&m, m.run); /* a run's rows */
     return emit_walk(e, &m, name, kept, nkept, red, nred, outer_points, rows, info);
+  }
   uint64_t width = cols < MCOL_WIDTH ? cols : MCOL_WIDTH;
   /* Too few blocks for the threads: chunks of rows (a finish merges their
    * partials), or else narrower blocks. Narrow blocks of short rows read a
@@ -1291,6 +1314,7 @@ static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
   while (chunks == 1 && width > m.lanes && !m.run &&
          outer_points * ((cols + width - 1) / width) < MCOL_MIN_TASKS)
     width = (width / 2 + m.lanes - 1) / m.lanes * m.lanes;
+  run_index_type(&m, chunk_rows); /* a task's rows */
   const uint64_t blocks = (cols + width - 1) / width;
   const uint64_t idx_at = (outer_points * blocks * chunks * width * m.ct_size + 63) / 64 * 64;
   e->use_scratch = chunks > 1;

@@ -3475,6 +3475,29 @@ START_TEST(test_merged_columns_super) {
 }
 END_TEST
 
+/* Merged columns' runs of 8- and 16-bit values hold i16 indices relative
+ * to a task's first row where its rows fit them; past 65536 rows a task
+ * (no split here) they are i32. */
+START_TEST(test_merged_columns_runs_long) {
+  static const dmlc_dtype types[] = {DMLC_DTYPE_U8, DMLC_DTYPE_I8, DMLC_DTYPE_I16, DMLC_DTYPE_U16};
+  static const uint32_t dims[][5] = {{2, 260, 2, 256, 31}, {2, 250, 2, 256, 31}};
+  const dmlc_dtype dt = types[_i % 4];
+  dmlc_kdesc k = kd_make(5, dims[_i / 4], 10);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  emit_ctx e = {.k = &k, .vector_bytes = vec_bytes};
+  ck_assert(ec_merged_columns_runs(&e, vec_bytes));
+  split_min = UINT64_MAX; /* one task a kept point: 66560 and 64000 rows */
+  jitted j;
+  compile(&k, &j, NULL);
+  ck_assert_uint_eq(j.info.num_tasks, 4);
+  release(&j);
+  static const data_mode modes[] = {DATA_RANDOM, DATA_TIES, DATA_ASCENDING};
+  check_reductions_modes(k, dt, modes, 3);
+  split_min = 0;
+}
+END_TEST
+
 static Suite *emit_suite(void) {
   Suite *s = suite_create("llvm_emit");
   TCase *tc = tcase_create("paths");
@@ -3549,6 +3572,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(super_rows, test_column_super_rows, 0, NUM_REDUCE_TYPES);
   tcase_add_loop_test(super_rows, test_column_tail_vectors, 0, 12);
   tcase_add_loop_test(super_rows, test_merged_columns_super, 0, NUM_REDUCE_TYPES);
+  tcase_add_loop_test(super_rows, test_merged_columns_runs_long, 0, 8);
   suite_add_tcase(s, super_rows);
   TCase *onehot = tcase_create("onehot");
   tcase_set_timeout(onehot, 300);
