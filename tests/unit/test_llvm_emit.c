@@ -2768,6 +2768,13 @@ END_TEST
 /* ---- merged columns: the innermost dim kept and contiguous, reduced dims
  * the column code does not take ---- */
 
+/* Case c's k takes the merged-columns path (no other path matches). */
+static void check_merged_columns_path(const dmlc_kdesc *k, size_t c) {
+  ck_assert_msg(ec_merged_columns_matches(k) && !ec_row_matches(k) && !ec_column_matches(k) &&
+                    !ec_merged_rows_matches(k),
+                "case %zu does not take the merged-columns path", c);
+}
+
 START_TEST(test_merged_columns) {
   const dmlc_dtype dt = reduce_types[_i];
   static const struct {
@@ -2800,9 +2807,7 @@ START_TEST(test_merged_columns) {
     if (c % 3 == 0)
       kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-    ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
-                      !ec_merged_rows_matches(&k),
-                  "case %zu does not take the merged-columns path", c);
+    check_merged_columns_path(&k, c);
     if (c >= 7) {
       jitted j;
       compile(&k, &j, NULL);
@@ -2840,9 +2845,7 @@ START_TEST(test_merged_columns_walk) {
     if (c % 2 == 0)
       kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-    ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
-                      !ec_merged_rows_matches(&k),
-                  "case %zu does not take the merged-columns path", c);
+    check_merged_columns_path(&k, c);
     split_min = cases[c].no_split ? UINT64_MAX : 0;
     jitted j;
     compile(&k, &j, NULL);
@@ -3442,9 +3445,7 @@ START_TEST(test_merged_columns_super) {
     if (c % 3 == 0)
       kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
-    ck_assert_msg(ec_merged_columns_matches(&k) && !ec_row_matches(&k) && !ec_column_matches(&k) &&
-                      !ec_merged_rows_matches(&k),
-                  "case %zu does not take the merged-columns path", c);
+    check_merged_columns_path(&k, c);
     emit_ctx e = {.k = &k, .vector_bytes = vec_bytes};
     if (dmlc_dtype_size(dt) == 4)
       ck_assert_msg(ec_merged_columns_super_rows(&e, vec_bytes) == cases[c].super,
