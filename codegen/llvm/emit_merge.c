@@ -1301,12 +1301,13 @@ static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
    * in four tasks of 16: 11 GB/s). */
   uint64_t chunks = 1, chunk_rows = rows;
   const uint64_t wide_tasks = outer_points * ((cols + width - 1) / width);
-  if (wide_tasks < MCOL_MIN_TASKS && rows >= 2 * MCOL_CHUNK_ROWS &&
+  /* (in rows of the descriptor before super rows: x of them a row here) */
+  if (wide_tasks < MCOL_MIN_TASKS && rows * m.x >= 2 * MCOL_CHUNK_ROWS &&
       ec_read_bytes(k) >= e->split_min_bytes) {
     chunks = (MCOL_MIN_TASKS + wide_tasks - 1) / wide_tasks;
     chunk_rows = (rows + chunks - 1) / chunks;
-    if (chunk_rows < MCOL_CHUNK_ROWS)
-      chunk_rows = MCOL_CHUNK_ROWS;
+    if (chunk_rows * m.x < MCOL_CHUNK_ROWS)
+      chunk_rows = (MCOL_CHUNK_ROWS + m.x - 1) / m.x;
     if (m.run) /* whole runs */
       chunk_rows = (chunk_rows + m.run - 1) / m.run * m.run;
     chunks = (rows + chunk_rows - 1) / chunk_rows;
