@@ -631,7 +631,7 @@ typedef struct mcol {
   LLVMValueRef acc, acc_idx; /* [width] of ct, [width] of i32 */
   LLVMTypeRef acc_t, idx_t;
   uint64_t ct_size; /* bytes of a value as compared */
-  /* Super rows (mcol_super_rows): x rows of the innermost reduced dim read
+  /* Super rows (ec_merged_columns_super_rows): x rows of the innermost reduced dim read
    * as one row of x * K columns, the candidates of kept column p at super
    * columns j * K + p, their indices r * x (r the super row's) plus j at
    * the store; x is 1 when off. */
@@ -863,9 +863,29 @@ static void mcol_row(mcol *m, LLVMValueRef first, LLVMValueRef r, LLVMValueRef r
   ec_if_end(e, &f);
 }
 
-/* Super rows: the INDEX outputs of kept columns [0, K) at m's bases,
- * each the best of its x candidates (super columns j * K + p, index
- * r * x + j where the accumulator holds r) by value, then index. */
+/* Rows [r_start, r_end) of the block at m's bases (w columns, vend of
+ * them in whole vectors) into the accumulators, in order; each one's
+ * ONEHOT 0s after it. */
+static void mcol_rows(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef r_start,
+                      LLVMValueRef r_end, LLVMValueRef vend, LLVMValueRef w) {
+  emit_ctx *e = m->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  ec_loop lr;
+  LLVMValueRef r = ec_loop_begin(e, &lr, r_start, r_end, 1);
+  LLVMValueRef roff = decode_offset(e, red, nred, r, -1);
+  LLVMValueRef ridx = row_index_base(e, red, nred, r);
+  mcol_row(m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, ""), r, ridx, roff, vend, w);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    if (out->kind == DMLC_KOUT_ONEHOT)
+      ec_fill(e, out->dtype, e->out[i],
+              ec_add(e, m->obase[i], decode_offset(e, red, nred, r, (int)i)), w, out->strides[last],
+              ec_const_elem(e, out->dtype, 0));
+  }
+  ec_loop_end(e, &lr);
+}
+
 /* Super row j's candidates of the K kept columns (super columns j * K
  * on), a vector of K values; their indices (r * x + j, r the accumulator's,
  * as i32: the reduced dims' points fit INT32_MAX) into *vi. */
@@ -1340,20 +1360,8 @@ static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
 
   if (m.run) /* the runs, in order, in registers */
     mcol_runs(&m, red, nred, r_start, r_end, width);
-  /* the rows, in order; each one's 0s after it */
-  ec_loop lr;
-  LLVMValueRef r = ec_loop_begin(e, &lr, m.run ? r_end : r_start, r_end, 1);
-  LLVMValueRef roff = decode_offset(e, red, nred, r, -1);
-  LLVMValueRef ridx = row_index_base(e, red, nred, r);
-  mcol_row(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, ""), r, ridx, roff, vend, w);
-  for (uint32_t i = 0; i < k->num_outputs; i++) {
-    const dmlc_kout *out = &k->outputs[i];
-    if (out->kind == DMLC_KOUT_ONEHOT)
-      ec_fill(e, out->dtype, e->out[i],
-              ec_add(e, m.obase[i], decode_offset(e, red, nred, r, (int)i)), w, out->strides[last],
-              ec_const_elem(e, out->dtype, 0));
-  }
-  ec_loop_end(e, &lr);
+  else
+    mcol_rows(&m, red, nred, r_start, r_end, vend, w);
 
   if (chunks > 1) { /* the chunk's accumulators to its partials */
     mcol_save(&m, ec_madd(e, ch, tb, chunks), w, width, idx_at);
