@@ -635,7 +635,7 @@ typedef struct mcol {
    * as one row of x * K columns, the candidates of kept column p at super
    * columns j * K + p, their indices r * x (r the super row's) plus j at
    * the store; x is 1 when off. */
-  uint64_t x, kept_cols;
+  uint64_t x;
   /* Runs (mcol_runs): the innermost reduced dim's rows (run of them,
    * run_stride elements apart) reduced in registers, then merged into the
    * accumulators; 0 when off. */
@@ -654,6 +654,26 @@ static LLVMValueRef mcol_ptr(mcol *m, LLVMValueRef arr, LLVMTypeRef t, LLVMValue
   return LLVMBuildGEP2(m->e->b, t, arr, at, 2, "");
 }
 
+/* Candidates (x, xi: lanes of ct and i32) into the accumulators at column
+ * cc: stored, or merged (merge) by the sequential rule (reordered: by
+ * value, then index), their rows after the accumulators'. */
+static void mcol_put(mcol *m, LLVMValueRef cc, uint32_t lanes, LLVMValueRef x, LLVMValueRef xi,
+                     bool merge) {
+  emit_ctx *e = m->e;
+  LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
+  if (merge) {
+    LLVMValueRef a = LLVMBuildLoad2(e->b, ec_lanes(m->ct, lanes), ap, "");
+    LLVMSetAlignment(a, 1);
+    LLVMValueRef ai = LLVMBuildLoad2(e->b, ec_lanes(e->i32, lanes), ip, "");
+    LLVMSetAlignment(ai, 1);
+    LLVMValueRef take = take_candidate(e, e->reordered, a, ai, x, xi);
+    x = ec_select_unpredictable(e, take, x, a);
+    xi = ec_select_unpredictable(e, take, xi, ai);
+  }
+  LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
+  LLVMSetAlignment(LLVMBuildStore(e->b, xi, ip), 1);
+}
+
 /* Columns [from, to) in steps of lanes (1 or m->lanes): init (r is NULL)
  * or merge row r at read offset roff; ridx is the row's index (i64: r, or,
  * reordered, its coordinates by their weights, taken by value and then
@@ -661,27 +681,13 @@ static LLVMValueRef mcol_ptr(mcol *m, LLVMValueRef arr, LLVMTypeRef t, LLVMValue
 static void mcol_merge(mcol *m, LLVMValueRef from, LLVMValueRef to, uint32_t lanes, LLVMValueRef r,
                        LLVMValueRef ridx, LLVMValueRef roff) {
   emit_ctx *e = m->e;
-  LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
   ec_loop l;
   LLVMValueRef cc = ec_loop_begin(e, &l, from, to, lanes);
   LLVMValueRef x = ec_load_read_cmp(e, ec_add(e, ec_add(e, m->base, roff), cc), lanes);
-  LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
   LLVMValueRef ri = ec_splat(e, LLVMBuildTrunc(e->b, ridx, e->i32, ""), lanes);
-  if (!r) {
-    LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
-    LLVMSetAlignment(LLVMBuildStore(e->b, ri, ip), 1);
-  } else {
-    LLVMValueRef a = LLVMBuildLoad2(e->b, vt, ap, "");
-    LLVMSetAlignment(a, 1);
-    LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
-    LLVMSetAlignment(ai, 1);
-    LLVMValueRef take = take_candidate(e, e->reordered, a, ai, x, ri);
-    LLVMSetAlignment(LLVMBuildStore(e->b, ec_select_unpredictable(e, take, x, a), ap), 1);
-    LLVMSetAlignment(LLVMBuildStore(e->b, ec_select_unpredictable(e, take, ri, ai), ip), 1);
-  }
+  mcol_put(m, cc, lanes, x, ri, r != NULL);
   ec_loop_end(e, &l);
 }
-
 /* Columns [0, w) of a row (r NULL: the first) as mcol_merge takes them:
  * vend of them in whole vectors, the rest in at most one vector of half
  * the lanes, one of a quarter, ... down to EC_TAIL_MIN_BYTES of compared
@@ -788,28 +794,14 @@ static void run_flush(mcol *m, run_regs *rr, bool merge) {
   emit_ctx *e = m->e;
   for (uint32_t i = 0; i < rr->n; i++) {
     const uint32_t lanes = rr->p[i].lanes;
-    LLVMTypeRef vt = ec_lanes(m->ct, lanes), it = ec_lanes(e->i32, lanes);
-    LLVMValueRef x = LLVMBuildLoad2(e->b, vt, rr->val[i], "");
+    LLVMValueRef x = LLVMBuildLoad2(e->b, ec_lanes(m->ct, lanes), rr->val[i], "");
     LLVMValueRef xi = LLVMBuildLoad2(e->b, ec_lanes(m->run_it, lanes), rr->idx[i], "");
     if (m->run_it != e->i32)
-      xi = LLVMBuildZExt(e->b, xi, it, "");
+      xi = LLVMBuildZExt(e->b, xi, ec_lanes(e->i32, lanes), "");
     xi = LLVMBuildAdd(e->b, xi, ec_splat(e, rr->base, lanes), "");
-    LLVMValueRef cc = ec_i64(e, rr->p[i].at);
-    LLVMValueRef ap = mcol_ptr(m, m->acc, m->acc_t, cc), ip = mcol_ptr(m, m->acc_idx, m->idx_t, cc);
-    if (merge) {
-      LLVMValueRef a = LLVMBuildLoad2(e->b, vt, ap, "");
-      LLVMSetAlignment(a, 1);
-      LLVMValueRef ai = LLVMBuildLoad2(e->b, it, ip, "");
-      LLVMSetAlignment(ai, 1);
-      LLVMValueRef take = ec_take_next(e, x, a);
-      x = LLVMBuildSelect(e->b, take, x, a, "");
-      xi = LLVMBuildSelect(e->b, take, xi, ai, "");
-    }
-    LLVMSetAlignment(LLVMBuildStore(e->b, x, ap), 1);
-    LLVMSetAlignment(LLVMBuildStore(e->b, xi, ip), 1);
+    mcol_put(m, ec_i64(e, rr->p[i].at), lanes, x, xi, merge);
   }
 }
-
 /* The run of rows at read offset roff (m->run of them, row i's index
  * rbase + i) over the w columns: reduced in registers (row by row, by the
  * sequential rule), then merged into the accumulators, which the first
@@ -891,7 +883,7 @@ static void mcol_rows(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef 
  * as i32: the reduced dims' points fit INT32_MAX) into *vi. */
 static LLVMValueRef super_candidates(mcol *m, LLVMValueRef j, LLVMValueRef *vi) {
   emit_ctx *e = m->e;
-  const uint32_t kc = (uint32_t)m->kept_cols;
+  const uint32_t kc = (uint32_t)(e->k->dims[e->k->rank - 1] / m->x); /* K */
   LLVMValueRef cc = ec_mul(e, j, kc);
   LLVMValueRef i =
       LLVMBuildLoad2(e->b, ec_lanes(e->i32, kc), mcol_ptr(m, m->acc_idx, m->idx_t, cc), "");
@@ -910,7 +902,7 @@ static LLVMValueRef super_candidates(mcol *m, LLVMValueRef j, LLVMValueRef *vi) 
 static void mcol_store_super(mcol *m) {
   emit_ctx *e = m->e;
   const dmlc_kdesc *k = e->k;
-  const uint32_t last = k->rank - 1, kc = (uint32_t)m->kept_cols;
+  const uint32_t last = k->rank - 1, kc = (uint32_t)(k->dims[last] / m->x); /* K */
   LLVMValueRef bv = ec_var(e, ec_lanes(m->ct, kc), "super_best");
   LLVMValueRef bi = ec_var(e, ec_lanes(e->i32, kc), "super_best_idx");
   LLVMValueRef vi, v = super_candidates(m, ec_i64(e, 0), &vi);
@@ -991,6 +983,17 @@ static LLVMValueRef mcol_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint6
   return LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
 }
 
+/* Column cc's partial of slot into the accumulators (mcol_put). */
+static void mcol_put_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint64_t width,
+                          uint64_t idx_at, bool merge) {
+  emit_ctx *e = m->e;
+  LLVMValueRef x = LLVMBuildLoad2(e->b, m->ct, mcol_part(m, slot, cc, width, idx_at, false), "");
+  LLVMValueRef xi = LLVMBuildLoad2(e->b, e->i32, mcol_part(m, slot, cc, width, idx_at, true), "");
+  LLVMSetAlignment(x, 1);
+  LLVMSetAlignment(xi, 1);
+  mcol_put(m, cc, 1, x, xi, merge);
+}
+
 /* The accumulators' w columns to the split's partials of slot. */
 static void mcol_save(mcol *m, LLVMValueRef slot, LLVMValueRef w, uint64_t width, uint64_t idx_at) {
   emit_ctx *e = m->e;
@@ -1031,25 +1034,11 @@ static dmlc_status mcol_finish(mcol *mp, const char *name, const uint32_t *kept,
   mcol_block(&m, kept, nkept, tb, blocks, width, &w);
   ec_loop lc;
   LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
-  LLVMValueRef ap = mcol_ptr(&m, m.acc, m.acc_t, cc), ip = mcol_ptr(&m, m.acc_idx, m.idx_t, cc);
   LLVMValueRef slot0 = ec_mul(e, tb, chunks);
-  LLVMValueRef x = LLVMBuildLoad2(e->b, m.ct, mcol_part(&m, slot0, cc, width, idx_at, false), "");
-  LLVMValueRef xi = LLVMBuildLoad2(e->b, e->i32, mcol_part(&m, slot0, cc, width, idx_at, true), "");
-  LLVMSetAlignment(x, 1);
-  LLVMSetAlignment(xi, 1);
-  LLVMBuildStore(e->b, x, ap);
-  LLVMBuildStore(e->b, xi, ip);
+  mcol_put_part(&m, slot0, cc, width, idx_at, false);
   ec_loop lk;
   LLVMValueRef c = ec_loop_begin(e, &lk, ec_i64(e, 1), ec_i64(e, chunks), 1);
-  LLVMValueRef slot = ec_add(e, slot0, c);
-  x = LLVMBuildLoad2(e->b, m.ct, mcol_part(&m, slot, cc, width, idx_at, false), "");
-  xi = LLVMBuildLoad2(e->b, e->i32, mcol_part(&m, slot, cc, width, idx_at, true), "");
-  LLVMSetAlignment(x, 1);
-  LLVMSetAlignment(xi, 1);
-  LLVMValueRef a = LLVMBuildLoad2(e->b, m.ct, ap, ""), ai = LLVMBuildLoad2(e->b, e->i32, ip, "");
-  LLVMValueRef take = take_candidate(e, e->reordered, a, ai, x, xi);
-  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, x, a, ""), ap);
-  LLVMBuildStore(e->b, LLVMBuildSelect(e->b, take, xi, ai, ""), ip);
+  mcol_put_part(&m, ec_add(e, slot0, c), cc, width, idx_at, true);
   ec_loop_end(e, &lk);
   ec_loop_end(e, &lc);
   mcol_store(&m, red, nred, w);
@@ -1228,8 +1217,7 @@ static mcol mcol_new(emit_ctx *e) {
                 .ct = ec_cmp_type(e, k->read_dtype),
                 .lanes = mcol_lanes(k, e->vector_bytes),
                 .ct_size = mcol_ct_size(k),
-                .x = 1,
-                .kept_cols = k->dims[k->rank - 1]};
+                .x = 1};
 }
 
 static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
@@ -1241,15 +1229,24 @@ static uint64_t run_cols(uint32_t vector_bytes, uint32_t lanes) {
   return (vector_bytes >= 64 ? MCOL_SUPER_VECS : MCOL_SUPER_VECS / 2) * (uint64_t)lanes;
 }
 
+/* What runs and super rows both need: merged columns not reordered, INDEX
+ * outputs only, the innermost reduced dim next to the kept one. */
+static bool runs_fit(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  if (!ec_merged_columns_matches(k) || e->reordered || k->rank < 2 ||
+      !dmlc_mask_has_axis(k->reduced_mask, k->rank - 2))
+    return false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
+      return false;
+  return true;
+}
+
 uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
-  if (!ec_merged_columns_matches(k) || e->reordered || last < 1 ||
-      !dmlc_mask_has_axis(k->reduced_mask, last - 1) || k->read_strides[last - 1] != k->dims[last])
+  if (!runs_fit(e) || k->read_strides[last - 1] != k->dims[last])
     return 1;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
-      return 1;
   const uint32_t lanes = mcol_lanes(k, vector_bytes);
   if (k->dims[last] >= 2 * lanes)
     return 1;
@@ -1269,15 +1266,9 @@ uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) 
 
 bool ec_merged_columns_runs(const emit_ctx *e, uint32_t vector_bytes) {
   const dmlc_kdesc *k = e->k;
-  const uint32_t last = k->rank - 1;
-  if (!ec_merged_columns_matches(k) || e->reordered || last < 1 ||
-      !dmlc_mask_has_axis(k->reduced_mask, last - 1))
-    return false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
-      return false;
-  return k->dims[last] <= run_cols(vector_bytes, mcol_lanes(k, vector_bytes)) ||
-         ec_merged_columns_super_rows(e, vector_bytes) > 1;
+  return runs_fit(e) &&
+         (k->dims[k->rank - 1] <= run_cols(vector_bytes, mcol_lanes(k, vector_bytes)) ||
+          ec_merged_columns_super_rows(e, vector_bytes) > 1);
 }
 
 dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kernel_info *info) {
