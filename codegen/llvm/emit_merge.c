@@ -589,14 +589,17 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
  * by value, then index). ONEHOT outputs get each row's 0s as it is read
  * and the 1s at the end.
  *
- * With INDEX outputs only and the innermost reduced dim next to the kept
- * one ([.., r, K]), not reordered: that dim's rows are a run (mcol_run),
- * reduced in registers and then merged into the accumulators, so a row's
- * offset is decoded once a run, not once a row; and where K columns are
- * under two vectors and that dim packed, x of its rows make one super row
- * of x * K columns (ec_merged_columns_super_rows), whose whole vectors
- * replace a row's half vector and scalars. f32 [256,12,256,5] over {0, 2}
- * (the walk): 2.69 ms -> 0.19 ms; u8 1.23 -> 0.08 ms. */
+ * With the innermost reduced dim next to the kept one ([.., r, K]), not
+ * reordered: that dim's rows are a run (mcol_run), reduced in registers
+ * and then merged into the accumulators, so a row's offset is decoded once
+ * a run, not once a row; and where K columns are under two vectors and
+ * that dim packed, x of its rows make one super row of x * K columns
+ * (ec_merged_columns_super_rows), whose whole vectors replace a row's half
+ * vector and scalars. f32 [256,12,256,5] over {0, 2} (the walk): 2.69 ms
+ * -> 0.19 ms; u8 1.23 -> 0.08 ms. ONEHOT outputs (hardmax) take them too,
+ * their 0s written a run at a time (run_onehot_zeros; non-temporal where
+ * large) and the 1s at the store: hardmax f32 [256,12,256,5] over {0, 2}
+ * 2.9 -> 0.5 ms. */
 
 enum {
   MCOL_WIDTH = 1024,   /* columns per block at most */
@@ -821,6 +824,41 @@ static void mcol_run(mcol *m, LLVMValueRef first, LLVMValueRef rbase, LLVMValueR
   ec_if_end(e, &f);
 }
 
+/* count 0s of ONEHOT output i from off, stride apart: non-temporal
+ * vectors where the output is large (ec_output_nt) and contiguous. */
+static void onehot_zeros(emit_ctx *e, uint32_t i, LLVMValueRef off, LLVMValueRef count,
+                         uint64_t stride) {
+  const dmlc_dtype dt = e->k->outputs[i].dtype;
+  if (stride == 1 && ec_output_nt(e, i))
+    ec_store_onehot_run_nt(e, dt, e->out[i], off, count, NULL);
+  else
+    ec_fill(e, dt, e->out[i], off, count, stride, ec_const_elem(e, dt, 0));
+}
+
+/* The 0s of ONEHOT outputs over run r (its rows, w columns each): one
+ * run of them where the run's rows lie back to back there. */
+static void run_onehot_zeros(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef r,
+                             uint64_t w) {
+  emit_ctx *e = m->e;
+  const dmlc_kdesc *k = e->k;
+  const uint32_t last = k->rank - 1;
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const dmlc_kout *out = &k->outputs[i];
+    if (out->kind != DMLC_KOUT_ONEHOT)
+      continue;
+    LLVMValueRef off = ec_add(e, m->obase[i], decode_offset(e, red, nred - 1, r, (int)i));
+    if (out->strides[last] == 1 && out->strides[last - 1] == w) {
+      onehot_zeros(e, i, off, ec_i64(e, m->run * w), 1);
+      continue;
+    }
+    ec_loop l;
+    LLVMValueRef j = ec_loop_begin(e, &l, ec_i64(e, 0), ec_i64(e, m->run), 1);
+    onehot_zeros(e, i, ec_madd(e, off, j, out->strides[last - 1]), ec_i64(e, w),
+                 out->strides[last]);
+    ec_loop_end(e, &l);
+  }
+}
+
 /* Every run of rows [r_start, r_end) (whole runs) of one kept point's
  * block into registers, in order, then into the accumulators. The first
  * row is read twice (it initializes the registers, then merges as a tie
@@ -837,6 +875,7 @@ static void mcol_runs(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef 
   LLVMValueRef r = ec_loop_begin(e, &lr, u0, LLVMBuildUDiv(e->b, r_end, ec_i64(e, unit), ""), 1);
   run_rows(m, &rr, decode_offset(e, red, nred - 1, r, -1), ec_i64(e, 0), ec_i64(e, unit),
            LLVMBuildSub(e->b, ec_mul(e, r, unit), r_start, ""));
+  run_onehot_zeros(m, red, nred, r, w);
   ec_loop_end(e, &lr);
   run_flush(m, &rr, false);
 }
@@ -899,7 +938,7 @@ static LLVMValueRef super_candidates(mcol *m, LLVMValueRef j, LLVMValueRef *vi) 
 /* Super rows: the INDEX outputs of the K kept columns at m's bases, each
  * the best of its x candidates by value, then index: the super rows'
  * candidates merged a vector of K columns at a time. */
-static void mcol_store_super(mcol *m) {
+static void mcol_store_super(mcol *m, const uint32_t *red, uint32_t nred) {
   emit_ctx *e = m->e;
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1, kc = (uint32_t)(k->dims[last] / m->x); /* K */
@@ -923,8 +962,18 @@ static void mcol_store_super(mcol *m) {
     idx = LLVMBuildZExt(e->b, idx, e->i64, "");
     for (uint32_t i = 0; i < k->num_outputs; i++) {
       const dmlc_kout *out = &k->outputs[i];
-      ec_store(e, out->dtype, e->out[i], ec_add(e, m->obase[i], ec_i64(e, p * out->strides[last])),
-               ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+      LLVMValueRef off = ec_add(e, m->obase[i], ec_i64(e, p * out->strides[last]));
+      if (out->kind == DMLC_KOUT_INDEX) {
+        ec_store(e, out->dtype, e->out[i], off, ec_convert(e, idx, DMLC_DTYPE_U64, out->dtype));
+        continue;
+      }
+      /* the 1 at super row idx / x (its reduced coordinates), super column
+       * (idx % x) * K + p */
+      LLVMValueRef r = LLVMBuildUDiv(e->b, idx, ec_i64(e, m->x), "");
+      LLVMValueRef j = LLVMBuildSub(e->b, idx, ec_mul(e, r, m->x), "");
+      off = ec_madd(e, ec_add(e, off, decode_offset(e, red, nred, r, (int)i)), j,
+                    kc * out->strides[last]);
+      ec_store(e, out->dtype, e->out[i], off, ec_const_elem(e, out->dtype, 1));
     }
   }
 }
@@ -936,7 +985,7 @@ static void mcol_store(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
   if (m->x > 1) {
-    mcol_store_super(m);
+    mcol_store_super(m, red, nred);
     return;
   }
   ec_loop lc;
@@ -1229,17 +1278,12 @@ static uint64_t run_cols(uint32_t vector_bytes, uint32_t lanes) {
   return (vector_bytes >= 64 ? MCOL_SUPER_VECS : MCOL_SUPER_VECS / 2) * (uint64_t)lanes;
 }
 
-/* What runs and super rows both need: merged columns not reordered, INDEX
- * outputs only, the innermost reduced dim next to the kept one. */
+/* What runs and super rows both need: merged columns not reordered, the
+ * innermost reduced dim next to the kept one. */
 static bool runs_fit(const emit_ctx *e) {
   const dmlc_kdesc *k = e->k;
-  if (!ec_merged_columns_matches(k) || e->reordered || k->rank < 2 ||
-      !dmlc_mask_has_axis(k->reduced_mask, k->rank - 2))
-    return false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
-      return false;
-  return true;
+  return ec_merged_columns_matches(k) && !e->reordered && k->rank >= 2 &&
+         dmlc_mask_has_axis(k->reduced_mask, k->rank - 2);
 }
 
 uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) {
@@ -1247,6 +1291,10 @@ uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) 
   const uint32_t last = k->rank - 1;
   if (!runs_fit(e) || k->read_strides[last - 1] != k->dims[last])
     return 1;
+  for (uint32_t i = 0; i < k->num_outputs; i++) /* ONEHOT 0s a super row at a time */
+    if (k->outputs[i].kind == DMLC_KOUT_ONEHOT &&
+        k->outputs[i].strides[last - 1] != k->dims[last] * k->outputs[i].strides[last])
+      return 1;
   const uint32_t lanes = mcol_lanes(k, vector_bytes);
   if (k->dims[last] >= 2 * lanes)
     return 1;
@@ -1281,6 +1329,8 @@ dmlc_status ec_emit_merged_columns(emit_ctx *e, const char *name, dmlc_cpu_kerne
   dmlc_kdesc split = *k;
   split.dims[last - 1] /= (uint32_t)x;
   split.read_strides[last - 1] *= x;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    split.outputs[i].strides[last - 1] *= x;
   split.dims[last] *= (uint32_t)x;
   m.x = x;
   e->k = &split;

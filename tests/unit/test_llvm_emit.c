@@ -3388,18 +3388,22 @@ START_TEST(test_column_tail_vectors) {
       {2, {16384, 72}, 1, 64, DMLC_DTYPE_F32, "<8 x float>"},  /* row chunks: 4 * 16 + 8 */
       {2, {200, 150}, 1, 32, DMLC_DTYPE_I16, "<4 x i16>"},     /* 9 * 16 + 4, 2 scalars */
       {2, {90, 46}, 1, 16, DMLC_DTYPE_F16, NULL},              /* keys: 5 * 8 + 4, 2 scalars */
-      /* merged columns (emit_merge.c's mcol_merge_all), narrowed to 32 bytes: 8 + 4 + 1
-       * (a ONEHOT output first: no runs or super rows) */
-      {4, {3, 4, 50, 13}, 5, 64, DMLC_DTYPE_F32, "<4 x float>"},
-      {4, {3, 4, 40, 7}, 5, 32, DMLC_DTYPE_I16, NULL}, /* compared as i32: 4 + 2 + 1 */
+      /* merged columns row by row (emit_merge.c's mcol_merge_all: columns
+       * past the runs' 8 vectors, or 4 under 16 registers): 8 * 16 + 8 + 4 + 1 */
+      {4, {3, 4, 20, 141}, 5, 64, DMLC_DTYPE_F32, "<8 x float>"},
+      {4, {3, 4, 10, 39}, 5, 32, DMLC_DTYPE_I16, NULL}, /* compared as i32: 4 * 8 + 4 + 2 + 1 */
   };
   const size_t c = (size_t)_i;
   vec_bytes = cases[c].vec;
   dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
-  if (c >= 10)
+  if (c >= 10) /* merged columns: a ONEHOT output first, its 0s row by row */
     kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
   kd_out(&k, DMLC_KOUT_INDEX, index_types[c % 4], 1);
   kd_reduce(&k, cases[c].dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
+  if (c >= 10) {
+    emit_ctx e = {.k = &k, .vector_bytes = vec_bytes};
+    ck_assert_msg(!ec_merged_columns_runs(&e, vec_bytes), "case %zu takes the runs", c);
+  }
   if (cases[c].vector)
     check_vector_ir(&k, cases[c].vector); /* before a ONEHOT output's stores */
   if (c % 2 && c < 10)
@@ -3467,10 +3471,21 @@ START_TEST(test_merged_columns_super) {
                                        DATA_INFS};
       check_reductions_modes(k, dt, more, 5);
     }
-    /* with a ONEHOT output neither (its 0s are written row by row) */
-    kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1);
-    ck_assert_uint_eq(ec_merged_columns_super_rows(&e, vec_bytes), 1);
-    ck_assert(!ec_merged_columns_runs(&e, vec_bytes));
+    /* A ONEHOT output (hardmax) takes the runs too, its 0s written a run
+     * at a time, and the super rows where its rows lie back to back as the
+     * read's (odd cases: each of its rows padded, runs alone). */
+    const uint64_t x = ec_merged_columns_super_rows(&e, vec_bytes);
+    dmlc_kout *o = kd_out(&k, DMLC_KOUT_ONEHOT, onehot_types[c % 6], 1 + c % 3 / 2);
+    const uint32_t last = k.rank - 1;
+    if (c % 2) {
+      o->strides[last - 1] = o->strides[last] * k.dims[last] + 1;
+      for (uint32_t d = last - 1; d-- > 0;)
+        o->strides[d] = o->strides[d + 1] * k.dims[d + 1];
+    }
+    check_merged_columns_path(&k, c);
+    ck_assert(ec_merged_columns_runs(&e, vec_bytes));
+    ck_assert_uint_eq(ec_merged_columns_super_rows(&e, vec_bytes), c % 2 ? 1 : x);
+    check_reductions(k, dt);
   }
   vec_bytes = 32;
 }
