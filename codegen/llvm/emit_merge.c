@@ -1032,15 +1032,32 @@ static LLVMValueRef mcol_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint6
   return LLVMBuildGEP2(e->b, e->i8, e->scratch, &byte, 1, "");
 }
 
-/* Column cc's partial of slot into the accumulators (mcol_put). */
-static void mcol_put_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint64_t width,
-                          uint64_t idx_at, bool merge) {
+/* Columns [cc, cc + lanes) of slot's partial into the accumulators (mcol_put). */
+static void mcol_put_part(mcol *m, LLVMValueRef slot, LLVMValueRef cc, uint32_t lanes,
+                          uint64_t width, uint64_t idx_at, bool merge) {
   emit_ctx *e = m->e;
-  LLVMValueRef x = LLVMBuildLoad2(e->b, m->ct, mcol_part(m, slot, cc, width, idx_at, false), "");
-  LLVMValueRef xi = LLVMBuildLoad2(e->b, e->i32, mcol_part(m, slot, cc, width, idx_at, true), "");
+  LLVMValueRef x = LLVMBuildLoad2(e->b, ec_lanes(m->ct, lanes),
+                                  mcol_part(m, slot, cc, width, idx_at, false), "");
+  LLVMValueRef xi = LLVMBuildLoad2(e->b, ec_lanes(e->i32, lanes),
+                                   mcol_part(m, slot, cc, width, idx_at, true), "");
   LLVMSetAlignment(x, 1);
   LLVMSetAlignment(xi, 1);
-  mcol_put(m, cc, 1, x, xi, merge);
+  mcol_put(m, cc, lanes, x, xi, merge);
+}
+
+/* Columns [from, to) in steps of lanes: the partials of slots slot0 on
+ * (chunks of them) merged in chunk order into the accumulators. */
+static void finish_columns(mcol *m, LLVMValueRef slot0, LLVMValueRef from, LLVMValueRef to,
+                           uint32_t lanes, uint64_t chunks, uint64_t width, uint64_t idx_at) {
+  emit_ctx *e = m->e;
+  ec_loop lc;
+  LLVMValueRef cc = ec_loop_begin(e, &lc, from, to, lanes);
+  mcol_put_part(m, slot0, cc, lanes, width, idx_at, false);
+  ec_loop lk;
+  LLVMValueRef c = ec_loop_begin(e, &lk, ec_i64(e, 1), ec_i64(e, chunks), 1);
+  mcol_put_part(m, ec_add(e, slot0, c), cc, lanes, width, idx_at, true);
+  ec_loop_end(e, &lk);
+  ec_loop_end(e, &lc);
 }
 
 /* The accumulators' w columns to the split's partials of slot. */
@@ -1081,21 +1098,37 @@ static dmlc_status mcol_finish(mcol *mp, const char *name, const uint32_t *kept,
   ec_loop lb;
   LLVMValueRef tb = ec_loop_begin(e, &lb, zero, ec_i64(e, tbs), 1);
   mcol_block(&m, kept, nkept, tb, blocks, width, &w);
-  ec_loop lc;
-  LLVMValueRef cc = ec_loop_begin(e, &lc, zero, w, 1);
+  /* whole vectors of columns, then one at a time */
   LLVMValueRef slot0 = ec_mul(e, tb, chunks);
-  mcol_put_part(&m, slot0, cc, width, idx_at, false);
-  ec_loop lk;
-  LLVMValueRef c = ec_loop_begin(e, &lk, ec_i64(e, 1), ec_i64(e, chunks), 1);
-  mcol_put_part(&m, ec_add(e, slot0, c), cc, width, idx_at, true);
-  ec_loop_end(e, &lk);
-  ec_loop_end(e, &lc);
+  LLVMValueRef vend = LLVMBuildAnd(e->b, w, ec_i64(e, ~(uint64_t)(m.lanes - 1)), "");
+  finish_columns(&m, slot0, zero, vend, m.lanes, chunks, width, idx_at);
+  finish_columns(&m, slot0, vend, w, 1, chunks, width, idx_at);
   mcol_store(&m, red, nred, w);
   ec_loop_end(e, &lb);
   ec_function_end(e);
   info->scratch_bytes = idx_at + tbs * chunks * width * 4;
   info->has_finish = true;
   return DMLC_OK;
+}
+
+/* Lanes a vector (values compared as 32 bits or wider). */
+static uint32_t mcol_lanes(const dmlc_kdesc *k, uint32_t vector_bytes) {
+  const uint32_t size = dmlc_dtype_size(k->read_dtype);
+  return vector_bytes / (size < 4 ? 4 : size);
+}
+
+/* A run's (and a super row's) columns at most: MCOL_SUPER_VECS vectors
+ * with AVX-512's 32 registers, half that with 16. */
+static uint64_t run_cols(uint32_t vector_bytes, uint32_t lanes) {
+  return (vector_bytes >= 64 ? MCOL_SUPER_VECS : MCOL_SUPER_VECS / 2) * (uint64_t)lanes;
+}
+
+/* What runs and super rows both need: merged columns not reordered, the
+ * innermost reduced dim next to the kept one. */
+static bool runs_fit(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  return ec_merged_columns_matches(k) && !e->reordered && k->rank >= 2 &&
+         dmlc_mask_has_axis(k->reduced_mask, k->rank - 2);
 }
 
 /* Merged columns read in storage order ("walk"): where kept dims lie
@@ -1109,17 +1142,31 @@ static dmlc_status mcol_finish(mcol *mp, const char *name, const uint32_t *kept,
  * one sequential stream. Each point's rows still come in the order of
  * their indices, so the sequential rule holds; a split's partials and
  * finish are the ones of the (point, chunk) tasks. Dim 0 reduced and kept
- * dims inside it; only INDEX outputs, the dims in storage order, not
- * reordered. f32 [2048,2,64,128] over {0, 2}, 128 MiB: 0.59-0.73 of a
- * plain read loop -> 0.94-1.08; [512,8,16,64] over {0, 2}, 16 MiB (runs of
- * 4 KiB every 32 KiB): 0.99 -> 0.30-0.36 ms. */
+ * dims inside it, the dims in storage order, not reordered; INDEX outputs
+ * (with runs, from DRAM only), and ONEHOT ones with runs. f32 [2048,2,64,128] over {0, 2}, 128 MiB:
+ * 0.59-0.73 of a plain read loop -> 0.94-1.08; [512,8,16,64] over {0, 2}, 16 MiB (runs of 4 KiB
+ * every 32 KiB): 0.99 -> 0.30-0.36 ms. */
 static bool walk_matches(const emit_ctx *e, const uint32_t *kept, uint32_t nkept,
                          const uint32_t *red, uint32_t nred, uint64_t outer_points, uint64_t cols,
                          uint64_t ct_size) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
+  const bool runs =
+      runs_fit(e) && cols <= run_cols(e->vector_bytes, mcol_lanes(k, e->vector_bytes));
   if (e->reordered || !nkept || !nred || red[0] != 0 || cols > MCOL_WIDTH ||
       outer_points * cols * (ct_size + 4) > MCOL_WALK_BYTES)
+    return false;
+  bool onehot = false;
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    onehot |= k->outputs[i].kind == DMLC_KOUT_ONEHOT;
+  /* ONEHOT outputs' 0s a run at a time (mcol_run): where every row is in
+   * runs. From the caches runs of INDEX outputs read as fast in the tasks'
+   * order, whose registers hold every run of a task and merge into no
+   * accumulators (argmax f32 / u8 [64,32,128,12] over {0, 2}: 0.45-0.68 /
+   * 0.23-0.43 of the walk's time); the walk's storage order keeps a ONEHOT
+   * output's 0s in one stream too (hardmax f32 [256,12,256,5]: 0.45-0.55 of
+   * the time, but [64,32,128,12] 1.3-1.5 times it). */
+  if (onehot ? !runs : runs && !e->from_dram)
     return false;
   /* From the caches, long runs read as fast with their gaps, and the walk's
    * decode of every row costs more (f32 [64,2,64,128], 4 MiB, runs of 32
@@ -1129,9 +1176,6 @@ static bool walk_matches(const emit_ctx *e, const uint32_t *kept, uint32_t nkept
     return false;
   for (uint32_t d = 0; d + 1 < last; d++)
     if (k->read_strides[d] < k->read_strides[d + 1] || !k->read_strides[d + 1])
-      return false;
-  for (uint32_t i = 0; i < k->num_outputs; i++)
-    if (k->outputs[i].kind != DMLC_KOUT_INDEX)
       return false;
   return true;
 }
@@ -1202,6 +1246,12 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
   if (m.run) {
     r = ec_mul(e, r, unit);
     mcol_run(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"), r, roff, width);
+    for (uint32_t i = 0; i < k->num_outputs; i++) { /* the run's offsets in the outputs */
+      m.obase[i] = zero;
+      for (uint32_t d = 0; d < nspace; d++)
+        m.obase[i] = ec_madd(e, m.obase[i], coords[d], k->outputs[i].strides[d]);
+    }
+    run_onehot_zeros(&m, red, nred, zero, width);
   } else {
     mcol_row(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"), r, r, roff, vend, w);
   }
@@ -1225,7 +1275,9 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
   info->num_tasks = chunks;
   info->bytes_per_task = chunk_d0 * all_inner * width * dmlc_dtype_size(k->read_dtype);
   for (uint32_t i = 0; i < k->num_outputs; i++)
-    info->bytes_per_task += outer_points * width * dmlc_dtype_size(k->outputs[i].dtype);
+    info->bytes_per_task +=
+        (k->outputs[i].kind == DMLC_KOUT_ONEHOT ? chunk_d0 * all_inner : outer_points) * width *
+        dmlc_dtype_size(k->outputs[i].dtype);
   if (chunks == 1)
     return DMLC_OK;
   return mcol_finish(&m, name, kept, nkept, red, nred, outer_points, 1, chunks, width, idx_at,
@@ -1249,13 +1301,7 @@ static void mcol_dims(const dmlc_kdesc *k, uint32_t *kept, uint32_t *nkept, uint
   }
 }
 
-/* Lanes a vector (values compared as 32 bits or wider) and bytes a value
- * as compared (f16 as f32). */
-static uint32_t mcol_lanes(const dmlc_kdesc *k, uint32_t vector_bytes) {
-  const uint32_t size = dmlc_dtype_size(k->read_dtype);
-  return vector_bytes / (size < 4 ? 4 : size);
-}
-
+/* Bytes a value as compared (f16 as f32). */
 static uint64_t mcol_ct_size(const dmlc_kdesc *k) {
   return k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
 }
@@ -1271,20 +1317,6 @@ static mcol mcol_new(emit_ctx *e) {
 
 static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
                                        dmlc_cpu_kernel_info *info);
-
-/* A run's (and a super row's) columns at most: MCOL_SUPER_VECS vectors
- * with AVX-512's 32 registers, half that with 16. */
-static uint64_t run_cols(uint32_t vector_bytes, uint32_t lanes) {
-  return (vector_bytes >= 64 ? MCOL_SUPER_VECS : MCOL_SUPER_VECS / 2) * (uint64_t)lanes;
-}
-
-/* What runs and super rows both need: merged columns not reordered, the
- * innermost reduced dim next to the kept one. */
-static bool runs_fit(const emit_ctx *e) {
-  const dmlc_kdesc *k = e->k;
-  return ec_merged_columns_matches(k) && !e->reordered && k->rank >= 2 &&
-         dmlc_mask_has_axis(k->reduced_mask, k->rank - 2);
-}
 
 uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) {
   const dmlc_kdesc *k = e->k;

@@ -2824,7 +2824,8 @@ END_TEST
  * only: every row of a chunk of dim 0 read in storage order into its kept
  * point's accumulators (emit_merge.c's walk), split into min(dim 0, 16)
  * chunks (the last one shorter where they do not divide it) or, with a
- * split_min above the read, one task. */
+ * split_min above the read, one task. Runs (columns within 4 vectors of
+ * 32 bytes) walk from DRAM only. */
 START_TEST(test_merged_columns_walk) {
   const dmlc_dtype dt = reduce_types[_i];
   static const struct {
@@ -2836,8 +2837,8 @@ START_TEST(test_merged_columns_walk) {
       {4, {17, 2, 6, 40}, 5, 9, false},     /* chunks of 2, the last of 1 */
       {4, {40, 3, 2, 70}, 5, 14, false},    /* vectors and a tail; chunks of 3 */
       {5, {5, 3, 4, 2, 33}, 5, 5, false},   /* two kept dims around a reduced one */
-      {4, {6, 3, 7, 19}, 5, 1, true},       /* one task */
-      {5, {4, 2, 3, 5, 24}, 0xb, 4, false}, /* [R, R, K, R, K] */
+      {4, {6, 3, 7, 19}, 5, 1, true},       /* one task (runs: from DRAM) */
+      {5, {4, 2, 3, 5, 24}, 0xb, 4, false}, /* [R, R, K, R, K] (runs: from DRAM) */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     dmlc_kdesc k = kd_make(cases[c].rank, cases[c].dims, cases[c].mask);
@@ -2847,6 +2848,7 @@ START_TEST(test_merged_columns_walk) {
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     check_merged_columns_path(&k, c);
     split_min = cases[c].no_split ? UINT64_MAX : 0;
+    stream_prefetch_max = cases[c].dims[cases[c].rank - 1] <= 32 ? 0 : UINT64_MAX;
     jitted j;
     compile(&k, &j, NULL);
     ck_assert_msg(j.info.num_tasks == cases[c].tasks && j.info.has_finish == (cases[c].tasks > 1),
@@ -2856,6 +2858,7 @@ START_TEST(test_merged_columns_walk) {
     check_reductions(k, dt);
     split_min = 0;
   }
+  stream_prefetch_max = UINT64_MAX;
 }
 END_TEST
 
@@ -3429,8 +3432,9 @@ START_TEST(test_merged_columns_super) {
     uint64_t super;      /* for 32-bit values */
     uint64_t strides[5]; /* all zero: packed */
   } cases[] = {
+      /* from DRAM (INDEX outputs walk from DRAM only; ONEHOT ones anywhere) */
       {4, {6, 5, 48, 5}, 5, 32, 6, {0}},       /* the walk: 30 columns, 3 * 8 + 4 + 2 */
-      {4, {20, 3, 64, 7}, 5, 64, 16, {0}},     /* the walk split (chunks of 2), a finish */
+      {4, {20, 3, 64, 7}, 5, 64, 16, {0}},     /* the walk split (10 chunks of 2), a finish */
       {5, {2, 160, 3, 16, 5}, 10, 32, 4, {0}}, /* rows in 3 chunks (the last shorter), a finish */
       {4, {5, 3, 45, 5}, 5, 32, 5, {0}},       /* 45 rows: 5 a super row, 3 * 8 + 1 */
       {4, {3, 4, 47, 13}, 5, 64, 1, {0}},      /* 47 rows: no divisor, runs of 13 columns */
@@ -3450,7 +3454,19 @@ START_TEST(test_merged_columns_super) {
       kd_out(&k, DMLC_KOUT_INDEX, index_types[(c + 1) % 4], 1);
     kd_reduce(&k, dt, DMLC_OP_ARGMAX, DMLC_DIRECTION_INCREASING);
     check_merged_columns_path(&k, c);
-    emit_ctx e = {.k = &k, .vector_bytes = vec_bytes};
+    stream_prefetch_max = c < 2 ? 0 : UINT64_MAX;
+    emit_ctx e = {.k = &k, .vector_bytes = vec_bytes, .from_dram = c < 2};
+    if (c == 1) { /* 10 tasks walking chunks of dim 0; from the caches 15 (3 points, 5 chunks) */
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_uint_eq(j.info.num_tasks, 10);
+      release(&j);
+      stream_prefetch_max = UINT64_MAX;
+      compile(&k, &j, NULL);
+      ck_assert_uint_eq(j.info.num_tasks, 15);
+      release(&j);
+      stream_prefetch_max = 0;
+    }
     if (dmlc_dtype_size(dt) == 4)
       ck_assert_msg(ec_merged_columns_super_rows(&e, vec_bytes) == cases[c].super,
                     "case %zu: super rows of %llu rows, not %llu", c,
@@ -3485,6 +3501,13 @@ START_TEST(test_merged_columns_super) {
     check_merged_columns_path(&k, c);
     ck_assert(ec_merged_columns_runs(&e, vec_bytes));
     ck_assert_uint_eq(ec_merged_columns_super_rows(&e, vec_bytes), c % 2 ? 1 : x);
+    stream_prefetch_max = UINT64_MAX;
+    if (c == 1) { /* the walk from the caches too */
+      jitted j;
+      compile(&k, &j, NULL);
+      ck_assert_uint_eq(j.info.num_tasks, 10);
+      release(&j);
+    }
     check_reductions(k, dt);
   }
   vec_bytes = 32;
