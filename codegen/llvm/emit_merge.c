@@ -604,10 +604,11 @@ dmlc_status ec_emit_merged_rows(emit_ctx *e, const char *name, dmlc_cpu_kernel_i
 enum {
   MCOL_WIDTH = 1024,   /* columns per block at most */
   MCOL_MIN_TASKS = 16, /* chunks of rows, or narrower blocks (down to a vector), to get this many */
-  MCOL_CHUNK_ROWS = 256,       /* a chunk's rows at least */
-  MCOL_WALK_BYTES = 32768,     /* every kept point's accumulators, at most, to walk (below) */
-  MCOL_WALK_RUN_BYTES = 16384, /* ... and from the caches, runs shorter than this */
-  MCOL_SUPER_VECS = 8,         /* a super row's columns, at most this many vectors */
+  MCOL_CHUNK_ROWS = 256,          /* a chunk's rows at least */
+  MCOL_WALK_BYTES = 32768,        /* every kept point's accumulators, at most, to walk (below) */
+  MCOL_WALK_RUN_BYTES = 16384,    /* ... and from the caches, runs shorter than this */
+  MCOL_SUPER_VECS = 8,            /* a super row's columns, at most this many vectors */
+  MCOL_RUN_PREFETCH_BYTES = 4096, /* runs of a task this long or shorter: the next prefetched */
 };
 
 bool ec_merged_columns_matches(const dmlc_kdesc *k) {
@@ -873,6 +874,18 @@ static void mcol_runs(mcol *m, const uint32_t *red, uint32_t nred, LLVMValueRef 
            LLVMBuildTrunc(e->b, r_start, e->i32, ""));
   ec_loop lr;
   LLVMValueRef r = ec_loop_begin(e, &lr, u0, LLVMBuildUDiv(e->b, r_end, ec_i64(e, unit), ""), 1);
+  /* Short runs apart (each a few lines the hardware prefetchers do not
+   * foresee): the next run's lines into L1 meanwhile. f32 [3,1000,7,96,6]
+   * over {1, 3} (runs of 2304 bytes, 16128 apart; 48 MB) 0.66-0.77 of the
+   * time, f16 0.58-0.70, u8 [64,96,64,24] over {0, 2} (1536 bytes)
+   * 0.62-0.93; runs of 6 KiB (f32 [64,32,128,12]) 1.07-1.14: none there. */
+  const uint64_t span = ((unit - 1) * m->run_stride + w) * dmlc_dtype_size(e->k->read_dtype);
+  if (span <= MCOL_RUN_PREFETCH_BYTES) {
+    LLVMValueRef next =
+        ec_add(e, m->base, decode_offset(e, red, nred - 1, ec_add(e, r, ec_i64(e, 1)), -1));
+    for (uint64_t b = 0; b < span; b += 64)
+      ec_prefetch_read(e, next, (int64_t)b, true);
+  }
   run_rows(m, &rr, decode_offset(e, red, nred - 1, r, -1), ec_i64(e, 0), ec_i64(e, unit),
            LLVMBuildSub(e->b, ec_mul(e, r, unit), r_start, ""));
   run_onehot_zeros(m, red, nred, r, w);
