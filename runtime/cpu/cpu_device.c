@@ -301,12 +301,16 @@ static void run_kernel(cpu_executable *exe, const cpu_workspace *ws, const cpu_k
   uint64_t total_bytes;
   if (__builtin_mul_overflow(info->bytes_per_task, info->num_tasks, &total_bytes))
     total_bytes = UINT64_MAX;
-  const uint32_t threads = dmlc_thread_pool_num_threads(exe->dev->pool);
-  if (threads == 1 || info->num_tasks < 2 || total_bytes < DMLC_CPU_PARALLEL_MIN_BYTES)
+  dmlc_thread_pool *pool = exe->dev->pool;
+  const uint32_t threads = dmlc_thread_pool_num_threads(pool);
+  if (threads == 1 || info->num_tasks < 2 || total_bytes < DMLC_CPU_PARALLEL_HOT_MIN_BYTES ||
+      (total_bytes < DMLC_CPU_PARALLEL_MIN_BYTES && !dmlc_thread_pool_hot(pool))) {
     kernel->fn(buffers, 0, info->num_tasks);
-  else
-    dmlc_thread_pool_run(exe->dev->pool, info->num_tasks, chunk_tasks(info, threads), kernel->fn,
-                         buffers);
+    if (total_bytes >= DMLC_CPU_PARALLEL_HOT_MIN_BYTES && threads > 1 && info->num_tasks > 1)
+      dmlc_thread_pool_ran_alone(pool); /* the next such kernel soon after splits */
+  } else {
+    dmlc_thread_pool_run(pool, info->num_tasks, chunk_tasks(info, threads), kernel->fn, buffers);
+  }
   if (info->has_finish)
     kernel->finish(buffers);
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How long a worker polls for the next job before it sleeps: back-to-back
@@ -34,7 +35,9 @@ struct dmlc_thread_pool {
   uint64_t generation;
   _Atomic uint64_t published; /* == generation; read without the mutex to spin */
   bool open, quit;
-  _Atomic uint32_t active; /* changed under the mutex; read without it to spin */
+  _Atomic uint32_t active;   /* changed under the mutex; read without it to spin */
+  _Atomic uint32_t polling;  /* workers polling for the next job (dmlc_thread_pool_hot) */
+  _Atomic uint64_t last_end; /* CLOCK_MONOTONIC ns at the last run's end (0: none) */
   dmlc_cpu_kernel_fn fn;
   void *const *buffers;
   uint64_t num_tasks, chunk;
@@ -72,15 +75,34 @@ static void cpu_relax(void) {
 static void wait_for_job(dmlc_thread_pool *p, uint64_t seen) {
   if (!p->quit && !(p->open && p->generation != seen)) {
     pthread_mutex_unlock(&p->mutex);
+    atomic_fetch_add_explicit(&p->polling, 1, memory_order_relaxed);
     for (int i = 0; i < SPIN_ITERATIONS; i++) {
       if (atomic_load_explicit(&p->published, memory_order_relaxed) != seen)
         break;
       cpu_relax();
     }
+    atomic_fetch_sub_explicit(&p->polling, 1, memory_order_relaxed);
     pthread_mutex_lock(&p->mutex);
   }
   while (!p->quit && !(p->open && p->generation != seen))
     pthread_cond_wait(&p->wake, &p->mutex);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+bool dmlc_thread_pool_hot(dmlc_thread_pool *p) {
+  if (atomic_load_explicit(&p->polling, memory_order_relaxed))
+    return true;
+  const uint64_t last = atomic_load_explicit(&p->last_end, memory_order_relaxed);
+  return last && now_ns() - last < DMLC_THREAD_POOL_HOT_NS;
+}
+
+void dmlc_thread_pool_ran_alone(dmlc_thread_pool *p) {
+  atomic_store_explicit(&p->last_end, now_ns(), memory_order_relaxed);
 }
 
 static void *worker_main(void *arg) {
@@ -194,5 +216,6 @@ void dmlc_thread_pool_run(dmlc_thread_pool *p, uint64_t num_tasks, uint64_t chun
       pthread_cond_wait(&p->idle, &p->mutex);
     pthread_mutex_unlock(&p->mutex);
   }
+  atomic_store_explicit(&p->last_end, now_ns(), memory_order_relaxed);
   pthread_mutex_unlock(&p->run_lock);
 }

@@ -8,6 +8,7 @@
 #ifndef DMLC_RUNTIME_CPU_THREAD_POOL_H
 #define DMLC_RUNTIME_CPU_THREAD_POOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "codegen/llvm/cpu_kernel.h"
@@ -29,5 +30,14 @@ uint32_t dmlc_thread_pool_num_threads(const dmlc_thread_pool *pool);
  * calling thread runs what they would have. */
 void dmlc_thread_pool_run(dmlc_thread_pool *pool, uint64_t num_tasks, uint64_t chunk,
                           dmlc_cpu_kernel_fn fn, void *const *buffers);
+
+/* Whether the workers are likely awake: one is polling for the next job
+ * (they poll a while after each), or a run ended, or a job the caller ran
+ * alone (dmlc_thread_pool_ran_alone), within the last
+ * DMLC_THREAD_POOL_HOT_NS. Back-to-back kernels keep it so; a kernel after
+ * a pause finds it false. */
+#define DMLC_THREAD_POOL_HOT_NS 50000u
+bool dmlc_thread_pool_hot(dmlc_thread_pool *pool);
+void dmlc_thread_pool_ran_alone(dmlc_thread_pool *pool);
 
 #endif

@@ -90,6 +90,41 @@ START_TEST(pool_defaults_to_online_cores) {
 }
 END_TEST
 
+/* Hot (dmlc_thread_pool_hot: kernels of 1-3 MiB split then) right after a
+ * run or a job the caller ran alone, cold when it never ran and after a
+ * pause long past the workers' polling. Each "right after" is tried a few
+ * times: a thread preempted between the two calls may see 50 us go by. */
+static bool hot_after(dmlc_thread_pool *pool, bool run) {
+  for (int i = 0; i < 100; i++) {
+    if (run) {
+      pool_record r = {0};
+      r.hits = calloc(65, sizeof *r.hits);
+      void *buffers[1] = {&r};
+      dmlc_thread_pool_run(pool, 64, 1, record_tasks, buffers);
+      free(r.hits);
+    } else {
+      dmlc_thread_pool_ran_alone(pool);
+    }
+    if (dmlc_thread_pool_hot(pool))
+      return true;
+  }
+  return false;
+}
+
+START_TEST(pool_hot_after_runs) {
+  dmlc_thread_pool *pool;
+  ck_assert_int_eq(dmlc_thread_pool_create(2, &pool), DMLC_OK);
+  ck_assert(!dmlc_thread_pool_hot(pool));
+  ck_assert(hot_after(pool, false));
+  usleep(300000);
+  ck_assert(!dmlc_thread_pool_hot(pool));
+  ck_assert(hot_after(pool, true));
+  usleep(300000); /* the worker has stopped polling too */
+  ck_assert(!dmlc_thread_pool_hot(pool));
+  dmlc_thread_pool_destroy(pool);
+}
+END_TEST
+
 /* ---- the JIT on LLVM IR written by hand ---- */
 
 /* buffers[0][i] = 2 * i for i in [begin, end). */
@@ -328,6 +363,48 @@ START_TEST(thread_counts_agree) {
 }
 END_TEST
 
+/* Kernels of 1-3 MiB (DMLC_CPU_PARALLEL_HOT_MIN_BYTES to _MIN_BYTES) run on
+ * the calling thread, or split over the pool when it is hot: back to back,
+ * every call after the first. Each call's answers against the reference. */
+START_TEST(medium_kernels_back_to_back) {
+  enum { ROWS = 512, COLS = 1021 };
+  static const char text[] = "graph @medium(%x: f32[512,1021]) -> (u32[512,1], i64[1,1021]) {\n"
+                             "  %0 = argmax %x {axes = [1]} : u32[512,1]\n"
+                             "  %1 = argmin %x {axes = [0]} : i64[1,1021]\n"
+                             "  return %0, %1\n"
+                             "}\n";
+  float *x = malloc(sizeof(float) * ROWS * COLS);
+  uint64_t s = 88172645463325252ull;
+  for (size_t i = 0; i < (size_t)ROWS * COLS; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    x[i] = (float)(s % 97) - 48; /* many ties */
+  }
+  dmlc_context *ctx;
+  ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
+  ck_assert_int_eq(dmlc_context_set_num_threads(ctx, 2), DMLC_OK);
+  dmlc_graph *g = parse(ctx, text);
+  dmlc_executable *r = compile(g, DMLC_DEVICE_REFERENCE), *exe = compile(g, DMLC_DEVICE_CPU);
+  uint32_t want_rows[ROWS], rows[ROWS];
+  int64_t want_cols[COLS], cols[COLS];
+  const dmlc_buffer in = {x, sizeof(float) * ROWS * COLS};
+  dmlc_buffer want[2] = {{want_rows, sizeof want_rows}, {want_cols, sizeof want_cols}};
+  dmlc_buffer out[2] = {{rows, sizeof rows}, {cols, sizeof cols}};
+  ck_assert_int_eq(dmlc_execute(r, &in, 1, want, 2), DMLC_OK);
+  for (int call = 0; call < 20; call++) {
+    memset(rows, 0xab, sizeof rows);
+    memset(cols, 0xab, sizeof cols);
+    ck_assert_int_eq(dmlc_execute(exe, &in, 1, out, 2), DMLC_OK);
+    ck_assert_msg(!memcmp(rows, want_rows, sizeof rows) && !memcmp(cols, want_cols, sizeof cols),
+                  "call %d", call);
+  }
+  dmlc_executable_destroy(r);
+  dmlc_executable_destroy(exe);
+  dmlc_graph_destroy(g);
+  dmlc_context_destroy(ctx);
+  free(x);
+}
+END_TEST
+
 START_TEST(dumps_show_code) {
   dmlc_context *ctx;
   ck_assert_int_eq(dmlc_context_create(&ctx), DMLC_OK);
@@ -430,6 +507,7 @@ static Suite *cpu_runtime_suite(void) {
   TCase *pool = tcase_create("pool");
   tcase_add_test(pool, pool_runs_every_task_once);
   tcase_add_test(pool, pool_defaults_to_online_cores);
+  tcase_add_test(pool, pool_hot_after_runs);
   suite_add_tcase(s, pool);
   TCase *jit = tcase_create("jit");
   tcase_add_test(jit, jit_compiles_ir);
@@ -439,6 +517,7 @@ static Suite *cpu_runtime_suite(void) {
   tcase_add_test(device, default_device_is_cpu);
   tcase_add_test(device, cache_compiles_once);
   tcase_add_test(device, thread_counts_agree);
+  tcase_add_test(device, medium_kernels_back_to_back);
   tcase_add_test(device, dumps_show_code);
   tcase_add_test(device, context_destroy_frees_live_jit);
   tcase_add_test(device, gpt2_vocab_exact_buffer);
