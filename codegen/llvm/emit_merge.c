@@ -1175,8 +1175,8 @@ static bool walk_matches(const emit_ctx *e, const uint32_t *kept, uint32_t nkept
   /* ONEHOT outputs' 0s a run at a time (mcol_run): where every row is in
    * runs. From the caches runs of INDEX outputs read as fast in the tasks'
    * order, whose registers hold every run of a task and merge into no
-   * accumulators (argmax f32 / u8 [64,32,128,12] over {0, 2}: 0.45-0.68 /
-   * 0.23-0.43 of the walk's time); the walk's storage order keeps a ONEHOT
+   * accumulators (argmax f32 / u8 [64,32,128,12] over {0, 2}: 0.61-0.68 /
+   * 0.42-0.43 of the walk's time); the walk's storage order keeps a ONEHOT
    * output's 0s in one stream too (hardmax f32 [256,12,256,5]: 0.45-0.55 of
    * the time, but [64,32,128,12] 1.3-1.5 times it). */
   if (onehot ? !runs : runs && !e->from_dram)
