@@ -1156,9 +1156,10 @@ static bool runs_fit(const emit_ctx *e) {
  * their indices, so the sequential rule holds; a split's partials and
  * finish are the ones of the (point, chunk) tasks. Dim 0 reduced and kept
  * dims inside it, the dims in storage order, not reordered; INDEX outputs
- * (with runs, from DRAM only), and ONEHOT ones with runs. f32 [2048,2,64,128] over {0, 2}, 128 MiB:
- * 0.59-0.73 of a plain read loop -> 0.94-1.08; [512,8,16,64] over {0, 2}, 16 MiB (runs of 4 KiB
- * every 32 KiB): 0.99 -> 0.30-0.36 ms. */
+ * (with runs, from DRAM only), and ONEHOT ones with runs. f32
+ * [2048,2,64,128] over {0, 2}, 128 MiB: 0.59-0.73 of a plain read loop ->
+ * 0.94-1.08; [512,8,16,64] over {0, 2}, 16 MiB (runs of 4 KiB every 32
+ * KiB): 0.99 -> 0.30-0.36 ms. */
 static bool walk_matches(const emit_ctx *e, const uint32_t *kept, uint32_t nkept,
                          const uint32_t *red, uint32_t nred, uint64_t outer_points, uint64_t cols,
                          uint64_t ct_size) {
