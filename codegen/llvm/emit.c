@@ -307,7 +307,9 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
     e.vector_bytes = e.target_vector_bytes = e.row_narrow_bytes;
     e.narrowed_rows = true;
   } else {
-    e.vector_bytes = e.target_vector_bytes = column_vector_bytes(&e);
+    const uint32_t vb = column_vector_bytes(&e);
+    e.narrowed_columns = vb < e.vector_bytes;
+    e.vector_bytes = e.target_vector_bytes = vb;
   }
   dmlc_status st;
   if (!k->has_reduction)

@@ -925,14 +925,23 @@ typedef struct direct_arg {
   bool nt[DMLC_KDESC_MAX_OUTPUTS];            /* vectors by non-temporal stores */
 } direct_arg;
 
-/* The magnitude bits of a vector x of c->ct floats (its bits, sign cleared). */
-static LLVMValueRef magnitude_bits(column *c, LLVMValueRef x) {
+/* The magnitude bits of x, lanes of c->ct floats (its bits, sign cleared),
+ * as c->lanes lanes (a narrower tail's padded with 0s). */
+static LLVMValueRef magnitude_bits(column *c, LLVMValueRef x, uint32_t lanes) {
   emit_ctx *e = c->e;
   const unsigned bits = 8 * c->ct_size;
-  LLVMTypeRef it = LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes);
-  LLVMValueRef m =
-      ec_splat(e, LLVMConstInt(LLVMGetElementType(it), ~0ull >> (65 - bits), false), c->lanes);
-  return LLVMBuildAnd(e->b, LLVMBuildBitCast(e->b, x, it, ""), m, "");
+  LLVMTypeRef et = LLVMIntTypeInContext(e->c, bits);
+  LLVMValueRef m = ec_splat(e, LLVMConstInt(et, ~0ull >> (65 - bits), false), lanes);
+  LLVMValueRef v = LLVMBuildAnd(e->b, LLVMBuildBitCast(e->b, x, ec_lanes(et, lanes), ""), m, "");
+  if (lanes == c->lanes)
+    return v;
+  LLVMValueRef wide = LLVMConstNull(LLVMVectorType(et, c->lanes));
+  if (lanes == 1)
+    return LLVMBuildInsertElement(e->b, wide, v, ec_i32(e, 0), "");
+  uint32_t idx[64];
+  for (uint32_t i = 0; i < c->lanes; i++)
+    idx[i] = i < lanes ? i : lanes; /* lane `lanes` of the shuffle: the second operand's 0 */
+  return ec_shuffle(e, v, LLVMConstNull(LLVMTypeOf(v)), idx, c->lanes);
 }
 
 static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
@@ -944,15 +953,15 @@ static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMTypeRef dt = LLVMIntTypeInContext(e->c, 8 * c->ct_size); /* index type */
   LLVMValueRef col = ec_add(e, a->base, cc);
   /* f16 keys keep their magnitudes in f16_key */
-  const bool fast = c->fast_keys && !c->keys && lanes == c->lanes;
+  const bool fast = c->fast_keys && !c->keys;
   LLVMValueRef v = load_cmp(c, col, lanes);
   LLVMValueRef vi = ec_splat(e, LLVMConstInt(dt, 0, false), lanes);
   if (fast)
-    keep_magnitude(c, magnitude_bits(c, v));
+    keep_magnitude(c, magnitude_bits(c, v, lanes));
   for (uint64_t q = 1; q < c->rows; q++) {
     LLVMValueRef x = load_cmp(c, ec_add(e, col, ec_i64(e, q * rs)), lanes);
     if (fast)
-      keep_magnitude(c, magnitude_bits(c, x));
+      keep_magnitude(c, magnitude_bits(c, x, lanes));
     LLVMValueRef take = fast ? ec_take_ordered(e, x, v) : ec_take_next(e, x, v);
     v = ec_select_unpredictable(e, take, x, v);
     vi = ec_select_unpredictable(e, take, ec_splat(e, LLVMConstInt(dt, q, false), lanes), vi);
@@ -1042,8 +1051,12 @@ static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t wid
    * selected ordered?), a second mask compare there; on a Zen 5 (AVX-512)
    * the fast pass took 0.60-0.65 of the time of the exact one on one
    * thread (f32 [16,3,512,512] over axis 1), a C loop's time. */
+  /* (the columns past the whole vectors too, their magnitudes padded to
+   * a vector: f32 [65536,21,3] over axis 1, every column a scalar under
+   * 64-byte vectors, 3.3 -> 0.83 ms; f16 keys lost, f16 [8192,21,5] 95-103
+   * -> 121 us: whole vectors only there) */
   const bool floats = dmlc_dtype_get(k->read_dtype)->kind == DMLC_KIND_FLOAT;
-  if (floats && vector && width >= c->lanes) {
+  if (floats && vector && (width >= c->lanes || !c->keys)) {
     const unsigned bits = 8 * c->ct_size; /* f16 keys: 16 */
     LLVMValueRef kept = c->nan_mag;
     c->nan_mag =
@@ -1168,9 +1181,12 @@ static void keyed_block_rows(column *c, LLVMValueRef o, LLVMValueRef c0, LLVMVal
  * rows 0.81-0.84, f16 0.74 and 0.91, u8 21 rows 0.87-0.91). Under 16-byte
  * vectors 12 rows gain (SSE4.2: f32 0.81-0.85, f16 0.75-0.77, u8
  * 0.73-0.76 from DRAM, 0.89-0.95 in the caches) but 16 and 21 lose
- * (1.04-1.67: more streams than 16-byte loads keep going). */
+ * (1.04-1.67: more streams than 16-byte loads keep going): 12 there, but
+ * 24 where the vectors were narrowed for a few columns (rows a few
+ * elements apart, no streams: f32 [8192,21,5] over axis 1, with the fast
+ * pass's tails, 241-246 -> 71-74 us). */
 static uint64_t direct_rows(const emit_ctx *e) {
-  return e->vector_bytes >= 32 ? COLUMN_DIRECT_ROWS : COLUMN_DIRECT_ROWS_16;
+  return e->vector_bytes >= 32 || e->narrowed_columns ? COLUMN_DIRECT_ROWS : COLUMN_DIRECT_ROWS_16;
 }
 
 /* Rows [r0, r0 + nrows) (nrows a constant) of a block of width columns (a

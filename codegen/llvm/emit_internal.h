@@ -45,6 +45,9 @@ typedef struct emit_ctx {
   /* Emitted as for a 32-byte target on a 64-byte one (ec_narrow_rows):
    * vector_bytes and target_vector_bytes both 32 then. */
   bool narrowed_rows;
+  /* column_vector_bytes narrowed the target's vectors (a few columns,
+   * their rows close together) */
+  bool narrowed_columns;
   /* A step along reduced dim d adds index_weights[d] to the index (row-major
    * over the reduced dims, unless reordered); reordered: the reduced dims are
    * not in the order the index counts them (emit.c's storage_order; merged

@@ -1702,7 +1702,7 @@ static void check_lone_nan_sets(dmlc_kdesc *k, dmlc_dtype dt, const uint64_t (*a
     for (int v = 0; v < 4; v++) {
       kd_reduce(k, dt, v & 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
                 v & 2 ? DMLC_DIRECTION_DECREASING : DMLC_DIRECTION_INCREASING);
-      if (a == 0)
+      if (a == 0 && needle)
         ck_assert_msg(ir_has(k, needle), "no fast pass (%s)", needle);
       check_kernel_modes(k, modes, 2);
     }
@@ -1772,6 +1772,34 @@ START_TEST(test_column_direct_nan) {
       {cols + 16, last * cols + 16, 2 * (uint64_t)cols + 40000}, /* two in one column */
   };
   check_lone_nan_sets(&k, dt, at, sizeof at / sizeof at[0], "magnitudes");
+  vec_bytes = 32;
+}
+END_TEST
+
+/* [O, R, K] with K under a vector: the direct path's fast pass covers the
+ * columns past the whole vectors too (their magnitudes padded to a
+ * vector), and where the vectors were narrowed for the columns (f32 K = 5:
+ * 16 bytes) it takes up to 24 rows, not 12. Lone NaNs in those columns
+ * and in the vectors: unfixed, a tail's NaN ranks as an ordered compare
+ * ranks it. */
+START_TEST(test_column_direct_tails) {
+  static const uint32_t ks[] = {5, 3, 7};
+  const dmlc_dtype dt = _i % 2 ? DMLC_DTYPE_F64 : DMLC_DTYPE_F32; /* f16 keys: vectors only */
+  const uint32_t K = ks[_i / 2 % 3], R = 21, O = 2048;
+  vec_bytes = _i / 6 ? 32 : 64;
+  const uint32_t dims[3] = {O, R, K};
+  dmlc_kdesc k = kd_make(3, dims, 2);
+  kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
+  kd_out(&k, DMLC_KOUT_ONEHOT, DMLC_DTYPE_U8, 1);
+  const uint64_t pt = (uint64_t)R * K;
+  const uint64_t at[][3] = {
+      {K - 1, 0, 0},                                /* point 0, row 0, the last column */
+      {pt + 20 * K + K - 1, 0, 0},                  /* point 1, the last row */
+      {7 * pt + 10 * K + K - 1, 7 * pt + 3 * K, 0}, /* a tail's and a vector's */
+      {2047 * pt + 5 * K + K - 2, 2047 * pt + 6 * K + K - 1, 0}, /* two tail columns */
+  };
+  /* (no IR needle: the tails' magnitudes are promoted out of their name) */
+  check_lone_nan_sets(&k, dt, at, sizeof at / sizeof at[0], NULL);
   vec_bytes = 32;
 }
 END_TEST
@@ -3579,6 +3607,7 @@ static Suite *emit_suite(void) {
   tcase_add_loop_test(fast_keys, test_column_f16_nan_decay, 0, 2);
   tcase_add_loop_test(fast_keys, test_column_float_lone_nan, 0, 2);
   tcase_add_loop_test(fast_keys, test_column_direct_nan, 0, 18);
+  tcase_add_loop_test(fast_keys, test_column_direct_tails, 0, 12);
   suite_add_tcase(s, fast_keys);
   TCase *groups = tcase_create("row_groups");
   tcase_set_timeout(groups, 120);
