@@ -1124,26 +1124,6 @@ static dmlc_status mcol_finish(mcol *mp, const char *name, const uint32_t *kept,
   return DMLC_OK;
 }
 
-/* Lanes a vector (values compared as 32 bits or wider). */
-static uint32_t mcol_lanes(const dmlc_kdesc *k, uint32_t vector_bytes) {
-  const uint32_t size = dmlc_dtype_size(k->read_dtype);
-  return vector_bytes / (size < 4 ? 4 : size);
-}
-
-/* A run's (and a super row's) columns at most: MCOL_SUPER_VECS vectors
- * with AVX-512's 32 registers, half that with 16. */
-static uint64_t run_cols(uint32_t vector_bytes, uint32_t lanes) {
-  return (vector_bytes >= 64 ? MCOL_SUPER_VECS : MCOL_SUPER_VECS / 2) * (uint64_t)lanes;
-}
-
-/* What runs and super rows both need: merged columns not reordered, the
- * innermost reduced dim next to the kept one. */
-static bool runs_fit(const emit_ctx *e) {
-  const dmlc_kdesc *k = e->k;
-  return ec_merged_columns_matches(k) && !e->reordered && k->rank >= 2 &&
-         dmlc_mask_has_axis(k->reduced_mask, k->rank - 2);
-}
-
 /* Merged columns read in storage order ("walk"): where kept dims lie
  * between reduced ones ([r, k, r, k]), a task per (kept point, block) reads
  * only its point's runs of each outer row, leaving gaps that other tasks
@@ -1162,11 +1142,9 @@ static bool runs_fit(const emit_ctx *e) {
  * KiB): 0.99 -> 0.30-0.36 ms. */
 static bool walk_matches(const emit_ctx *e, const uint32_t *kept, uint32_t nkept,
                          const uint32_t *red, uint32_t nred, uint64_t outer_points, uint64_t cols,
-                         uint64_t ct_size) {
+                         uint64_t ct_size, bool runs) {
   const dmlc_kdesc *k = e->k;
   const uint32_t last = k->rank - 1;
-  const bool runs =
-      runs_fit(e) && cols <= run_cols(e->vector_bytes, mcol_lanes(k, e->vector_bytes));
   if (e->reordered || !nkept || !nred || red[0] != 0 || cols > MCOL_WIDTH ||
       outer_points * cols * (ct_size + 4) > MCOL_WALK_BYTES)
     return false;
@@ -1260,11 +1238,9 @@ static dmlc_status emit_walk(emit_ctx *e, mcol *mp, const char *name, const uint
   if (m.run) {
     r = ec_mul(e, r, unit);
     mcol_run(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"), r, roff, width);
-    for (uint32_t i = 0; i < k->num_outputs; i++) { /* the run's offsets in the outputs */
-      m.obase[i] = zero;
-      for (uint32_t d = 0; d < nspace; d++)
-        m.obase[i] = ec_madd(e, m.obase[i], coords[d], k->outputs[i].strides[d]);
-    }
+    for (uint32_t i = 0; i < k->num_outputs; i++) /* the run's offsets in ONEHOT outputs */
+      if (k->outputs[i].kind == DMLC_KOUT_ONEHOT)
+        m.obase[i] = decode_offset(e, space, nspace, q, (int)i);
     run_onehot_zeros(&m, red, nred, zero, width);
   } else {
     mcol_row(&m, LLVMBuildICmp(e->b, LLVMIntEQ, r, r_start, "first"), r, r, roff, vend, w);
@@ -1315,7 +1291,13 @@ static void mcol_dims(const dmlc_kdesc *k, uint32_t *kept, uint32_t *nkept, uint
   }
 }
 
-/* Bytes a value as compared (f16 as f32). */
+/* Lanes a vector (values compared as 32 bits or wider) and bytes a value
+ * as compared (f16 as f32). */
+static uint32_t mcol_lanes(const dmlc_kdesc *k, uint32_t vector_bytes) {
+  const uint32_t size = dmlc_dtype_size(k->read_dtype);
+  return vector_bytes / (size < 4 ? 4 : size);
+}
+
 static uint64_t mcol_ct_size(const dmlc_kdesc *k) {
   return k->read_dtype == DMLC_DTYPE_F16 ? 4 : dmlc_dtype_size(k->read_dtype);
 }
@@ -1331,6 +1313,20 @@ static mcol mcol_new(emit_ctx *e) {
 
 static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
                                        dmlc_cpu_kernel_info *info);
+
+/* A run's (and a super row's) columns at most: MCOL_SUPER_VECS vectors
+ * with AVX-512's 32 registers, half that with 16. */
+static uint64_t run_cols(uint32_t vector_bytes, uint32_t lanes) {
+  return (vector_bytes >= 64 ? MCOL_SUPER_VECS : MCOL_SUPER_VECS / 2) * (uint64_t)lanes;
+}
+
+/* What runs and super rows both need: merged columns not reordered, the
+ * innermost reduced dim next to the kept one. */
+static bool runs_fit(const emit_ctx *e) {
+  const dmlc_kdesc *k = e->k;
+  return ec_merged_columns_matches(k) && !e->reordered && k->rank >= 2 &&
+         dmlc_mask_has_axis(k->reduced_mask, k->rank - 2);
+}
 
 uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) {
   const dmlc_kdesc *k = e->k;
@@ -1349,7 +1345,7 @@ uint64_t ec_merged_columns_super_rows(const emit_ctx *e, uint32_t vector_bytes) 
   mcol_dims(k, kept, &nkept, red, &nred, &outer_points, &rows);
   const uint64_t acc_bytes = outer_points * (mcol_ct_size(k) + 4); /* a walk's, a column */
   uint64_t most = run_cols(vector_bytes, lanes);
-  if (walk_matches(e, kept, nkept, red, nred, outer_points, k->dims[last], mcol_ct_size(k)) &&
+  if (walk_matches(e, kept, nkept, red, nred, outer_points, k->dims[last], mcol_ct_size(k), true) &&
       most * acc_bytes > MCOL_WALK_BYTES)
     most = MCOL_WALK_BYTES / acc_bytes;
   uint64_t x = most / k->dims[last];
@@ -1397,7 +1393,7 @@ static dmlc_status emit_merged_columns(emit_ctx *e, mcol m, const char *name,
     m.run = k->dims[last - 1];
     m.run_stride = k->read_strides[last - 1];
   }
-  if (walk_matches(e, kept, nkept, red, nred, outer_points, cols, m.ct_size)) {
+  if (walk_matches(e, kept, nkept, red, nred, outer_points, cols, m.ct_size, m.run != 0)) {
     run_index_type(&m, m.run); /* a run's rows */
     return emit_walk(e, &m, name, kept, nkept, red, nred, outer_points, rows, info);
   }

@@ -303,13 +303,16 @@ static void run_kernel(cpu_executable *exe, const cpu_workspace *ws, const cpu_k
     total_bytes = UINT64_MAX;
   dmlc_thread_pool *pool = exe->dev->pool;
   const uint32_t threads = dmlc_thread_pool_num_threads(pool);
-  if (threads == 1 || info->num_tasks < 2 || total_bytes < DMLC_CPU_PARALLEL_HOT_MIN_BYTES ||
-      (total_bytes < DMLC_CPU_PARALLEL_MIN_BYTES && !dmlc_thread_pool_hot(pool))) {
-    kernel->fn(buffers, 0, info->num_tasks);
-    if (total_bytes >= DMLC_CPU_PARALLEL_HOT_MIN_BYTES && threads > 1 && info->num_tasks > 1)
-      dmlc_thread_pool_ran_alone(pool); /* the next such kernel soon after splits */
-  } else {
+  const bool splits = threads > 1 && info->num_tasks > 1;
+  const bool medium = splits && total_bytes >= DMLC_CPU_PARALLEL_HOT_MIN_BYTES &&
+                      total_bytes < DMLC_CPU_PARALLEL_MIN_BYTES;
+  if (splits &&
+      (total_bytes >= DMLC_CPU_PARALLEL_MIN_BYTES || (medium && dmlc_thread_pool_hot(pool)))) {
     dmlc_thread_pool_run(pool, info->num_tasks, chunk_tasks(info, threads), kernel->fn, buffers);
+  } else {
+    kernel->fn(buffers, 0, info->num_tasks);
+    if (medium)
+      dmlc_thread_pool_ran_alone(pool); /* the next such kernel soon after splits */
   }
   if (info->has_finish)
     kernel->finish(buffers);
