@@ -39,6 +39,7 @@ enum {
   ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
   GROUP_AHEAD_BYTES = 1u << 11,     /* groups of rows under a line: prefetch (emit_row_groups) */
   ROW_GROUP_AHEAD_BYTES = 1u << 10, /* other row groups: each row's prefetch (group_rows) */
+  ROW_GROUP_FAR_BYTES = 1u << 14,   /* the same with long_row_ahead, on any vectors */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -2056,13 +2057,31 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * row's prefetch: SSE4.2 u8 [4194304,21] 0.88, [*,40] 0.93, f16 [*,20]
    * 1.05; AVX2 u8 [*,33] and [*,48], f16 [*,20], f32 [*,17] 0.96-1.04. On
    * a Zen 5 (AVX-512) groups took 1.0-1.27 of the time with
-   * prefetch_ahead. */
-  const bool ahead = e->from_dram && e->prefetch_bytes && e->target_vector_bytes < 64;
+   * prefetch_ahead.
+   *
+   * With long_row_ahead (the Zen 5's tuning) rows of a line or more
+   * prefetch their lines ROW_GROUP_FAR_BYTES ahead, with 64-byte vectors
+   * too: the hardware prefetcher alone kept one stream a thread well under
+   * the plain loop's speed there (a C model of f32 [524288,80], one row's
+   * argmax after another: 56-58 GB/s, prefetched 1 KiB ahead the same, 8
+   * KiB 72, 16 KiB 77-81, 32-64 KiB 77-78, 128 KiB 73; the plain loop 93).
+   * Alternated in one build, 3 rounds (two threads, 84-210 MB), 16 KiB
+   * over none with AVX-512: f32 [524288,80] 0.68-0.90, f16 0.78-0.81, u16
+   * 0.82-0.90, i16 0.84-0.95, f32 [1048576,40] 0.81-0.85, [262144,200]
+   * 0.81-0.89, f16 [262144,200] 0.79-0.88; 8, 24 and 32 KiB within the
+   * noise of 16. 16 KiB over 1 KiB with AVX2: f32 [524288,80] 0.70-0.79,
+   * f16 0.53-0.72, u16 0.65-0.69, f32 [262144,200] 0.62-0.71; with
+   * SSE4.2: 0.86-1.0, 0.88-0.93, 0.86-0.87. Groups of rows under a line
+   * keep their burst (16 KiB ahead under AVX-512: u8 [*,48] and i8 [*,40]
+   * 0.87-0.94, u8 [*,21], f16 [*,20], f32 [*,12] within the noise). */
+  const bool far = e->long_row_ahead;
+  const bool ahead = e->from_dram && e->prefetch_bytes && (e->target_vector_bytes < 64 || far);
   const uint64_t row_bytes = len * dmlc_dtype_size(k->read_dtype);
   const bool burst = len < g || row_bytes < 64;
-  if (ahead && burst)
+  if (ahead && burst && e->target_vector_bytes < 64)
     prefetch_lines(e, row_base(e, k->read_strides, r0), g * row_bytes, GROUP_AHEAD_BYTES);
-  const uint64_t row_ahead = ahead && !burst ? ROW_GROUP_AHEAD_BYTES : 0;
+  const uint64_t row_ahead =
+      ahead && !burst ? (far ? ROW_GROUP_FAR_BYTES : ROW_GROUP_AHEAD_BYTES) : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {
