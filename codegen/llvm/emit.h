@@ -71,10 +71,11 @@ typedef struct dmlc_llvm_target {
    * sets it on CPUs measured faster so (jit.c). */
   bool no_column_run_prefetch;
   /* Whole rows from DRAM prefetch their span ahead (emit_row.c's
-   * prefetch_ahead) up to 8 KiB a row, not 3.5 KiB, and row groups from
-   * DRAM prefetch each row 16 KiB ahead (not 1 KiB, and with 64-byte
-   * vectors too: emit_row_groups): the JIT sets it on CPUs measured faster
-   * so (jit.c). */
+   * prefetch_ahead) up to 8 KiB a row, not 3.5 KiB; row groups from DRAM
+   * prefetch each row 16 KiB ahead (not 1 KiB, and with 64-byte vectors
+   * too: emit_row_groups); other rows from DRAM stream-prefetch 16 KiB
+   * ahead (none otherwise: emit.c): the JIT sets it on CPUs measured
+   * faster so (jit.c). */
   bool long_row_ahead;
   /* The 64-byte vectors permute bytes (and words, dwords) across the
    * whole vector in one instruction (x86 with AVX-512 VBMI: VPERMB,

@@ -14,6 +14,10 @@ enum { EC_MAX_LANES = 1024 };
  * ... the lanes down to this many bytes of compared values, then scalars
  * (emit_column.c's for_columns_from, emit_merge.c's mcol_merge_all). */
 enum { EC_TAIL_MIN_BYTES = 8 };
+/* With long_row_ahead, how far ahead rows from DRAM are prefetched: the
+ * rows' stream prefetches (ec_prefetch_stream, emit.c) and each row of a
+ * row group (emit_row.c's emit_row_groups). */
+enum { EC_FAR_AHEAD_BYTES = 1u << 14 };
 
 typedef struct emit_ctx {
   LLVMContextRef c;

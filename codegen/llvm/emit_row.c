@@ -39,7 +39,6 @@ enum {
   ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
   GROUP_AHEAD_BYTES = 1u << 11,     /* groups of rows under a line: prefetch (emit_row_groups) */
   ROW_GROUP_AHEAD_BYTES = 1u << 10, /* other row groups: each row's prefetch (group_rows) */
-  ROW_GROUP_FAR_BYTES = 1u << 14,   /* the same with long_row_ahead, on any vectors */
 };
 
 bool ec_row_matches(const dmlc_kdesc *k) {
@@ -2060,7 +2059,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * prefetch_ahead.
    *
    * With long_row_ahead (the Zen 5's tuning) rows of a line or more
-   * prefetch their lines ROW_GROUP_FAR_BYTES ahead, with 64-byte vectors
+   * prefetch their lines EC_FAR_AHEAD_BYTES ahead, with 64-byte vectors
    * too: the hardware prefetcher alone kept one stream a thread well under
    * the plain loop's speed there (a C model of f32 [524288,80], one row's
    * argmax after another: 56-58 GB/s, prefetched 1 KiB ahead the same, 8
@@ -2081,7 +2080,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   if (ahead && burst && e->target_vector_bytes < 64)
     prefetch_lines(e, row_base(e, k->read_strides, r0), g * row_bytes, GROUP_AHEAD_BYTES);
   const uint64_t row_ahead =
-      ahead && !burst ? (far ? ROW_GROUP_FAR_BYTES : ROW_GROUP_AHEAD_BYTES) : 0;
+      ahead && !burst ? (far ? EC_FAR_AHEAD_BYTES : ROW_GROUP_AHEAD_BYTES) : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {
