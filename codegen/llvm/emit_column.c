@@ -408,15 +408,17 @@ static void rows_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMValueRef v = acc_load(c, c->acc, c->ct, cc, lanes);
   LLVMValueRef vi = acc_load(c, c->acc_idx, c->it, cc, lanes);
   LLVMValueRef col = ec_add(e, a->base, cc);
+  /* Each row of the group further on in its run, into L1 (run_ahead;
+   * past the block, the next block's or the next row's first bytes) */
+  if (lanes > 1 && c->run_ahead)
+    for (uint32_t q = 0; q < a->count; q++)
+      ec_prefetch_read(e, ec_madd(e, col, ec_add(e, a->r, ec_i64(e, q)), rs),
+                       COLUMN_RUN_AHEAD_BYTES, true);
   /* The same columns of the next group of rows, into L2: each row's run
    * starts a new stream the hardware prefetcher would first have to find.
    * In the block's last group, the next block's first row and first group
    * (the next task's, as a thread runs consecutive tasks; past the end of
    * the rows or the buffer a prefetch only costs the slot). */
-  if (lanes > 1 && c->run_ahead)
-    for (uint32_t q = 0; q < a->count; q++)
-      ec_prefetch_read(e, ec_madd(e, col, ec_add(e, a->r, ec_i64(e, q)), rs),
-                       COLUMN_RUN_AHEAD_BYTES, true);
   if (lanes > 1 && c->prefetch_rows && !a->line_prefetched) {
     LLVMValueRef at = a->next_rows ? ec_add(e, col, ec_i64(e, c->block))
                                    : ec_madd(e, col, ec_add(e, a->r, ec_i64(e, a->count)), rs);
