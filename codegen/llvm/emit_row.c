@@ -2062,8 +2062,8 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * prefetch their lines EC_FAR_AHEAD_BYTES ahead, with 64-byte vectors
    * too: the hardware prefetcher alone kept one stream a thread well under
    * the plain loop's speed there (a C model of f32 [524288,80], one row's
-   * argmax after another: 56-58 GB/s, prefetched 1 KiB ahead the same, 8
-   * KiB 72, 16 KiB 77-81, 32-64 KiB 77-78, 128 KiB 73; the plain loop 93).
+   * argmax after another: 56-58 GB/s, prefetched 2 KiB ahead the same, 4
+   * KiB 65, 8 KiB 72, 16 KiB 77-81, 32-64 KiB 77-78, 128 KiB 73; the plain loop 93).
    * Alternated in one build, 3 rounds (two threads, 84-210 MB), 16 KiB
    * over none with AVX-512: f32 [524288,80] 0.68-0.90, f16 0.78-0.81, u16
    * 0.82-0.90, i16 0.84-0.95, f32 [1048576,40] 0.81-0.85, [262144,200]

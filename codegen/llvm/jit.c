@@ -172,9 +172,10 @@ static bool short_row_blocks;
  * channels in 0.72-0.79 of the time with the prefetches). */
 static bool no_column_run_prefetch;
 /* dmlc_llvm_target.long_row_ahead of the JIT (emit_row.c's prefetch_ahead
- * and emit_row_groups have the figures: rows up to 8 KiB gained on a Zen 5,
- * f32 rows of 3.5 KiB and more lost on a Zen 3; row groups 16 KiB ahead
- * gained on a Zen 5, measured nowhere else). */
+ * and emit_row_groups, and emit.c's stream prefetches from DRAM, have the
+ * figures: rows up to 8 KiB gained on a Zen 5, f32 rows of 3.5 KiB and
+ * more lost on a Zen 3; row groups and streams 16 KiB ahead gained on a
+ * Zen 5, measured nowhere else). */
 static bool long_row_ahead;
 /* Tuning keyed by the host's CPU (LLVM's name for it), as it is the
  * hardware's prefetchers that decide, whatever DMLC_CPU says; only CPUs
