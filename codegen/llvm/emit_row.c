@@ -2071,8 +2071,10 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * noise of 16. 16 KiB over 1 KiB with AVX2: f32 [524288,80] 0.70-0.79,
    * f16 0.53-0.72, u16 0.65-0.69, f32 [262144,200] 0.62-0.71; with
    * SSE4.2: 0.86-1.0, 0.88-0.93, 0.86-0.87. Groups of rows under a line
-   * keep their burst (16 KiB ahead under AVX-512: u8 [*,48] and i8 [*,40]
-   * 0.87-0.94, u8 [*,21], f16 [*,20], f32 [*,12] within the noise). */
+   * keep their 2 KiB burst under narrower vectors and none under 64-byte
+   * ones (a burst 16 KiB ahead under AVX-512: u8 [*,48] and i8 [*,40]
+   * 0.87-0.94 in one run, 0.87-1.0 in another, f16 [*,20] 0.95 and
+   * 1.03-1.07; u8 [*,21], f32 [*,12] within the noise). */
   const bool far = e->long_row_ahead;
   const bool ahead = e->from_dram && e->prefetch_bytes && (e->target_vector_bytes < 64 || far);
   const uint64_t row_bytes = len * dmlc_dtype_size(k->read_dtype);
