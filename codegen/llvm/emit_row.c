@@ -1600,17 +1600,26 @@ static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t 
 /* The group of g rows from row r0: each row's lanes (row_lanes) into
  * vals[q], idxs[q]; a fast pass when nan (row_load); one chain (unroll 1)
  * as straight-line code. With ahead, each row's lines are first
- * prefetched that many bytes ahead. */
+ * prefetched that many bytes ahead, and row_lanes' stream prefetches
+ * (rows from DRAM under long_row_ahead: emit.c) are left out: they would
+ * prefetch the same lines again, two a line with 32-byte steps. bench_cpu
+ * on a Zen 5, rounds alternated, the span alone against both: f32
+ * [524288,80] 93-102% against 88-93% of the fastest loop, f16 113-139%
+ * against 100-119% (the stream alone 81-87% and 92-118%). */
 static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, uint32_t unroll,
                        bool keys, LLVMValueRef nan, LLVMValueRef vals, LLVMValueRef idxs,
                        uint64_t ahead) {
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
   LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, r0, q));
-  if (ahead)
+  const bool stream = e->row_prefetch;
+  if (ahead) {
     ec_prefetch_span(e, off, len * dmlc_dtype_size(e->k->read_dtype), ahead);
+    e->row_prefetch = false;
+  }
   LLVMValueRef v, vi;
   row_lanes(e, off, len, unroll, unroll == 1, keys, nan, &v, &vi);
+  e->row_prefetch = stream;
   LLVMBuildStore(e->b, v, LLVMBuildGEP2(e->b, LLVMTypeOf(v), vals, &q, 1, ""));
   LLVMBuildStore(e->b, vi, LLVMBuildGEP2(e->b, LLVMTypeOf(vi), idxs, &q, 1, ""));
   ec_loop_end(e, &lq);
@@ -2075,14 +2084,15 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * ones (a burst 16 KiB ahead under AVX-512: u8 [*,48] and i8 [*,40]
    * 0.87-0.94 in one run, 0.87-1.0 in another, f16 [*,20] 0.95 and
    * 1.03-1.07; u8 [*,21], f32 [*,12] within the noise). */
-  const bool far = e->long_row_ahead;
-  const bool ahead = e->from_dram && e->prefetch_bytes && (e->target_vector_bytes < 64 || far);
+  const bool dram = e->from_dram && e->prefetch_bytes, narrow = e->target_vector_bytes < 64;
   const uint64_t row_bytes = len * dmlc_dtype_size(k->read_dtype);
   const bool burst = len < g || row_bytes < 64;
-  if (ahead && burst && e->target_vector_bytes < 64)
+  if (dram && narrow && burst)
     prefetch_lines(e, row_base(e, k->read_strides, r0), g * row_bytes, GROUP_AHEAD_BYTES);
-  const uint64_t row_ahead =
-      ahead && !burst ? (far ? EC_FAR_AHEAD_BYTES : ROW_GROUP_AHEAD_BYTES) : 0;
+  const uint64_t row_ahead = !dram || burst      ? 0
+                             : e->long_row_ahead ? EC_FAR_AHEAD_BYTES
+                             : narrow            ? ROW_GROUP_AHEAD_BYTES
+                                                 : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {
