@@ -264,7 +264,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
   e.l2_bytes = target ? target->l2_bytes : 0;
   e.long_column_runs = target && target->long_column_runs;
   e.short_row_blocks = target && target->short_row_blocks;
-  e.long_row_ahead = target && target->long_row_ahead;
+  e.far_row_prefetch = target && target->far_row_prefetch;
   e.no_column_run_prefetch = target && target->no_column_run_prefetch;
   e.byte_permutes = target && target->byte_permutes;
   e.lane_rows = target && target->lane_rows;
@@ -287,7 +287,7 @@ dmlc_status dmlc_llvm_emit_kernel(LLVMModuleRef module, const dmlc_kdesc *k, con
      * noise. 4 KiB ahead gained less (dmlc run, alternated: f32 rows 1.02-1.06
      * of the time without, 16 KiB 0.92-1.07; i8 rows 0.80-0.90 and
      * 0.65-0.75). */
-    if (e.from_dram && e.long_row_ahead) {
+    if (e.from_dram && e.far_row_prefetch) {
       e.row_prefetch = true;
       e.prefetch_bytes = EC_FAR_AHEAD_BYTES;
     }

@@ -76,7 +76,7 @@ typedef struct dmlc_llvm_target {
    * too: emit_row_groups); other rows from DRAM stream-prefetch 16 KiB
    * ahead (none otherwise: emit.c): the JIT sets it on CPUs measured
    * faster so (jit.c). */
-  bool long_row_ahead;
+  bool far_row_prefetch;
   /* The 64-byte vectors permute bytes (and words, dwords) across the
    * whole vector in one instruction (x86 with AVX-512 VBMI: VPERMB,
    * VPERMT2B): short packed rows of 8-, 16- and 32-bit integers and f32

@@ -14,7 +14,7 @@ enum { EC_MAX_LANES = 1024 };
  * ... the lanes down to this many bytes of compared values, then scalars
  * (emit_column.c's for_columns_from, emit_merge.c's mcol_merge_all). */
 enum { EC_TAIL_MIN_BYTES = 8 };
-/* With long_row_ahead, how far ahead rows from DRAM are prefetched: the
+/* With far_row_prefetch, how far ahead rows from DRAM are prefetched: the
  * rows' stream prefetches (ec_prefetch_stream, emit.c) and each row of a
  * row group (emit_row.c's emit_row_groups). */
 enum { EC_FAR_AHEAD_BYTES = 1u << 14 };
@@ -33,7 +33,7 @@ typedef struct emit_ctx {
   uint64_t l2_bytes;            /* dmlc_llvm_target.l2_bytes */
   bool long_column_runs;        /* dmlc_llvm_target.long_column_runs */
   bool short_row_blocks;        /* dmlc_llvm_target.short_row_blocks */
-  bool long_row_ahead;          /* dmlc_llvm_target.long_row_ahead */
+  bool far_row_prefetch;        /* dmlc_llvm_target.far_row_prefetch */
   bool no_column_run_prefetch;  /* dmlc_llvm_target.no_column_run_prefetch */
   bool byte_permutes;           /* dmlc_llvm_target.byte_permutes */
   bool lane_rows;               /* dmlc_llvm_target.lane_rows */

@@ -35,7 +35,7 @@ enum {
   SHORT_BLOCK_ROW_BYTES = 4096,     /* f32 block rows shorter than this are short */
   ROW_NARROW_F32_BYTES = 1u << 14,  /* f32 rows shorter than this: narrow vectors (ec_emit_row) */
   ROW_AHEAD_MAX_BYTES = 1u << 13,   /* rows from DRAM shorter than this: prefetch_ahead */
-  ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without long_row_ahead */
+  ROW_AHEAD_SHORT_MAX_BYTES = 3584, /* the same without far_row_prefetch */
   ROW_AHEAD_BYTES = 1u << 12,       /* how far ahead prefetch_ahead prefetches */
   GROUP_AHEAD_BYTES = 1u << 11,     /* groups of rows under a line: prefetch (emit_row_groups) */
   ROW_GROUP_AHEAD_BYTES = 1u << 10, /* other row groups: each row's prefetch (group_rows) */
@@ -1223,7 +1223,7 @@ static void prefetch_lines(emit_ctx *e, LLVMValueRef off, uint64_t bytes, uint64
 }
 
 /* Whole rows read from DRAM, shorter than ROW_AHEAD_MAX_BYTES (with
- * long_row_ahead; else ROW_AHEAD_SHORT_MAX_BYTES): the row at read offset
+ * far_row_prefetch; else ROW_AHEAD_SHORT_MAX_BYTES): the row at read offset
  * off first prefetches the lines of its own span ROW_AHEAD_BYTES further
  * on. A row's result waits on a branch on its data
  * (which block holds the best, where the two-pass search stops), and the
@@ -1240,11 +1240,11 @@ static void prefetch_lines(emit_ctx *e, LLVMValueRef off, uint64_t bytes, uint64
  * [*,600] 1.2, [*,1000] 1.10, [*,1500] 1.14, u8 [*,2000] 1.06, [*,3000]
  * 1.05, but f32 [*,896] (3.5 KiB) 0.97, [*,1000] 0.86-0.91, [*,1536]
  * 0.84; a distance of 2, 8 or 16 KiB changed nothing. Hence rows under
- * 3.5 KiB, and under 8 KiB with long_row_ahead (the Zen 5's tuning). */
+ * 3.5 KiB, and under 8 KiB with far_row_prefetch (the Zen 5's tuning). */
 static void prefetch_ahead(emit_ctx *e, LLVMValueRef off) {
   const dmlc_kdesc *k = e->k;
   const uint64_t row_bytes = k->dims[k->rank - 1] * dmlc_dtype_size(k->read_dtype);
-  const uint64_t most = e->long_row_ahead ? ROW_AHEAD_MAX_BYTES : ROW_AHEAD_SHORT_MAX_BYTES;
+  const uint64_t most = e->far_row_prefetch ? ROW_AHEAD_MAX_BYTES : ROW_AHEAD_SHORT_MAX_BYTES;
   if (!e->from_dram || !e->prefetch_bytes || k->rank != 2 || row_bytes >= most)
     return;
   prefetch_lines(e, off, row_bytes, ROW_AHEAD_BYTES);
@@ -1601,7 +1601,7 @@ static void row_outputs(emit_ctx *e, LLVMValueRef o, LLVMValueRef idx, uint64_t 
  * vals[q], idxs[q]; a fast pass when nan (row_load); one chain (unroll 1)
  * as straight-line code. With ahead, each row's lines are first
  * prefetched that many bytes ahead, and row_lanes' stream prefetches
- * (rows from DRAM under long_row_ahead: emit.c) are left out: they would
+ * (rows from DRAM under far_row_prefetch: emit.c) are left out: they would
  * prefetch the same lines again, two a line with 32-byte steps. bench_cpu
  * on a Zen 5, rounds alternated, the span alone against both: f32
  * [524288,80] 93-102% against 88-93% of the fastest loop, f16 113-139%
@@ -2067,7 +2067,7 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
    * a Zen 5 (AVX-512) groups took 1.0-1.27 of the time with
    * prefetch_ahead.
    *
-   * With long_row_ahead (the Zen 5's tuning) rows of a line or more
+   * With far_row_prefetch (the Zen 5's tuning) rows of a line or more
    * prefetch their lines EC_FAR_AHEAD_BYTES ahead, with 64-byte vectors
    * too: the hardware prefetcher alone kept one stream a thread well under
    * the plain loop's speed there (a C model of f32 [524288,80], one row's
@@ -2089,10 +2089,10 @@ static void emit_row_groups(emit_ctx *e, const char *name, dmlc_cpu_kernel_info 
   const bool burst = len < g || row_bytes < 64;
   if (dram && narrow && burst)
     prefetch_lines(e, row_base(e, k->read_strides, r0), g * row_bytes, GROUP_AHEAD_BYTES);
-  const uint64_t row_ahead = !dram || burst      ? 0
-                             : e->long_row_ahead ? EC_FAR_AHEAD_BYTES
-                             : narrow            ? ROW_GROUP_AHEAD_BYTES
-                                                 : 0;
+  const uint64_t row_ahead = !dram || burst        ? 0
+                             : e->far_row_prefetch ? EC_FAR_AHEAD_BYTES
+                             : narrow              ? ROW_GROUP_AHEAD_BYTES
+                                                   : 0;
   ec_if whole;
   ec_if_begin(e, &whole, LLVMBuildICmp(e->b, LLVMIntULT, t, ec_i64(e, groups), ""));
   {

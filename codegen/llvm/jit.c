@@ -171,12 +171,12 @@ static bool short_row_blocks;
  * figures, from a Zen 5; a Zen 4 read f16 [16,64,128,128] over the
  * channels in 0.72-0.79 of the time with the prefetches). */
 static bool no_column_run_prefetch;
-/* dmlc_llvm_target.long_row_ahead of the JIT (emit_row.c's prefetch_ahead
+/* dmlc_llvm_target.far_row_prefetch of the JIT (emit_row.c's prefetch_ahead
  * and emit_row_groups, and emit.c's stream prefetches from DRAM, have the
  * figures: rows up to 8 KiB gained on a Zen 5, f32 rows of 3.5 KiB and
  * more lost on a Zen 3; row groups and streams 16 KiB ahead gained on a
  * Zen 5, measured nowhere else). */
-static bool long_row_ahead;
+static bool far_row_prefetch;
 /* Tuning keyed by the host's CPU (LLVM's name for it), as it is the
  * hardware's prefetchers that decide, whatever DMLC_CPU says; only CPUs
  * measured are listed. On a Zen 5 (twenty-second session, alternated in
@@ -188,7 +188,7 @@ static bool long_row_ahead;
 static const struct cpu_tuning {
   const char *cpu;
   bool no_l3_row_prefetch, long_column_runs, short_row_blocks, no_column_run_prefetch,
-      long_row_ahead;
+      far_row_prefetch;
 } cpu_tunings[] = {{"znver4", true, true, false, false, false},
                    {"znver5", false, false, true, true, true}};
 
@@ -207,7 +207,7 @@ static void init_native(void) {
     long_column_runs = cpu_tunings[i].long_column_runs;
     short_row_blocks = cpu_tunings[i].short_row_blocks;
     no_column_run_prefetch = cpu_tunings[i].no_column_run_prefetch;
-    long_row_ahead = cpu_tunings[i].long_row_ahead;
+    far_row_prefetch = cpu_tunings[i].far_row_prefetch;
   }
   LLVMDisposeMessage(cpu);
 }
@@ -226,7 +226,7 @@ void dmlc_llvm_host_tuning(dmlc_llvm_target *t) {
   t->long_column_runs = long_column_runs;
   t->short_row_blocks = short_row_blocks;
   t->no_column_run_prefetch = no_column_run_prefetch;
-  t->long_row_ahead = long_row_ahead;
+  t->far_row_prefetch = far_row_prefetch;
 }
 
 /* Records err's message (consuming err) and returns status. */

@@ -47,7 +47,7 @@ void dmlc_llvm_host_caches(uint64_t *l2_bytes, uint64_t *llc_bytes);
 /* Sets t's thresholds that depend on this machine's caches and CPU model
  * (stream_prefetch_max_bytes, l2_bytes, row_prefetch_max_bytes,
  * long_column_runs, short_row_blocks, no_column_run_prefetch,
- * long_row_ahead) as the JIT
+ * far_row_prefetch) as the JIT
  * sets them: for code that runs here (the JIT, and ahead-of-time code with
  * the host's defaults). Reads sysfs once per process. */
 void dmlc_llvm_host_tuning(dmlc_llvm_target *t);

@@ -260,7 +260,7 @@ done
 # vectors. With the defaults the host's last-level cache decides, as for
 # the JIT (codegen/llvm/jit.c): a read past three quarters of it comes from
 # DRAM, with no stream prefetches (on a Zen 5, whose tuning has
-# long_row_ahead, prefetches 16 KiB ahead instead of 1 KiB), and on AVX-512
+# far_row_prefetch, prefetches 16 KiB ahead instead of 1 KiB), and on AVX-512
 # at 32 bytes a vector.
 cat >"$TMP/big_rows.dmlir" <<'EOF'
 graph @big_rows(%x: f32[8192,8192]) -> (u32[8192,1]) {

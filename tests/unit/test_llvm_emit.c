@@ -52,8 +52,8 @@ static uint32_t row_narrow;
 static uint64_t l2_bytes;
 /* dmlc_llvm_target.short_row_blocks */
 static bool short_row_blocks;
-/* dmlc_llvm_target.long_row_ahead */
-static bool long_row_ahead;
+/* dmlc_llvm_target.far_row_prefetch */
+static bool far_row_prefetch;
 /* dmlc_llvm_target.row_prefetch_max_bytes (0: no further limit) */
 static uint64_t row_prefetch_max;
 /* dmlc_llvm_target.long_column_runs */
@@ -439,7 +439,7 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
                                    .row_prefetch_max_bytes = row_prefetch_max,
                                    .long_column_runs = long_column_runs,
                                    .short_row_blocks = short_row_blocks,
-                                   .long_row_ahead = long_row_ahead,
+                                   .far_row_prefetch = far_row_prefetch,
                                    .no_column_run_prefetch = no_column_run_prefetch,
                                    .byte_permutes = byte_permutes,
                                    .lane_rows = lane_rows};
@@ -1201,7 +1201,7 @@ END_TEST
 /* Whole rows from DRAM under 8 KiB, packed or padded, prefetch the lines
  * 4 KiB ahead of each row (emit_row.c's prefetch_ahead); rows of 8 KiB,
  * rows from the caches, and rows in groups on 64-byte vectors (no branch
- * on the data) do not, but with long_row_ahead (test_group_row_prefetch
+ * on the data) do not, but with far_row_prefetch (test_group_row_prefetch
  * has the distances). Each kernel's answers are checked
  * too (the last rows' prefetches point past the read). */
 START_TEST(test_row_ahead) {
@@ -1209,7 +1209,7 @@ START_TEST(test_row_ahead) {
     uint32_t rows, len, pitch;
     dmlc_dtype dt;
     uint64_t limit;  /* stream_prefetch_max_bytes: 0 from DRAM */
-    bool long_ahead; /* long_row_ahead: rows under 8 KiB, not 3.5 */
+    bool long_ahead; /* far_row_prefetch: rows under 8 KiB, not 3.5 */
     bool want;
     uint32_t vec; /* vec_bytes */
   } cases[] = {
@@ -1219,7 +1219,7 @@ START_TEST(test_row_ahead) {
       {9, 640, 3000, DMLC_DTYPE_F32, 0, false, true, 32},   /* padded, the gap too long to touch */
       {9, 1000, 1000, DMLC_DTYPE_F16, 0, false, true, 32},  /* two passes */
       {5, 3000, 3000, DMLC_DTYPE_U8, 0, false, true, 32},   /* bit blocks */
-      {9, 2048, 2048, DMLC_DTYPE_F32, 0, false, false, 32}, /* 8 KiB (with long_row_ahead:
+      {9, 2048, 2048, DMLC_DTYPE_F32, 0, false, false, 32}, /* 8 KiB (with far_row_prefetch:
                                                              * test_row_far_stream) */
       {9, 1000, 1000, DMLC_DTYPE_F32, UINT64_MAX, true, false, 32}, /* from the caches (no stream
                                                                      * prefetch either: below) */
@@ -1236,18 +1236,18 @@ START_TEST(test_row_ahead) {
     snprintf(what, sizeof what, "%s rows of %u, pitch %u", dmlc_dtype_name(cases[c].dt),
              cases[c].len, cases[c].pitch);
     row_prefetch_max = 1; /* no rows' stream prefetches from the caches */
-    long_row_ahead = cases[c].long_ahead;
+    far_row_prefetch = cases[c].long_ahead;
     vec_bytes = cases[c].vec;
     expect_prefetch(k, cases[c].dt, c % 2 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX, cases[c].limit,
                     cases[c].want, what);
     row_prefetch_max = 0;
-    long_row_ahead = false;
+    far_row_prefetch = false;
     vec_bytes = 32;
   }
 }
 END_TEST
 
-/* With long_row_ahead, rows from DRAM that take the one-pass, block or
+/* With far_row_prefetch, rows from DRAM that take the one-pass, block or
  * bit-block paths (long rows: no row groups, no prefetch_ahead)
  * stream-prefetch 16 KiB ahead of their loads; without it, or from the
  * caches, they prefetch nothing. Each kernel's answers are checked too
@@ -1265,7 +1265,7 @@ START_TEST(test_row_far_stream) {
       kd_reduce(&k, cases[c].dt, s == 1 ? DMLC_OP_ARGMIN : DMLC_OP_ARGMAX,
                 DMLC_DIRECTION_INCREASING);
       kd_out(&k, DMLC_KOUT_INDEX, DMLC_DTYPE_U32, 1);
-      long_row_ahead = s != 1;
+      far_row_prefetch = s != 1;
       stream_prefetch_max = s == 2 ? UINT64_MAX : 0; /* s 2: from the caches */
       row_prefetch_max = 1;                          /* no stream prefetches from the caches */
       jitted j;
@@ -1277,7 +1277,7 @@ START_TEST(test_row_far_stream) {
       ck_assert_msg(s == 0 ? far && any : !any, "%s [%u,%u], case %d: prefetch %d, 16 KiB %d",
                     dmlc_dtype_name(cases[c].dt), cases[c].rows, cases[c].len, s, any, far);
       check_kernel(&k);
-      long_row_ahead = false;
+      far_row_prefetch = false;
       stream_prefetch_max = UINT64_MAX;
       row_prefetch_max = 0;
     }
@@ -1286,18 +1286,18 @@ END_TEST
 
 /* From DRAM, row groups prefetch each row's lines 1 KiB ahead as the row
  * begins (one prefetch a 64 bytes of the row, in the row's loop, not a
- * burst of the group's lines), 16 KiB with long_row_ahead (and then on
+ * burst of the group's lines), 16 KiB with far_row_prefetch (and then on
  * 64-byte vectors too); the short rows' de-interleaving (emit_small.c)
  * each group's lines 2 KiB ahead as it begins; groups of rows under a
  * line (or a vector) the group's lines 2 KiB ahead in a loop as it
- * begins, long_row_ahead or not. Each kernel's answers are checked too. */
+ * begins, far_row_prefetch or not. Each kernel's answers are checked too. */
 START_TEST(test_group_row_prefetch) {
   static const struct {
     uint32_t rows, len;
     dmlc_dtype dt;
     uint32_t vec;
     uint32_t ahead, unit; /* unit: bytes each run of prefetches covers (0: a loop) */
-    bool far;             /* long_row_ahead */
+    bool far;             /* far_row_prefetch */
   } cases[] = {
       {40, 80, DMLC_DTYPE_F32, 32, 1024, 320, false},
       {40, 80, DMLC_DTYPE_F16, 32, 1024, 160, false},
@@ -1322,7 +1322,7 @@ START_TEST(test_group_row_prefetch) {
     stream_prefetch_max = 0;
     vec_bytes = cases[c].vec;
     row_narrow = vec_bytes == 64 ? 32 : 0; /* as the JIT with AVX-512 */
-    long_row_ahead = cases[c].far;
+    far_row_prefetch = cases[c].far;
     jitted j;
     char *ir = NULL;
     compile(&k, &j, &ir);
@@ -1344,7 +1344,7 @@ START_TEST(test_group_row_prefetch) {
     ck_assert_msg(has, "%s [%u,%u]: no prefetch at %s", dmlc_dtype_name(cases[c].dt), cases[c].rows,
                   cases[c].len, needle);
     /* a run a unit (the short rows' loop twice where outputs may be
-     * stored non-temporally; with long_row_ahead the code for rows past
+     * stored non-temporally; with far_row_prefetch the code for rows past
      * the groups stream-prefetches as well: test_row_far_stream) */
     const uint64_t want = unit ? (unit + 63) / 64 : 1;
     ck_assert_msg(calls == want || (unit && cases[c].ahead == 2048 && calls == 2 * want) ||
@@ -1361,7 +1361,7 @@ START_TEST(test_group_row_prefetch) {
     row_prefetch_max = 0;
     vec_bytes = 32;
     row_narrow = 0;
-    long_row_ahead = false;
+    far_row_prefetch = false;
   }
 }
 END_TEST
@@ -3236,7 +3236,7 @@ typedef struct knobs {
   LLVMTargetMachineRef pass_tm, code_tm;
   uint64_t nt_min_bytes, stream_prefetch_max, l2_bytes, row_prefetch_max, split_min;
   uint32_t psign_bytes, out_shift, vec_bytes, row_narrow;
-  bool soft_half, short_row_blocks, long_row_ahead, long_column_runs, no_column_run_prefetch,
+  bool soft_half, short_row_blocks, far_row_prefetch, long_column_runs, no_column_run_prefetch,
       byte_permutes, lane_rows;
 } knobs;
 
@@ -3244,7 +3244,7 @@ static knobs knobs_now(void) {
   return (knobs){host_tm,          code_tm,          nt_min_bytes,     stream_prefetch_max,
                  l2_bytes,         row_prefetch_max, split_min,        psign_bytes,
                  out_shift,        vec_bytes,        row_narrow,       soft_half,
-                 short_row_blocks, long_row_ahead,   long_column_runs, no_column_run_prefetch,
+                 short_row_blocks, far_row_prefetch, long_column_runs, no_column_run_prefetch,
                  byte_permutes,    lane_rows};
 }
 
@@ -3262,7 +3262,7 @@ static void knobs_set(const knobs *s) {
   row_narrow = s->row_narrow;
   soft_half = s->soft_half;
   short_row_blocks = s->short_row_blocks;
-  long_row_ahead = s->long_row_ahead;
+  far_row_prefetch = s->far_row_prefetch;
   long_column_runs = s->long_column_runs;
   no_column_run_prefetch = s->no_column_run_prefetch;
   byte_permutes = s->byte_permutes;
@@ -3303,7 +3303,7 @@ static void random_knobs(uint64_t read_bytes, const knobs *base) {
   s.l2_bytes = l2s[rnd() % 4];
   s.row_prefetch_max = rnd() % 3 ? 0 : s.l2_bytes;
   s.short_row_blocks = rnd() & 1;
-  s.long_row_ahead = rnd() & 1;
+  s.far_row_prefetch = rnd() & 1;
   s.long_column_runs = rnd() & 1;
   s.no_column_run_prefetch = rnd() & 1;
   static const uint64_t splits[] = {0, 4096, 1u << 20, UINT64_MAX};
@@ -3321,7 +3321,7 @@ static void random_knobs(uint64_t read_bytes, const knobs *base) {
            "shift %u",
            isa, s.vec_bytes, s.psign_bytes, s.soft_half, s.byte_permutes, s.lane_rows, s.row_narrow,
            (unsigned long long)s.l2_bytes, (unsigned long long)s.row_prefetch_max,
-           s.short_row_blocks, s.long_row_ahead, s.long_column_runs, s.no_column_run_prefetch,
+           s.short_row_blocks, s.far_row_prefetch, s.long_column_runs, s.no_column_run_prefetch,
            (unsigned long long)s.split_min, (unsigned long long)s.stream_prefetch_max,
            (unsigned long long)s.nt_min_bytes, s.out_shift);
 }
