@@ -17,12 +17,19 @@
  *   kernel   the kernel's form: per group of 8 rows, each column vector's
  *            (value, index) accumulators loaded from the block's 64 KiB of
  *            stack arrays (L2), merged with the 8 rows, stored back
+ *   loads_s  loads, each of a trip's 8 rows from a sequential stream of
+ *            its own (the `8s` loops' reads)
+ *   kmax     the kernel's form with the values alone (one MAXPS a row)
+ *   kfast    the kernel's form, the value by MAXPS and the take by one
+ *            ordered compare (exact without NaNs)
+ *   kstream  the kernel's form over loads_s's streams, each trip merged
+ *            into the accumulators by value, then index
  *   walk     every row in storage order, its vectors merged into the
  *            accumulators (one stream a thread; masked stores)
  *
  * Needs AVX-512 (prints so and exits 0 where the CPU lacks it). Not a test:
  * run by hand, `build-bench/bin/model_columns [rounds]`; docs/performance.md
- * (the thirty-ninth session) has its figures. */
+ * (the thirty-ninth and forty-fifth sessions) has its figures. */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -32,7 +39,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-enum { ROWS = 8192, COLS = 8192, FORMS = 5, MAX_ROUNDS = 101 };
+enum { ROWS = 8192, COLS = 8192, FORMS = 9, MAX_ROUNDS = 101 };
 
 static float *x;
 static float acc_v[2][COLS] __attribute__((aligned(64)));
@@ -157,9 +164,110 @@ AVX512 static void walk(int t) {
   }
 }
 
+/* loads, each of the 8 rows of a trip from its own sequential stream: trip
+ * j reads row s * R + j of stream s (R = a thread's rows / 8), as the
+ * `8s` loops of bench_cpu read */
+AVX512 static void loads_s(int t) {
+  const int r0 = t * (ROWS / 2), R = ROWS / 2 / 8;
+#define DECL(j) __m512 m##j = _mm512_set1_ps(-1e30f);
+  EIGHT(DECL)
+#undef DECL
+  for (int j = 0; j < R; j++) {
+    const float *q = row_at(r0 + j);
+    for (int v = 0; v < COLS; v += 16) {
+#define LOAD(s) m##s = _mm512_max_ps(m##s, _mm512_load_ps(q + (size_t)(s)*R * COLS + v));
+      EIGHT(LOAD)
+#undef LOAD
+    }
+  }
+  __m512 s = _mm512_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)),
+                           _mm512_max_ps(_mm512_max_ps(m4, m5), _mm512_max_ps(m6, m7)));
+  sink[t] = _mm512_reduce_max_ps(s);
+}
+
+/* kernel with the values alone: one MAXPS a row, no index */
+AVX512 static void kmax(int t) {
+  float *av = acc_v[t];
+  const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;
+  reset_accumulators(t);
+  for (int r = r0; r + 8 <= r1; r += 8) {
+    const float *q = row_at(r);
+    for (int v = 0; v < COLS; v += 16) {
+      __m512 a = _mm512_load_ps(av + v);
+#define ROW1(j) a = _mm512_max_ps(a, _mm512_load_ps(q + (size_t)(j)*COLS + v));
+      EIGHT(ROW1)
+#undef ROW1
+      _mm512_store_ps(av + v, a);
+    }
+  }
+}
+
+/* kernel over loads_s's streams: a trip's rows (in index order) by the
+ * sequential rule, then into the accumulators by value, then index (they
+ * may hold a later row) */
+AVX512 static void kstream(int t) {
+  float *av = acc_v[t];
+  uint32_t *ai = acc_i[t];
+  const int r0 = t * (ROWS / 2), R = ROWS / 2 / 8;
+  reset_accumulators(t);
+  for (int j = 0; j < R; j++) {
+    const float *q = row_at(r0 + j);
+    for (int v = 0; v < COLS; v += 16) {
+      __m512 tv = _mm512_load_ps(q + v);
+      __m512i ti = _mm512_set1_epi32(r0 + j);
+#define TK(s)                                                                                      \
+  do {                                                                                             \
+    const __m512 xv = _mm512_load_ps(q + (size_t)(s)*R * COLS + v);                                \
+    const __mmask16 k = _mm512_cmp_ps_mask(xv, tv, _CMP_GT_OQ);                                    \
+    tv = _mm512_mask_mov_ps(tv, k, xv);                                                            \
+    ti = _mm512_mask_mov_epi32(ti, k, _mm512_set1_epi32(r0 + (s)*R + j));                          \
+  } while (0);
+      TK(1)
+      TK(2) TK(3) TK(4) TK(5) TK(6) TK(7)
+#undef TK
+          __m512 a = _mm512_load_ps(av + v);
+      __m512i ix = _mm512_load_si512(ai + v);
+      const __mmask16 gt = _mm512_cmp_ps_mask(tv, a, _CMP_GT_OQ);
+      const __mmask16 eq = _mm512_cmp_ps_mask(tv, a, _CMP_EQ_OQ);
+      const __mmask16 k = gt | _mm512_mask_cmplt_epu32_mask(eq, ti, ix);
+      _mm512_store_ps(av + v, _mm512_mask_mov_ps(a, k, tv));
+      _mm512_store_si512(ai + v, _mm512_mask_mov_epi32(ix, k, ti));
+    }
+  }
+}
+
+/* kernel with the value by MAXPS and the take by one ordered compare with
+ * the value before it (exact without NaNs) */
+AVX512 static void kfast(int t) {
+  float *av = acc_v[t];
+  uint32_t *ai = acc_i[t];
+  const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;
+  reset_accumulators(t);
+  for (int r = r0; r + 8 <= r1; r += 8) {
+    const float *q = row_at(r);
+    for (int v = 0; v < COLS; v += 16) {
+      __m512 a = _mm512_load_ps(av + v);
+      __m512i ix = _mm512_load_si512(ai + v);
+#define ROWF(j)                                                                                    \
+  {                                                                                                \
+    const __m512 xv = _mm512_load_ps(q + (size_t)(j)*COLS + v);                                    \
+    const __mmask16 k = _mm512_cmp_ps_mask(xv, a, _CMP_GT_OQ);                                     \
+    a = _mm512_max_ps(xv, a);                                                                      \
+    ix = _mm512_mask_mov_epi32(ix, k, _mm512_set1_epi32(r + (j)));                                 \
+  }
+      EIGHT(ROWF)
+#undef ROWF
+      _mm512_store_ps(av + v, a);
+      _mm512_store_si512(ai + v, ix);
+    }
+  }
+}
+
 typedef void (*form_fn)(int t);
-static const form_fn forms[FORMS] = {plain, loads, chain, kernel, walk};
-static const char *const names[FORMS] = {"plain", "loads", "chain", "kernel", "walk"};
+static const form_fn forms[FORMS] = {plain, loads, loads_s, chain, kernel,
+                                     kmax,  kfast, kstream, walk};
+static const char *const names[FORMS] = {"plain", "loads", "loads_s", "chain", "kernel",
+                                         "kmax",  "kfast", "kstream", "walk"};
 
 typedef struct job {
   form_fn fn;
@@ -213,6 +321,20 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < (size_t)ROWS * COLS; i++) {
     s = s * 1664525u + 1013904223u;
     x[i] = (float)(s >> 22); /* integers below 1024, as bench_cpu's data: ties */
+  }
+  /* kfast and kstream give the kernel's indices (the data's ties
+   * included) */
+  static uint32_t want[2][COLS];
+  pass(kernel);
+  memcpy(want, acc_i, sizeof want);
+  const form_fn checked[2] = {kfast, kstream};
+  for (int f = 0; f < 2; f++) {
+    pass(checked[f]);
+    if (memcmp(want, acc_i, sizeof want) != 0) {
+      fprintf(stderr, "model_columns: %s's indices differ from the kernel's\n",
+              f ? "kstream" : "kfast");
+      return 1;
+    }
   }
   static double times[FORMS][MAX_ROUNDS];
   for (int i = 0; i < rounds; i++)
