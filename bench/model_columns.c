@@ -128,24 +128,29 @@ AVX512 static void reset_accumulators(int t) {
   }
 }
 
-AVX512 static void kernel(int t) {
-  float *av = acc_v[t];
-  uint32_t *ai = acc_i[t];
-  const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;
-  reset_accumulators(t);
-  for (int r = r0; r + 8 <= r1; r += 8) {
-    const float *q = row_at(r);
-    for (int v = 0; v < COLS; v += 16) {
-      __m512 a = _mm512_load_ps(av + v);
-      __m512i ix = _mm512_load_si512(ai + v);
-#define ROW1(j) TAKE(a, ix, q, j, v, r);
-      EIGHT(ROW1)
-#undef ROW1
-      _mm512_store_ps(av + v, a);
-      _mm512_store_si512(ai + v, ix);
-    }
+/* The kernel's form: per group of 8 rows, each column vector's (value,
+ * index) accumulators loaded, ROWSTEP(j) merging row j of the group (at q,
+ * rows r..) into (a, ix), stored back. */
+#define KERNEL_FORM(NAME, ROWSTEP)                                                                 \
+  AVX512 static void NAME(int t) {                                                                 \
+    float *av = acc_v[t];                                                                          \
+    uint32_t *ai = acc_i[t];                                                                       \
+    const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;                                             \
+    reset_accumulators(t);                                                                         \
+    for (int r = r0; r + 8 <= r1; r += 8) {                                                        \
+      const float *q = row_at(r);                                                                  \
+      for (int v = 0; v < COLS; v += 16) {                                                         \
+        __m512 a = _mm512_load_ps(av + v);                                                         \
+        __m512i ix = _mm512_load_si512(ai + v);                                                    \
+        EIGHT(ROWSTEP)                                                                             \
+        _mm512_store_ps(av + v, a);                                                                \
+        _mm512_store_si512(ai + v, ix);                                                            \
+      }                                                                                            \
+    }                                                                                              \
   }
-}
+
+#define KERNEL_ROW(j) TAKE(a, ix, q, j, v, r);
+KERNEL_FORM(kernel, KERNEL_ROW)
 
 AVX512 static void walk(int t) {
   float *av = acc_v[t];
@@ -223,7 +228,8 @@ AVX512 static void kstream(int t) {
     ti = _mm512_mask_mov_epi32(ti, k, _mm512_set1_epi32(r0 + (s)*R + j));                          \
   } while (0);
       TK(1)
-      TK(2) TK(3) TK(4) TK(5) TK(6) TK(7)
+      TK(2)
+      TK(3) TK(4) TK(5) TK(6) TK(7)
 #undef TK
           __m512 a = _mm512_load_ps(av + v);
       __m512i ix = _mm512_load_si512(ai + v);
@@ -238,30 +244,14 @@ AVX512 static void kstream(int t) {
 
 /* kernel with the value by MAXPS and the take by one ordered compare with
  * the value before it (exact without NaNs) */
-AVX512 static void kfast(int t) {
-  float *av = acc_v[t];
-  uint32_t *ai = acc_i[t];
-  const int r0 = t * (ROWS / 2), r1 = r0 + ROWS / 2;
-  reset_accumulators(t);
-  for (int r = r0; r + 8 <= r1; r += 8) {
-    const float *q = row_at(r);
-    for (int v = 0; v < COLS; v += 16) {
-      __m512 a = _mm512_load_ps(av + v);
-      __m512i ix = _mm512_load_si512(ai + v);
-#define ROWF(j)                                                                                    \
+#define KFAST_ROW(j)                                                                               \
   {                                                                                                \
     const __m512 xv = _mm512_load_ps(q + (size_t)(j)*COLS + v);                                    \
     const __mmask16 k = _mm512_cmp_ps_mask(xv, a, _CMP_GT_OQ);                                     \
     a = _mm512_max_ps(xv, a);                                                                      \
     ix = _mm512_mask_mov_epi32(ix, k, _mm512_set1_epi32(r + (j)));                                 \
   }
-      EIGHT(ROWF)
-#undef ROWF
-      _mm512_store_ps(av + v, a);
-      _mm512_store_si512(ai + v, ix);
-    }
-  }
-}
+KERNEL_FORM(kfast, KFAST_ROW)
 
 typedef void (*form_fn)(int t);
 static const form_fn forms[FORMS] = {plain, loads, loads_s, chain, kernel,
