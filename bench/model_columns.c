@@ -226,12 +226,16 @@ AVX512 static void kstream(int t) {
     const __mmask16 k = _mm512_cmp_ps_mask(xv, tv, _CMP_GT_OQ);                                    \
     tv = _mm512_mask_mov_ps(tv, k, xv);                                                            \
     ti = _mm512_mask_mov_epi32(ti, k, _mm512_set1_epi32(r0 + (s)*R + j));                          \
-  } while (0);
-      TK(1)
-      TK(2)
-      TK(3) TK(4) TK(5) TK(6) TK(7)
+  } while (0)
+      TK(1);
+      TK(2);
+      TK(3);
+      TK(4);
+      TK(5);
+      TK(6);
+      TK(7);
 #undef TK
-          __m512 a = _mm512_load_ps(av + v);
+      __m512 a = _mm512_load_ps(av + v);
       __m512i ix = _mm512_load_si512(ai + v);
       const __mmask16 gt = _mm512_cmp_ps_mask(tv, a, _CMP_GT_OQ);
       const __mmask16 eq = _mm512_cmp_ps_mask(tv, a, _CMP_EQ_OQ);

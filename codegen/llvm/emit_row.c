@@ -1612,11 +1612,10 @@ static void group_rows(emit_ctx *e, LLVMValueRef r0, uint32_t g, uint64_t len, u
   ec_loop lq;
   LLVMValueRef q = ec_loop_begin(e, &lq, ec_i64(e, 0), ec_i64(e, g), 1);
   LLVMValueRef off = row_base(e, e->k->read_strides, ec_add(e, r0, q));
-  const bool stream = e->row_prefetch;
-  if (ahead) {
+  if (ahead)
     ec_prefetch_span(e, off, len * dmlc_dtype_size(e->k->read_dtype), ahead);
-    e->row_prefetch = false;
-  }
+  const bool stream = e->row_prefetch;
+  e->row_prefetch = stream && !ahead;
   LLVMValueRef v, vi;
   row_lanes(e, off, len, unroll, unroll == 1, keys, nan, &v, &vi);
   e->row_prefetch = stream;
