@@ -60,6 +60,10 @@
 // run, whatever the schedule: an int64 step, 1 or 2 vectors of lanes).
 //
 //   build-bench/bin/bench_halide [--quick] [--calibrate] [--runs N] [--only ID,ID,...]
+//
+// Both sides on one narrower instruction set: Halide's target from
+// HL_JIT_TARGET (e.g. x86-64-linux-avx-avx2-f16c-fma-sse41), dmlc's from
+// DMLC_CPU_FEATURES=-avx512f or DMLC_CPU=x86-64-v2 (docs/performance.md).
 #include <Halide.h>
 
 #include <algorithm>
