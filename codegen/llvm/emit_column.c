@@ -974,8 +974,9 @@ static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   /* f16 keys keep their magnitudes in f16_key */
   const bool fast = c->fast_keys && !c->keys;
   /* emit_direct's nan_mag a var of floats: the rows' sum (keep_sum) */
-  const bool sum = fast && LLVMGetTypeKind(LLVMGetElementType(LLVMGetAllocatedType(c->nan_mag))) !=
-                               LLVMIntegerTypeKind;
+  const bool sum =
+      fast && c->rows <= DIRECT_SUM_ROWS &&
+      LLVMGetTypeKind(LLVMGetElementType(LLVMGetAllocatedType(c->nan_mag))) != LLVMIntegerTypeKind;
   LLVMValueRef xs[DIRECT_SUM_ROWS];
   LLVMValueRef v = load_cmp(c, col, lanes);
   LLVMValueRef vi = ec_splat(e, LLVMConstInt(dt, 0, false), lanes);
