@@ -963,6 +963,21 @@ static LLVMValueRef magnitude_bits(column *c, LLVMValueRef x, uint32_t lanes) {
   return pad_lanes(c, v, et, lanes);
 }
 
+/* Whether emit_direct's fast pass over floats keeps the rows' sum (a var
+ * of floats in nan_mag, keep_sum) rather than their magnitudes' maximum:
+ * f32 and f64 (not f16 keys) under 16- and 32-byte vectors, up to
+ * DIRECT_SUM_ROWS rows. One ADDPS a row, which a NaN leaves NaN (as do
+ * +inf and -inf, or sums past the largest float of both signs: a second
+ * pass not needed), against a PAND and a PMAXSD. Alternated in one
+ * process, f32 [16,3,512,512] over axis 1 against Halide 14 on the same
+ * target (bench_halide --runs 61): SSE4.2 0.95-1.05 of its time against
+ * 1.17-1.22, AVX2 0.93-1.05 against 1.00-1.08; from the L2, one thread: 3
+ * and 4 rows 0.80-0.85 of the time, 8 and 12 alike, 21 (AVX2, AVX-512)
+ * 1.03-1.15; AVX-512 alike at 3 rows. */
+static bool direct_sum(const column *c) {
+  return !c->keys && c->e->vector_bytes < 64 && c->rows <= DIRECT_SUM_ROWS;
+}
+
 static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   const direct_arg *a = arg;
   emit_ctx *e = c->e;
@@ -973,10 +988,7 @@ static void direct_body(column *c, LLVMValueRef cc, uint32_t lanes, void *arg) {
   LLVMValueRef col = ec_add(e, a->base, cc);
   /* f16 keys keep their magnitudes in f16_key */
   const bool fast = c->fast_keys && !c->keys;
-  /* emit_direct's nan_mag a var of floats: the rows' sum (keep_sum) */
-  const bool sum =
-      fast && c->rows <= DIRECT_SUM_ROWS &&
-      LLVMGetTypeKind(LLVMGetElementType(LLVMGetAllocatedType(c->nan_mag))) != LLVMIntegerTypeKind;
+  const bool sum = fast && direct_sum(c);
   LLVMValueRef xs[DIRECT_SUM_ROWS];
   LLVMValueRef v = load_cmp(c, col, lanes);
   LLVMValueRef vi = ec_splat(e, LLVMConstInt(dt, 0, false), lanes);
@@ -1093,19 +1105,9 @@ static void emit_direct(column *c, LLVMValueRef o, LLVMValueRef c0, uint64_t wid
   if (floats && vector && (width >= c->lanes || !c->keys)) {
     const unsigned bits = 8 * c->ct_size; /* f16 keys: 16 */
     LLVMValueRef kept = c->nan_mag;
-    /* f32 and f64 under 16- and 32-byte vectors, up to DIRECT_SUM_ROWS rows:
-     * the rows' sum (one ADDPS a row, which a NaN leaves NaN, as do +inf
-     * and -inf or sums past the largest float of both signs: a second
-     * pass not needed), not the magnitudes' maximum (PAND and PMAXSD a
-     * row). Alternated in one process, f32 [16,3,512,512] over axis 1
-     * against Halide 14 on the same target (bench_halide --runs 61): SSE4.2
-     * 0.95-1.05 of its time against 1.17-1.22, AVX2 0.93-1.05 against
-     * 1.00-1.08; from the L2, one thread: 3 and 4 rows 0.80-0.85 of the
-     * time, 8 and 12 alike, 21 (AVX2, AVX-512) 1.03-1.15; AVX-512 alike at
-     * 3 rows. */
-    const bool sum = !c->keys && e->vector_bytes < 64 && c->rows <= DIRECT_SUM_ROWS;
     c->nan_mag =
-        sum ? ec_var(e, LLVMVectorType(c->ct, c->lanes), "nan_sum")
+        direct_sum(c)
+            ? ec_var(e, LLVMVectorType(c->ct, c->lanes), "nan_sum")
             : ec_var(e, LLVMVectorType(LLVMIntTypeInContext(e->c, bits), c->lanes), "magnitudes");
     LLVMBuildStore(e->b, LLVMConstNull(LLVMGetAllocatedType(c->nan_mag)), c->nan_mag);
     c->fast_keys = true;

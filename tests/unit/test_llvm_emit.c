@@ -1821,9 +1821,10 @@ END_TEST
  * path ends at 12: direct_rows), and f32 and f64 at the sum's 8 rows;
  * lone NaNs (either sign) in the first row of the first block, in a
  * later row, in the second block's last row, in the columns past the
- * last whole vector, two in one column; none (the fast pass alone); ties of -0 and
- * +0 and infinities (a magnitude at infinity's is no NaN). Unfixed, a NaN
- * would rank as an ordered compare ranks it: never taken. */
+ * last whole vector, two in one column; none (the fast pass alone);
+ * ties of -0 and +0 and infinities (a magnitude at infinity's is no
+ * NaN). Unfixed, a NaN would rank as an ordered compare ranks it: never
+ * taken. */
 START_TEST(test_column_direct_nan) {
   static const dmlc_dtype types[] = {DMLC_DTYPE_F32, DMLC_DTYPE_F16, DMLC_DTYPE_F64};
   static const uint32_t widths[] = {16, 32, 64};
