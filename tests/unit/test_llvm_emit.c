@@ -315,19 +315,31 @@ static void expect(const dmlc_kdesc *k, const uint8_t *read, uint8_t *const *out
   bool *seen = calloc(nk, sizeof *seen);
   const uint32_t rsize = dmlc_dtype_size(k->read_dtype);
   const bool argmax = k->reduction == DMLC_OP_ARGMAX;
+  /* Each dim's step in the kept points' and the reduced points' row-major
+   * flat indices (0 in the other), the read's and each output's elements:
+   * the walk below moves every offset by its steps as the coordinates
+   * count, as an odometer, rather than recomputing them a point. */
+  uint64_t kstep[DMLC_MAX_RANK], rstep[DMLC_MAX_RANK];
+  uint64_t kmul = 1, rmul = 1;
+  for (uint32_t d = k->rank; d-- > 0;) {
+    const bool reduced = (k->reduced_mask >> d) & 1u;
+    kstep[d] = reduced ? 0 : kmul;
+    rstep[d] = reduced ? rmul : 0;
+    *(reduced ? &rmul : &kmul) *= k->dims[d];
+  }
+  bool has_copy = false;
+  uint32_t osize[DMLC_KDESC_MAX_OUTPUTS];
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    has_copy |= k->outputs[i].kind == DMLC_KOUT_COPY;
+    osize[i] = dmlc_dtype_size(k->outputs[i].dtype);
+  }
   for (int pass = 0; pass < 2; pass++) {
     uint32_t c[DMLC_MAX_RANK] = {0};
+    uint64_t kf = 0, rf = 0, roff = 0, ooff[DMLC_KDESC_MAX_OUTPUTS] = {0};
+    const bool load = k->has_read && (pass == 0 || has_copy);
     for (uint64_t p = 0; p < n; p++) {
-      uint64_t kf = 0, rf = 0, roff = 0;
-      for (uint32_t d = 0; d < k->rank; d++) {
-        if ((k->reduced_mask >> d) & 1u)
-          rf = rf * k->dims[d] + c[d];
-        else
-          kf = kf * k->dims[d] + c[d];
-        roff += c[d] * k->read_strides[d];
-      }
       dmlc_scalar x = dmlc_scalar_from_u64(0);
-      if (k->has_read)
+      if (load)
         x = dmlc_scalar_load(k->read_dtype, read + roff * rsize);
       if (pass == 0 && k->has_reduction) {
         if (!seen[kf]) {
@@ -345,10 +357,7 @@ static void expect(const dmlc_kdesc *k, const uint8_t *read, uint8_t *const *out
       }
       for (uint32_t i = 0; pass == 1 && i < k->num_outputs; i++) {
         const dmlc_kout *o = &k->outputs[i];
-        uint64_t off = 0;
-        for (uint32_t d = 0; d < k->rank; d++)
-          off += c[d] * o->strides[d];
-        uint8_t *dst = outs[i] + off * dmlc_dtype_size(o->dtype);
+        uint8_t *dst = outs[i] + ooff[i] * osize[i];
         switch (o->kind) {
         case DMLC_KOUT_INDEX:
           dmlc_scalar_store(o->dtype, dst, dmlc_scalar_from_u64(best_idx[kf]));
@@ -364,8 +373,15 @@ static void expect(const dmlc_kdesc *k, const uint8_t *read, uint8_t *const *out
           break;
         }
       }
-      for (uint32_t d = k->rank; d-- > 0;) {
-        if (++c[d] < k->dims[d])
+      for (uint32_t d = k->rank; d-- > 0;) { /* (unsigned: a wrap back is exact) */
+        const bool carry = ++c[d] == k->dims[d];
+        const uint64_t back = carry ? k->dims[d] : 0; /* steps taken back at a carry */
+        kf += kstep[d] - back * kstep[d];
+        rf += rstep[d] - back * rstep[d];
+        roff += k->read_strides[d] - back * k->read_strides[d];
+        for (uint32_t i = 0; i < k->num_outputs; i++)
+          ooff[i] += k->outputs[i].strides[d] - back * k->outputs[i].strides[d];
+        if (!carry)
           break;
         c[d] = 0;
       }
@@ -410,6 +426,29 @@ static const char *pipeline_for(const char *desc) {
   return desc_hash(desc) % 4 == 0 ? "default<O3>" : dmlc_llvm_jit_passes;
 }
 
+/* *t: the target the kernels are emitted for, from the settings above;
+ * its padding zero (compile's cache compares the bytes). */
+static void current_target(dmlc_llvm_target *t) {
+  memset(t, 0, sizeof *t);
+  t->vector_bytes = vec_bytes;
+  t->nontemporal_min_bytes = nt_min_bytes;
+  t->prefetch_bytes = 1024; /* prefetches in every kernel, however small */
+  t->prefetch_min_bytes = 0;
+  t->stream_prefetch_max_bytes = stream_prefetch_max;
+  t->psign_bytes = psign_bytes;
+  t->soft_half = soft_half;
+  t->split_min_bytes = split_min;
+  t->row_narrow_bytes = row_narrow;
+  t->l2_bytes = l2_bytes;
+  t->row_prefetch_max_bytes = row_prefetch_max;
+  t->long_column_runs = long_column_runs;
+  t->short_row_blocks = short_row_blocks;
+  t->far_row_prefetch = far_row_prefetch;
+  t->no_column_run_prefetch = no_column_run_prefetch;
+  t->byte_permutes = byte_permutes;
+  t->lane_rows = lane_rows;
+}
+
 /* Emits k as "kernel" into a new module in a new context (*out_tsc) and
  * verifies it; desc receives k's description. */
 static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRef *out_tsc,
@@ -425,24 +464,8 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
   LLVMSetModuleDataLayout(mod, td);
   LLVMDisposeTargetData(td);
 
-  /* prefetches in every kernel, however small */
-  const dmlc_llvm_target target = {.vector_bytes = vec_bytes,
-                                   .nontemporal_min_bytes = nt_min_bytes,
-                                   .prefetch_bytes = 1024,
-                                   .prefetch_min_bytes = 0,
-                                   .stream_prefetch_max_bytes = stream_prefetch_max,
-                                   .psign_bytes = psign_bytes,
-                                   .soft_half = soft_half,
-                                   .split_min_bytes = split_min,
-                                   .row_narrow_bytes = row_narrow,
-                                   .l2_bytes = l2_bytes,
-                                   .row_prefetch_max_bytes = row_prefetch_max,
-                                   .long_column_runs = long_column_runs,
-                                   .short_row_blocks = short_row_blocks,
-                                   .far_row_prefetch = far_row_prefetch,
-                                   .no_column_run_prefetch = no_column_run_prefetch,
-                                   .byte_permutes = byte_permutes,
-                                   .lane_rows = lane_rows};
+  dmlc_llvm_target target;
+  current_target(&target);
   dmlc_diag diag;
   dmlc_diag_clear(&diag);
   kd_describe(k, desc, 512);
@@ -460,7 +483,7 @@ static LLVMModuleRef emit_module(const dmlc_kdesc *k, LLVMOrcThreadSafeContextRe
 
 /* Emits k as "kernel", verifies, optimizes (pipeline_for); *ir (if
  * non-NULL) receives the optimized IR (LLVMDisposeMessage it). */
-static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
+static void compile_new(const dmlc_kdesc *k, jitted *out, char **ir) {
   LLVMOrcThreadSafeContextRef tsc;
   char desc[512];
   LLVMModuleRef mod = emit_module(k, &tsc, &out->info, desc);
@@ -502,7 +525,84 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
   ck_assert_msg(out->info.num_tasks > 0, "%s: no tasks", desc);
 }
 
-static void release(jitted *j) { LLVMOrcDisposeLLJIT(j->jit); }
+/* The kernels compiled in this test's process (Check forks one a test),
+ * by everything their code depends on: the description's canonical bytes
+ * (dmlc_kdesc_canonical, as the CPU device's kernel cache keys them), the
+ * target's settings, the target machines and the pass pipeline. A test
+ * that runs one kernel on several data sets (lone NaNs at each of several
+ * places, an IR check and then the data) compiles it once: LLVM's passes
+ * and code generation were two thirds of this test's time, and 6 in 10 of
+ * the fast_keys case's compiles were repeats. The code is the same bytes
+ * either way; each run still gets fresh data, outputs and scratch. */
+typedef struct cached_kernel {
+  bool valid;
+  dmlc_kdesc k;
+  dmlc_llvm_target target;
+  LLVMTargetMachineRef host, code;
+  const char *pipeline;
+  jitted j;
+  char *ir; /* the optimized IR, where a compile asked for it */
+  unsigned users;
+  uint64_t used; /* the compile that last took it (the least recent goes) */
+} cached_kernel;
+enum { KERNEL_CACHE_SIZE = 8 };
+static cached_kernel kernel_cache[KERNEL_CACHE_SIZE];
+static uint64_t kernel_cache_clock;
+
+static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
+  cached_kernel key;
+  memset(&key, 0, sizeof key);
+  dmlc_kdesc_canonical(k, &key.k);
+  current_target(&key.target);
+  key.host = host_tm;
+  key.code = code_tm;
+  char desc[512];
+  kd_describe(k, desc, sizeof desc);
+  key.pipeline = pipeline_for(desc);
+  cached_kernel *slot = NULL;
+  for (int i = 0; i < KERNEL_CACHE_SIZE; i++) {
+    cached_kernel *c = &kernel_cache[i];
+    if (c->valid && memcmp(&c->k, &key.k, sizeof key.k) == 0 &&
+        memcmp(&c->target, &key.target, sizeof key.target) == 0 && c->host == key.host &&
+        c->code == key.code && strcmp(c->pipeline, key.pipeline) == 0 && (!ir || c->ir)) {
+      c->users++;
+      c->used = ++kernel_cache_clock;
+      *out = c->j;
+      if (ir)
+        *ir = LLVMCreateMessage(c->ir);
+      return;
+    }
+    if (!c->users && (!slot || (slot->valid && (!c->valid || c->used < slot->used))))
+      slot = c; /* a free entry, else the least recently taken that no one holds */
+  }
+  char *text = NULL;
+  compile_new(k, out, ir ? &text : NULL);
+  if (ir)
+    *ir = text;
+  if (!slot)
+    return; /* every entry held: this kernel goes uncached */
+  if (slot->valid) {
+    LLVMOrcDisposeLLJIT(slot->j.jit);
+    LLVMDisposeMessage(slot->ir);
+  }
+  *slot = key;
+  slot->valid = true;
+  slot->j = *out;
+  slot->ir = ir ? LLVMCreateMessage(text) : NULL;
+  slot->users = 1;
+  slot->used = ++kernel_cache_clock;
+}
+
+/* Gives back a kernel compile returned (kept in the cache, or disposed). */
+static void release(jitted *j) {
+  for (int i = 0; i < KERNEL_CACHE_SIZE; i++)
+    if (kernel_cache[i].valid && kernel_cache[i].j.jit == j->jit) {
+      ck_assert_uint_gt(kernel_cache[i].users, 0);
+      kernel_cache[i].users--;
+      return;
+    }
+  LLVMOrcDisposeLLJIT(j->jit);
+}
 
 /* Whether k's optimized IR holds needle. */
 static bool ir_has(const dmlc_kdesc *k, const char *needle) {
