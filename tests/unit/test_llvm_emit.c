@@ -572,8 +572,8 @@ static void compile(const dmlc_kdesc *k, jitted *out, char **ir) {
         *ir = LLVMCreateMessage(c->ir);
       return;
     }
-    if (!c->users && (!slot || (slot->valid && (!c->valid || c->used < slot->used))))
-      slot = c; /* a free entry, else the least recently taken that no one holds */
+    if (!c->users && (!slot || c->used < slot->used))
+      slot = c; /* the least recently taken that no one holds (a free entry's used: 0) */
   }
   char *text = NULL;
   compile_new(k, out, ir ? &text : NULL);
